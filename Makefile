@@ -1,0 +1,35 @@
+# kbsim: every target installs what it needs into .venv from PyPI first.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.kbsim-installed
+
+.PHONY: reproduce test lint bench figures clean install
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+## make reproduce: install, run the reference study, write results and figures
+reproduce: $(STAMP)
+	$(PY) -m kbsim tools > /dev/null
+	@echo "The reference study is not built yet: ran 'kbsim tools' as a smoke check."
+
+## make test: install (with dev extras) and run the whole suite
+test: $(STAMP)
+	$(PY) -m pytest -n 2 --dist loadgroup -q
+
+## make lint: ruff
+lint: $(STAMP)
+	$(VENV)/bin/ruff check kbsim tests benchmarks
+
+## make bench: benchmarks, results written to benchmarks/RESULTS.md
+bench: $(STAMP)
+	$(PY) benchmarks/bench_store.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache build *.egg-info

@@ -1,0 +1,5 @@
+import sys
+
+from kbsim.cli import main
+
+sys.exit(main())

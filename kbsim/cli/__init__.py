@@ -1,0 +1,41 @@
+"""The ``kbsim`` command line: one sub-command per module in this package.
+
+Each sub-command module exposes ``register(subparsers)``, which adds its
+parser and sets ``func(args) -> int`` as the handler.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+#: Sub-command modules, in the order ``kbsim --help`` lists them.
+COMMAND_MODULES = ("kbsim.cli.tools_cmd",)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from kbsim import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="kbsim",
+        description="Simulate an AI agent citing and editing a knowledge base people keep editing.",
+    )
+    parser.add_argument("--version", action="version", version=f"kbsim {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module_name in COMMAND_MODULES:
+        importlib.import_module(module_name).register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "func", None) is None:
+        parser.print_help()
+        return 2
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

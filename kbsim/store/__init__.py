@@ -1,0 +1,29 @@
+"""The knowledge-base store and its four tools (no SimPy in here)."""
+
+from kbsim.store.bm25 import BM25Index, tokenize
+from kbsim.store.client import DEFAULT_POLL_LIMIT, DEFAULT_SEARCH_LIMIT, Client, json_size
+from kbsim.store.errors import ERROR_CODES, ToolError
+from kbsim.store.memory import MemoryStore, article_id_for
+from kbsim.store.schema import TOOL_NAMES, ToolDefinition, tool_definitions, validate_arguments
+from kbsim.store.timefmt import DAY_START, format_version, parse_version, seconds_to_us
+
+__all__ = [
+    "BM25Index",
+    "Client",
+    "DAY_START",
+    "DEFAULT_POLL_LIMIT",
+    "DEFAULT_SEARCH_LIMIT",
+    "ERROR_CODES",
+    "MemoryStore",
+    "TOOL_NAMES",
+    "ToolDefinition",
+    "ToolError",
+    "article_id_for",
+    "format_version",
+    "json_size",
+    "parse_version",
+    "seconds_to_us",
+    "tokenize",
+    "tool_definitions",
+    "validate_arguments",
+]

@@ -1,0 +1,100 @@
+"""An incrementally maintained BM25 index over article titles and content.
+
+Each document's postings are added on publish, replaced on save and dropped
+on unpublish, so a query touches only the postings of its own terms: no
+rebuild per query, no scan over every article.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+from collections import Counter
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-case alphanumeric tokens."""
+    return _TOKEN.findall(text.lower())
+
+
+class BM25Index:
+    """Okapi BM25 with the title weighted ``title_weight`` times the body.
+
+    Args:
+        k1: term-frequency saturation.
+        b: length normalisation.
+        title_weight: how many body occurrences one title occurrence counts as
+            (a simple BM25F), so that a query made from a title ranks that
+            article first.
+    """
+
+    def __init__(self, k1: float = 1.2, b: float = 0.75, title_weight: int = 3) -> None:
+        self.k1 = k1
+        self.b = b
+        self.title_weight = title_weight
+        self._postings: dict[str, dict[str, int]] = {}
+        self._doc_terms: dict[str, tuple[str, ...]] = {}
+        self._doc_len: dict[str, int] = {}
+        self._total_len = 0
+
+    def __len__(self) -> int:
+        return len(self._doc_len)
+
+    def __contains__(self, doc_id: str) -> bool:
+        return doc_id in self._doc_len
+
+    def add(self, doc_id: str, title: str, content: str) -> None:
+        """Index (or re-index) one document."""
+        if doc_id in self._doc_len:
+            self.remove(doc_id)
+        counts = Counter(tokenize(content))
+        for term in tokenize(title):
+            counts[term] += self.title_weight
+        length = sum(counts.values())
+        postings = self._postings
+        for term, tf in counts.items():
+            bucket = postings.get(term)
+            if bucket is None:
+                postings[term] = {doc_id: tf}
+            else:
+                bucket[doc_id] = tf
+        self._doc_terms[doc_id] = tuple(counts)
+        self._doc_len[doc_id] = length
+        self._total_len += length
+
+    def remove(self, doc_id: str) -> None:
+        """Drop one document; a missing one is ignored."""
+        terms = self._doc_terms.pop(doc_id, None)
+        if terms is None:
+            return
+        postings = self._postings
+        for term in terms:
+            bucket = postings[term]
+            del bucket[doc_id]
+            if not bucket:
+                del postings[term]
+        self._total_len -= self._doc_len.pop(doc_id)
+
+    def search(self, query: str, limit: int) -> list[tuple[str, float]]:
+        """The ``limit`` best ``(doc_id, score)`` pairs, best first, ties by id."""
+        n_docs = len(self._doc_len)
+        if n_docs == 0:
+            return []
+        avg_len = self._total_len / n_docs
+        k1, b = self.k1, self.b
+        doc_len = self._doc_len
+        scores: dict[str, float] = {}
+        for term in dict.fromkeys(tokenize(query)):
+            bucket = self._postings.get(term)
+            if not bucket:
+                continue
+            df = len(bucket)
+            idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+            for doc_id, tf in bucket.items():
+                norm = k1 * (1.0 - b + b * doc_len[doc_id] / avg_len)
+                scores[doc_id] = scores.get(doc_id, 0.0) + idf * tf * (k1 + 1.0) / (tf + norm)
+        best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
+        return best

@@ -1,0 +1,80 @@
+"""The agent's caller-bound entry point: ``client.call(name, arguments) -> dict``.
+
+Every caller (the simulation, the tests, the MCP server) goes through here,
+so validation, grants and dispatch happen in exactly one place; the store
+backends implement only the semantics behind each tool.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from kbsim.store.errors import ToolError
+from kbsim.store.schema import validate_arguments
+from kbsim.store.timefmt import seconds_to_us
+
+if TYPE_CHECKING:
+    from kbsim.store.memory import MemoryStore
+
+Clock = Callable[[], float]
+
+DEFAULT_SEARCH_LIMIT = 10
+DEFAULT_POLL_LIMIT = 100
+
+
+def json_size(result: dict[str, Any]) -> int:
+    """Bytes of ``result`` as compact UTF-8 JSON: the text an agent pays for."""
+    return len(json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+class Client:
+    """The agent's view of a store: the four tools, limited to granted KBs.
+
+    A knowledge base that is not granted answers exactly like a missing one.
+    """
+
+    def __init__(self, store: MemoryStore, grants: set[str] | frozenset[str], clock: Clock) -> None:
+        self.store = store
+        self.grants = frozenset(grants)
+        self.clock = clock
+
+    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Run tool ``name``; returns its JSON-serialisable result or raises ``ToolError``."""
+        args = validate_arguments(name, arguments)
+        if name == "search_knowledge_base":
+            kb_id = self._granted(args["knowledge_base_id"])
+            return self.store.tool_search(
+                kb_id, args["query"], int(args.get("limit", DEFAULT_SEARCH_LIMIT))
+            )
+        if name == "read_knowledge_article":
+            kb_id = self._granted(args["knowledge_base_id"])
+            return self.store.tool_read(kb_id, args["article_id"])
+        if name == "edit_knowledge_article":
+            self._granted(args["knowledge_base_id"])
+            return self.store.tool_edit(args, seconds_to_us(self.clock()))
+        # poll_resource_events: the schema admits nothing else
+        if args["resource_type"] != "knowledge_base":
+            raise ToolError(
+                "unsupported",
+                f"resource_type {args['resource_type']!r} is not simulated; "
+                "only 'knowledge_base' is supported",
+            )
+        kb_id = self._granted(args["resource_id"], argument="resource_id")
+        return self.store.tool_poll(
+            kb_id,
+            int(args.get("after_sequence", 0)),
+            int(args.get("limit", DEFAULT_POLL_LIMIT)),
+            seconds_to_us(self.clock()),
+        )
+
+    def call_sized(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], int]:
+        """Like :meth:`call`, also returning the result's size in JSON bytes."""
+        result = self.call(name, arguments)
+        return result, json_size(result)
+
+    def _granted(self, kb_id: str, argument: str = "knowledge_base_id") -> str:
+        if kb_id not in self.grants or not self.store.has_knowledge_base(kb_id):
+            raise ToolError("not_found", f"{argument} {kb_id!r} not found")
+        return kb_id

@@ -1,0 +1,40 @@
+"""The one exception type every tool and store method raises."""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: The stable error codes a caller can branch on (SPEC.md section 1).
+ERROR_CODES = frozenset(
+    {
+        "invalid_argument",
+        "not_found",
+        "version_conflict",
+        "idempotency_key_reused",
+        "unsupported",
+        "cursor_expired",
+    }
+)
+
+
+class ToolError(Exception):
+    """A tool call that was refused; the store is unchanged.
+
+    Attributes:
+        code: one of :data:`ERROR_CODES`.
+        message: human-readable text naming the offending argument.
+        details: extra machine-readable fields (``cursor_expired`` carries
+            ``oldest_available_sequence`` and ``latest_sequence``).
+    """
+
+    def __init__(self, code: str, message: str, **details: Any) -> None:
+        if code not in ERROR_CODES:
+            raise ValueError(f"unknown ToolError code {code!r}")
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.details = details
+
+    def to_dict(self) -> dict[str, Any]:
+        """The error as a JSON-serialisable dict (what an MCP client sees)."""
+        return {"code": self.code, "message": self.message, **self.details}

@@ -1,0 +1,326 @@
+"""The in-memory store: knowledge bases, articles, event logs, idempotency records.
+
+Plain synchronous code with no notion of simulated time beyond the ``at``
+values passed in, so the simulation, the tests and the MCP server all share
+it. Every public mutator either fully applies or raises ``ToolError`` having
+changed nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from kbsim.store.bm25 import BM25Index
+from kbsim.store.client import Client, Clock
+from kbsim.store.errors import ToolError
+from kbsim.store.timefmt import format_version, parse_version, seconds_to_us
+
+SNIPPET_CHARS = 160
+
+
+def article_id_for(number: int) -> str:
+    """The id of the ``number``-th article published in a knowledge base (1-based)."""
+    return f"art-{number:06d}"
+
+
+def article_not_found(kb_id: str, article_id: str) -> ToolError:
+    return ToolError(
+        "not_found", f"article_id {article_id!r} not found in knowledge base {kb_id!r}"
+    )
+
+
+def kb_not_found(kb_id: str) -> ToolError:
+    return ToolError("not_found", f"knowledge_base_id {kb_id!r} not found")
+
+
+@dataclass(slots=True)
+class Article:
+    article_id: str
+    title: str
+    content: str
+    published: bool
+    version_us: int
+
+
+@dataclass(slots=True)
+class KnowledgeBase:
+    kb_id: str
+    articles: dict[str, Article] = field(default_factory=dict)
+    index: BM25Index = field(default_factory=BM25Index)
+    # (sequence, type, article_id, version_us); events[i].sequence == first_seq + i
+    events: list[tuple[int, str, str, int]] = field(default_factory=list)
+    first_seq: int = 1
+    next_seq: int = 1
+
+
+def citation(kb_id: str, article_id: str, updated_at: str) -> dict[str, str]:
+    return {"knowledge_base_id": kb_id, "article_id": article_id, "updated_at": updated_at}
+
+
+class MemoryStore:
+    """One or more knowledge bases held in memory.
+
+    Args:
+        event_retention_s: keep events for this many simulated seconds after
+            they were written; ``None`` (the default) keeps everything. A poll
+            from a cursor older than the oldest kept event gets
+            ``cursor_expired``.
+    """
+
+    def __init__(self, event_retention_s: float | None = None) -> None:
+        if event_retention_s is not None and not event_retention_s > 0:
+            raise ValueError(f"event_retention_s must be > 0 or None, got {event_retention_s!r}")
+        self.event_retention_us = (
+            None if event_retention_s is None else seconds_to_us(event_retention_s)
+        )
+        self._kbs: dict[str, KnowledgeBase] = {}
+        # idempotency_key -> (validated arguments, first result)
+        self._idempotency: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+        # version_us of each retained event, parallel to KnowledgeBase.events
+        self._event_time: dict[str, list[int]] = {}
+
+    # -- people's side -------------------------------------------------------
+
+    def create_knowledge_base(self, kb_id: str) -> None:
+        """Create an empty knowledge base; its id must be new."""
+        if not isinstance(kb_id, str) or not kb_id:
+            raise ToolError("invalid_argument", f"knowledge_base_id must be a non-empty string, got {kb_id!r}")
+        if kb_id in self._kbs:
+            raise ToolError("invalid_argument", f"knowledge_base_id {kb_id!r} already exists")
+        self._kbs[kb_id] = KnowledgeBase(kb_id)
+        self._event_time[kb_id] = []
+
+    def knowledge_base_ids(self) -> list[str]:
+        return list(self._kbs)
+
+    def publish_article(self, kb_id: str, *, title: str, content: str, at: float) -> str:
+        """Publish a new article; returns its id."""
+        kb = self._kb(kb_id)
+        article_id = article_id_for(len(kb.articles) + 1)
+        version = seconds_to_us(at)
+        kb.articles[article_id] = Article(article_id, title, content, True, version)
+        kb.index.add(article_id, title, content)
+        self._append_event(kb, "article.published", article_id, version)
+        return article_id
+
+    def save_article(
+        self,
+        kb_id: str,
+        article_id: str,
+        *,
+        at: float,
+        content: str | None = None,
+        title: str | None = None,
+    ) -> str:
+        """A person's save of a published article; returns the new ``updated_at``."""
+        if content is None and title is None:
+            raise ToolError("invalid_argument", "save_article needs content or title (both are None)")
+        article = self._published(kb_id, article_id)
+        return self._apply_update(self._kbs[kb_id], article, seconds_to_us(at), content, title)
+
+    def unpublish_article(self, kb_id: str, article_id: str, *, at: float) -> str:
+        """Take an article out of search and reads; returns its final ``updated_at``."""
+        article = self._published(kb_id, article_id)
+        kb = self._kbs[kb_id]
+        article.version_us = max(seconds_to_us(at), article.version_us + 1)
+        article.published = False
+        kb.index.remove(article_id)
+        self._append_event(kb, "article.unpublished", article_id, article.version_us)
+        return format_version(article.version_us)
+
+    # -- ground truth (never through the agent's tools) ------------------------
+
+    def current_version(self, kb_id: str, article_id: str) -> str | None:
+        """The article's ``updated_at`` if it is published, else ``None``."""
+        article = self._kb(kb_id).articles.get(article_id)
+        if article is None or not article.published:
+            return None
+        return format_version(article.version_us)
+
+    def article_state(self, kb_id: str, article_id: str) -> Article:
+        """A copy of one article's full state, published or not."""
+        article = self._kb(kb_id).articles.get(article_id)
+        if article is None:
+            raise article_not_found(kb_id, article_id)
+        return copy.copy(article)
+
+    def published_article_ids(self, kb_id: str) -> list[str]:
+        return [a.article_id for a in self._kb(kb_id).articles.values() if a.published]
+
+    def latest_sequence(self, kb_id: str) -> int:
+        return self._kb(kb_id).next_seq - 1
+
+    def snapshot(self) -> dict[str, Any]:
+        """A deep, comparable copy of every piece of state (for tests)."""
+        return {
+            "kbs": {
+                kb_id: {
+                    "articles": [
+                        (a.article_id, a.title, a.content, a.published, a.version_us)
+                        for a in kb.articles.values()
+                    ],
+                    "events": list(kb.events),
+                    "first_seq": kb.first_seq,
+                    "next_seq": kb.next_seq,
+                    "index_docs": len(kb.index),
+                }
+                for kb_id, kb in self._kbs.items()
+            },
+            "idempotency": copy.deepcopy(self._idempotency),
+        }
+
+    # -- the agent's side ------------------------------------------------------
+
+    def client(self, grants: set[str] | frozenset[str], clock: Clock) -> Client:
+        """The agent's view: tool calls limited to ``grants``, timed by ``clock()``."""
+        return Client(self, grants, clock)
+
+    def has_knowledge_base(self, kb_id: str) -> bool:
+        return kb_id in self._kbs
+
+    def tool_search(self, kb_id: str, query: str, limit: int) -> dict[str, Any]:
+        kb = self._kb(kb_id)
+        results = []
+        for article_id, _score in kb.index.search(query, limit):
+            article = kb.articles[article_id]
+            updated_at = format_version(article.version_us)
+            results.append(
+                {
+                    "article_id": article_id,
+                    "title": article.title,
+                    "snippet": article.content[:SNIPPET_CHARS],
+                    "updated_at": updated_at,
+                    "citation": citation(kb_id, article_id, updated_at),
+                }
+            )
+        return {"results": results}
+
+    def tool_read(self, kb_id: str, article_id: str) -> dict[str, Any]:
+        article = self._published(kb_id, article_id)
+        updated_at = format_version(article.version_us)
+        return {
+            "article_id": article_id,
+            "title": article.title,
+            "content": article.content,
+            "updated_at": updated_at,
+            "citation": citation(kb_id, article_id, updated_at),
+        }
+
+    def tool_edit(self, arguments: dict[str, Any], now_us: int) -> dict[str, Any]:
+        kb_id = arguments["knowledge_base_id"]
+        self._kb(kb_id)
+        key = arguments["idempotency_key"]
+        previous = self._idempotency.get(key)
+        if previous is not None:
+            first_arguments, first_result = previous
+            if first_arguments != arguments:
+                raise ToolError(
+                    "idempotency_key_reused",
+                    f"idempotency_key {key!r} was already used with different arguments",
+                )
+            return {**copy.deepcopy(first_result), "replayed": True}
+        article_id = arguments["article_id"]
+        article = self._published(kb_id, article_id)
+        expected = parse_version(arguments["expected_version"])
+        if expected != article.version_us:
+            raise ToolError(
+                "version_conflict",
+                f"expected_version {arguments['expected_version']!r} is not the current "
+                f"version of article {article_id!r}; re-read it and retry",
+            )
+        updated_at = self._apply_update(
+            self._kbs[kb_id], article, now_us, arguments["content"], arguments.get("title")
+        )
+        result = {
+            "article_id": article_id,
+            "title": article.title,
+            "updated_at": updated_at,
+            "citation": citation(kb_id, article_id, updated_at),
+            "replayed": False,
+        }
+        self._idempotency[key] = (copy.deepcopy(arguments), copy.deepcopy(result))
+        return result
+
+    def tool_poll(self, kb_id: str, after_sequence: int, limit: int, now_us: int) -> dict[str, Any]:
+        kb = self._kb(kb_id)
+        self._compact(kb, now_us)
+        latest = kb.next_seq - 1
+        if after_sequence > latest:
+            raise ToolError(
+                "invalid_argument",
+                f"after_sequence {after_sequence} is beyond the latest sequence {latest}",
+            )
+        if after_sequence + 1 < kb.first_seq:
+            raise ToolError(
+                "cursor_expired",
+                f"after_sequence {after_sequence} is older than the oldest kept event "
+                f"{kb.first_seq}; re-read and resume from latest_sequence",
+                oldest_available_sequence=kb.first_seq,
+                latest_sequence=latest,
+            )
+        start = after_sequence + 1 - kb.first_seq
+        chunk = kb.events[start : start + limit]
+        events = [
+            {
+                "sequence": seq,
+                "type": kind,
+                "article_id": article_id,
+                "updated_at": format_version(version),
+            }
+            for seq, kind, article_id, version in chunk
+        ]
+        next_sequence = chunk[-1][0] if chunk else after_sequence
+        return {"events": events, "next_sequence": next_sequence, "has_more": next_sequence < latest}
+
+    # -- internals --------------------------------------------------------------
+
+    def _kb(self, kb_id: str) -> KnowledgeBase:
+        kb = self._kbs.get(kb_id)
+        if kb is None:
+            raise kb_not_found(kb_id)
+        return kb
+
+    def _published(self, kb_id: str, article_id: str) -> Article:
+        article = self._kb(kb_id).articles.get(article_id)
+        if article is None or not article.published:
+            raise article_not_found(kb_id, article_id)
+        return article
+
+    def _apply_update(
+        self,
+        kb: KnowledgeBase,
+        article: Article,
+        at_us: int,
+        content: str | None,
+        title: str | None,
+    ) -> str:
+        article.version_us = max(at_us, article.version_us + 1)
+        if content is not None:
+            article.content = content
+        if title is not None:
+            article.title = title
+        kb.index.add(article.article_id, article.title, article.content)
+        self._append_event(kb, "article.updated", article.article_id, article.version_us)
+        return format_version(article.version_us)
+
+    def _append_event(self, kb: KnowledgeBase, kind: str, article_id: str, version_us: int) -> None:
+        kb.events.append((kb.next_seq, kind, article_id, version_us))
+        self._event_time[kb.kb_id].append(version_us)
+        kb.next_seq += 1
+        self._compact(kb, version_us)
+
+    def _compact(self, kb: KnowledgeBase, now_us: int) -> None:
+        """Drop events older than the retention window (no-op when keeping all)."""
+        if self.event_retention_us is None or not kb.events:
+            return
+        horizon = now_us - self.event_retention_us
+        times = self._event_time[kb.kb_id]
+        drop = 0
+        while drop < len(times) and times[drop] < horizon:
+            drop += 1
+        if drop:
+            del kb.events[:drop]
+            del times[:drop]
+            kb.first_seq += drop

@@ -1,0 +1,110 @@
+"""The four tool definitions, as data, and their compiled argument validators.
+
+The definitions are loaded from ``kbsim/spec/tools.json`` (a copy of the
+service's own listing), so the names, descriptions, limits and annotations
+live in exactly one place. Validation is done by ``fastjsonschema``, which
+compiles each input schema once into Python code; unknown arguments are
+rejected by compiling each schema with ``additionalProperties: false``
+added (the published schema itself is left as the service lists it).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import fastjsonschema
+
+from kbsim.store.errors import ToolError
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """One tool as the service lists it (name, description, schema, annotations)."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    annotations: dict[str, Any]
+
+    @property
+    def required(self) -> frozenset[str]:
+        return frozenset(self.input_schema.get("required", ()))
+
+    @property
+    def properties(self) -> frozenset[str]:
+        return frozenset(self.input_schema.get("properties", {}))
+
+
+@cache
+def tools_document() -> dict[str, Any]:
+    """The raw ``tools.json`` document shipped with the package."""
+    text = resources.files("kbsim.spec").joinpath("tools.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+@cache
+def tool_definitions() -> dict[str, ToolDefinition]:
+    """The four tools by name, in the order the service lists them."""
+    return {
+        tool["name"]: ToolDefinition(
+            name=tool["name"],
+            description=tool["description"],
+            input_schema=tool["inputSchema"],
+            annotations=tool.get("annotations", {}),
+        )
+        for tool in tools_document()["tools"]
+    }
+
+
+TOOL_NAMES: tuple[str, ...] = tuple(tool_definitions())
+
+
+@cache
+def _validator(name: str):
+    schema = copy.deepcopy(tool_definitions()[name].input_schema)
+    schema["additionalProperties"] = False
+    return fastjsonschema.compile(schema)
+
+
+def _argument_name(exc: fastjsonschema.JsonSchemaValueException) -> str:
+    path = exc.path if isinstance(exc.path, list) else []
+    return ".".join(str(p) for p in path[1:]) or "arguments"
+
+
+def validate_arguments(name: str, arguments: Any) -> dict[str, Any]:
+    """Check ``arguments`` for tool ``name`` against its input schema.
+
+    Returns the validated arguments; raises ``ToolError("invalid_argument")``
+    naming the offending argument otherwise.
+    """
+    definitions = tool_definitions()
+    if name not in definitions:
+        raise ToolError(
+            "invalid_argument",
+            f"unknown tool {name!r}; expected one of {', '.join(TOOL_NAMES)}",
+        )
+    if not isinstance(arguments, dict):
+        raise ToolError(
+            "invalid_argument",
+            f"arguments of {name} must be an object, got {type(arguments).__name__}",
+        )
+    try:
+        return _validator(name)(arguments)
+    except fastjsonschema.JsonSchemaValueException as exc:
+        definition = definitions[name]
+        if exc.rule == "required":
+            missing = sorted(definition.required - arguments.keys())
+            message = f"missing required argument(s) {', '.join(missing)} for {name}"
+        elif exc.rule == "additionalProperties":
+            unknown = sorted(str(k) for k in arguments.keys() - definition.properties)
+            message = f"unknown argument(s) {', '.join(unknown)} for {name}"
+        else:
+            argument = _argument_name(exc)
+            detail = exc.message.replace(exc.name, argument, 1)
+            message = f"argument {argument} of {name} is invalid: {detail}"
+        raise ToolError("invalid_argument", message) from None

@@ -1,0 +1,40 @@
+"""Simulated seconds <-> RFC 3339 ``updated_at`` strings.
+
+Versions are kept internally as integer microseconds since the start of the
+simulated day, so "strictly larger" is exact integer arithmetic and the
+string form is only produced at the tool boundary.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+#: The instant simulated second 0 maps to.
+DAY_START = datetime(2026, 1, 5, 9, 0, 0, tzinfo=UTC)
+_EPOCH_US = int(DAY_START.timestamp()) * 1_000_000
+
+
+def seconds_to_us(at: float) -> int:
+    """Simulated seconds to integer microseconds (rounded to nearest)."""
+    return int(round(at * 1_000_000))
+
+
+def format_version(version_us: int) -> str:
+    """Integer microseconds since day start -> ``2026-01-05T09:00:01.000000Z``."""
+    moment = DAY_START + timedelta(microseconds=version_us)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_version(text: str) -> int | None:
+    """An RFC 3339 date-time -> microseconds since day start, or None if unparsable.
+
+    Any offset is accepted, so ``...Z`` and ``...+00:00`` name the same version.
+    """
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return None
+    delta = moment - DAY_START
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds

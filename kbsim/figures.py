@@ -1,0 +1,515 @@
+"""The figures pipeline: which experiment feeds which figure, run what is missing, draw.
+
+``kbsim figures`` calls :func:`build_figures`: for each figure it loads the
+experiment configs it needs (``experiments/<name>.yaml``), runs the missing
+runs through :func:`kbsim.runner.run_experiment` (results are cached under
+``results/<experiment>/``, so a second call only redraws), computes the
+frames with :mod:`kbsim.analysis` and the predictions with
+:mod:`kbsim.analytic`, and draws with :mod:`kbsim.plots`. It writes
+``figures/<name>.png`` and ``.svg``, ``figures/README.md`` and the reference
+study's table ``docs/results.md``.
+
+Quick mode (``--quick`` or ``KBSIM_QUICK=1``) runs a few seeds and thins
+every sweep to a handful of points, into ``results/quick/`` so that quick
+and full results never mix.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kbsim import analysis, analytic
+from kbsim.params import DayParams
+
+QUICK_SEEDS = 3
+QUICK_POINTS = 5
+FULL_COMMAND = "kbsim figures"
+
+
+def quick_from_env() -> bool:
+    """True when ``KBSIM_QUICK`` is set to a non-empty value other than ``0``."""
+    return os.environ.get("KBSIM_QUICK", "") not in ("", "0")
+
+
+# -- experiments -------------------------------------------------------------------------
+
+
+@dataclass
+class Experiment:
+    """One experiment's config and results: tables, per-run metrics, summary, params per point."""
+
+    name: str
+    config: object  # kbsim.config.ExperimentConfig
+    tables: dict[str, pd.DataFrame]
+    points: pd.DataFrame  # scenario, swept keys, params (DayParams), derived columns
+    per_run: pd.DataFrame = field(default_factory=pd.DataFrame)
+    summary: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    @property
+    def swept(self) -> list[str]:
+        return list(self.config.swept)
+
+    @property
+    def seeds(self) -> int:
+        return len(self.config.seeds)
+
+    def caption(self, figure: str, extra: str = "") -> str:
+        quick = " (quick mode)" if self.name_is_quick else ""
+        text = (
+            f"Made by experiments/{self.name}.yaml{quick}: {self.seeds} seeds per point, "
+            f"95% CIs over seeds. Regenerate: {FULL_COMMAND} --only {figure}"
+        )
+        return f"{text}. {extra}" if extra else text
+
+    name_is_quick: bool = False
+
+
+def _thin(values: list, keep: int) -> list:
+    if not isinstance(values, list) or len(values) <= keep:
+        return values
+    index = np.unique(np.round(np.linspace(0, len(values) - 1, keep)).astype(int))
+    return [values[i] for i in index]
+
+
+def experiment_config(name: str, experiments_dir: str | Path = "experiments", quick: bool = False):
+    """The validated config ``experiments/<name>.yaml``; in quick mode with fewer seeds and points."""
+    from kbsim.config import load_config
+
+    path = Path(experiments_dir) / f"{name}.yaml"
+    if not path.exists():
+        raise FileNotFoundError(f"experiment config {str(path)!r} does not exist")
+    config = load_config(path)
+    if quick:
+        sweep = {key: _thin(values, QUICK_POINTS) for key, values in config.sweep.items()}
+        config = config.model_copy(update={"seeds": list(config.seeds[:QUICK_SEEDS]), "sweep": sweep})
+    return config
+
+
+def _points(config) -> pd.DataFrame:
+    rows = []
+    for scenario, point, params in config.points():
+        rows.append({
+            "scenario": scenario,
+            **point,
+            "params": params,
+            "edits": params.edit.enabled,
+            "edit_delay_s": params.edit.delay_s if params.edit.enabled else np.nan,
+            "save_popularity": params.saves.popularity,
+            "day_s": params.day_s,
+        })
+    return pd.DataFrame(rows)
+
+
+def load_experiment(
+    name: str,
+    *,
+    experiments_dir: str | Path = "experiments",
+    results_dir: str | Path = "results",
+    quick: bool = False,
+    run_missing: bool = True,
+    workers: int | None = None,
+    log: Callable[[str], None] | None = None,
+) -> Experiment:
+    """Run the missing runs of ``experiments/<name>.yaml`` (cached) and load its results.
+
+    Quick mode reads and writes ``<results_dir>/quick/``.
+    """
+    from kbsim.runner import load_results, run_experiment
+
+    config = experiment_config(name, experiments_dir, quick)
+    root = Path(results_dir) / ("quick" if quick else "")
+    if run_missing:
+        result = run_experiment(config, root, workers=workers, progress=True, log=log)
+        if not result.ok:
+            raise RuntimeError(
+                f"experiment {name!r}: {len(result.failures)} runs failed; see {result.directory}/errors"
+            )
+    tables = load_results(root / config.name)
+    tables = {k: v for k, v in tables.items() if k in analysis.TABLE_NAMES}
+    points = _points(config)
+    day_s = dict(zip(points["scenario"], points["day_s"], strict=True))
+    per_run = analysis.run_metrics(tables, day_s)
+    by = ["scenario", *config.swept]
+    summary = analysis.summarize(per_run, by)
+    summary = _annotate(summary, points, by)
+    per_run = _annotate(per_run, points, by)
+    return Experiment(name, config, tables, points, per_run, summary, name_is_quick=quick)
+
+
+def _annotate(frame: pd.DataFrame, points: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Add the derived point columns (edits, edit_delay_s, save_popularity) to ``frame``."""
+    derived = points[[*by, "edits", "edit_delay_s", "save_popularity"]]
+    left = frame.copy()
+    right = derived.copy()
+    for column in by:  # None/NaN keys must match each other
+        left[column] = left[column].astype(object).where(left[column].notna(), "<none>")
+        right[column] = right[column].astype(object).where(right[column].notna(), "<none>")
+    merged = left.merge(right, on=by, how="left", validate="many_to_one")
+    for column in by:
+        merged[column] = frame[column].to_numpy()
+    return merged
+
+
+# -- the figures ---------------------------------------------------------------------------
+
+
+ROLE_LABELS = {"zipf": "Zipf saves (s = {s:g})", "control": "control: uniform saves"}
+
+
+def _role(popularity: str) -> str:
+    return "zipf" if popularity == "zipf" else "control"
+
+
+def _staleness_days(experiments: Iterable[Experiment]):
+    """No-edit days of each popularity: (role, summary rows, params, experiment)."""
+    found = {}
+    for experiment in experiments:
+        quiet = experiment.points[~experiment.points["edits"]]
+        for popularity, group in quiet.groupby("save_popularity"):
+            role = _role(popularity)
+            if role in found:
+                continue
+            row = group.iloc[0]
+            keys = {"scenario": row["scenario"], **{k: row[k] for k in experiment.swept}}
+            found[role] = (keys, row["params"], experiment)
+    return found
+
+
+def _match(frame: pd.DataFrame, keys: dict) -> pd.DataFrame:
+    mask = np.ones(len(frame), dtype=bool)
+    for column, value in keys.items():
+        if value is None or (isinstance(value, float) and np.isnan(value)):
+            mask &= frame[column].isna().to_numpy()
+        else:
+            mask &= (frame[column] == value).to_numpy()
+    return frame[mask]
+
+
+def figure_staleness_over_day(exps: dict[str, Experiment]):
+    from kbsim import plots
+
+    days = _staleness_days([exps["reference"], exps["control"]])
+    observed, models, labels, used = [], {}, {}, []
+    for role in ("zipf", "control"):
+        if role not in days:
+            continue
+        keys, params, experiment = days[role]
+        rows = analysis.staleness_by_hour(_match(experiment.summary, keys))
+        rows["role"] = role
+        observed.append(rows)
+        models[role] = analytic.predict_staleness(params)
+        labels[role] = ROLE_LABELS[role].format(s=params.zipf_s)
+        used.append(experiment)
+    caption = used[0].caption(
+        "staleness_over_day",
+        "Days without agent edits (its own edits would add staleness). "
+        "Dashed: Poisson/Zipf freshness model." + (
+            "" if len(used) < 2 or used[1] is used[0] else f" Control from experiments/{used[1].name}.yaml."
+        ),
+    )
+    return plots.staleness_over_day(pd.concat(observed), models, caption, "role", labels)
+
+
+def _sweep_frame(experiment: Experiment, key: str, popularity: str = "zipf") -> pd.DataFrame:
+    if key not in experiment.swept:
+        raise KeyError(f"experiment {experiment.name!r} does not sweep {key!r} (sweeps {experiment.swept})")
+    summary = experiment.summary
+    return summary[(~summary["edits"].astype(bool)) & (summary["save_popularity"] == popularity)]
+
+
+def _end_model(experiment: Experiment, key: str) -> pd.DataFrame:
+    rows = []
+    quiet = experiment.points[(~experiment.points["edits"]) & (experiment.points["save_popularity"] == "zipf")]
+    for _, point in quiet.iterrows():
+        prediction = analytic.predict_end_staleness(point["params"])
+        rows.append({key: point[key], **prediction.drop("time_s").to_dict()})
+    return pd.DataFrame(rows)
+
+
+def figure_staleness_vs_zipf(exps: dict[str, Experiment]):
+    from kbsim import plots
+
+    experiment, key = exps["zipf_sweep"], "zipf_s"
+    return plots.end_staleness_vs(
+        _sweep_frame(experiment, key), key, _end_model(experiment, key),
+        experiment.caption("staleness_vs_zipf", "Dashed: analytic model."),
+        xlabel="Zipf exponent s of article popularity (0 = uniform)",
+        title="Stale at end of day against popularity skew",
+    )
+
+
+def figure_staleness_vs_saves(exps: dict[str, Experiment]):
+    from kbsim import plots
+
+    experiment, key = exps["save_volume_sweep"], "saves.count"
+    return plots.end_staleness_vs(
+        _sweep_frame(experiment, key), key, _end_model(experiment, key),
+        experiment.caption("staleness_vs_saves", "Dashed: analytic model."),
+        xlabel="saves by people per 8-hour day (log scale)",
+        title="Stale at end of day against save volume",
+        logx=True,
+    )
+
+
+def _held_model(params: DayParams, by_held: pd.DataFrame) -> pd.DataFrame:
+    """Analytic calls per check at each check time, placed at the expected citations held."""
+    model = analytic.FreshnessModel.from_params(params)
+    cost = model.check_cost(params.checks.interval_s, page_size=params.checks.poll_page_size,
+                            retention_s=params.event_retention_s)
+    cost["held"] = params.questions.count * params.questions.citations_per_answer * cost["time_s"] / params.day_s
+    return cost
+
+
+def figure_check_cost(exps: dict[str, Experiment]):
+    from kbsim import plots
+
+    volume, key = exps["save_volume_sweep"], "saves.count"
+    by_saves = _sweep_frame(volume, key)
+    quiet = volume.points[(~volume.points["edits"]) & (volume.points["save_popularity"] == "zipf")]
+    model_saves = pd.DataFrame([
+        {key: point[key], **analytic.predict_check_cost(point["params"]).to_dict()}
+        for _, point in quiet.iterrows()
+    ])
+    days = _staleness_days([exps["reference"]])
+    keys, params, reference = days["zipf"]
+    checks = _match(reference.tables["checks"], keys)
+    by_held = analysis.cost_by_citations_held(checks)
+    caption = volume.caption(
+        "check_cost",
+        f"Right: every hourly check of the Zipf no-edit day of experiments/{reference.name}.yaml "
+        f"({reference.seeds} seeds), binned. Dashed: analytic calls (no analytic bytes or title line).",
+    )
+    return plots.check_cost(by_saves, key, by_held, caption, model_saves, _held_model(params, by_held))
+
+
+def figure_edit_rejections(exps: dict[str, Experiment]):
+    from kbsim import plots
+
+    experiment, key = exps["edit_delay_sweep"], "edit.delay_s"
+    if key not in experiment.swept:
+        raise KeyError(f"experiment {experiment.name!r} does not sweep {key!r}")
+    summary = experiment.summary[experiment.summary["edits"].astype(bool)]
+    summary = summary[summary["save_popularity"] == "zipf"]
+    params = experiment.points[experiment.points["edits"]].iloc[0]["params"]
+    delays = np.geomspace(summary[key].min(), summary[key].max(), 60)
+    model = analytic.predict_edit_outcomes(params, delays)
+    caption = experiment.caption(
+        "edit_rejections",
+        f"{params.edit.share:.0%} of answers edit their first citation; a retry waits a new approval "
+        "delay. Dashed: analytic model.",
+    )
+    return plots.edit_rejections(summary, key, model, caption)
+
+
+def figure_retention_cost(exps: dict[str, Experiment]):
+    from kbsim import plots
+
+    experiment = exps["retention_sweep"]
+    retention, interval = "event_retention_s", "checks.interval_s"
+    for key in (retention, interval):
+        if key not in experiment.swept:
+            raise KeyError(f"experiment {experiment.name!r} does not sweep {key!r}")
+    summary = experiment.summary[~experiment.summary["edits"].astype(bool)]
+    rows = []
+    for _, point in experiment.points[~experiment.points["edits"]].iterrows():
+        cost = analytic.predict_check_cost(point["params"])
+        rows.append({retention: point[retention], interval: point[interval], **cost.to_dict()})
+    reread = summary[summary["metric"] == "calls_per_check[reread]"]
+    caption = experiment.caption(
+        "retention_cost",
+        "An expired cursor makes the poll fall back to re-reading every live cited article. "
+        "Dashed: analytic model.",
+    )
+    return plots.retention_cost(summary, retention, interval, caption, pd.DataFrame(rows), reread)
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """A figure: its file name, what it shows, the experiments it reads, how it is drawn."""
+
+    name: str
+    shows: str
+    experiments: tuple[str, ...]
+    draw: Callable[[dict[str, Experiment]], object]
+
+
+FIGURES: tuple[FigureSpec, ...] = (
+    FigureSpec(
+        "staleness_over_day",
+        "Share of citations and of answers stale at each hour, Zipf saves against the uniform control, "
+        "with the analytic model.",
+        ("reference", "control"),
+        figure_staleness_over_day,
+    ),
+    FigureSpec(
+        "staleness_vs_zipf",
+        "Share of citations and answers stale at the end of the day against the Zipf exponent.",
+        ("zipf_sweep",),
+        figure_staleness_vs_zipf,
+    ),
+    FigureSpec(
+        "staleness_vs_saves",
+        "Share of citations and answers stale at the end of the day against the saves per day.",
+        ("save_volume_sweep",),
+        figure_staleness_vs_saves,
+    ),
+    FigureSpec(
+        "check_cost",
+        "Tool calls and result bytes per check for title lookup, re-read and poll, against save volume "
+        "and against citations held.",
+        ("save_volume_sweep", "reference"),
+        figure_check_cost,
+    ),
+    FigureSpec(
+        "edit_rejections",
+        "Share of edits rejected as conflicts, finding the article gone, and retries that succeed, "
+        "against the delay since the read.",
+        ("edit_delay_sweep",),
+        figure_edit_rejections,
+    ),
+    FigureSpec(
+        "retention_cost",
+        "Poll cost per check and share of expired cursors against the event retention window, "
+        "per check interval.",
+        ("retention_sweep",),
+        figure_retention_cost,
+    ),
+)
+FIGURE_NAMES = tuple(spec.name for spec in FIGURES)
+
+
+def _specs(only: Iterable[str] | None) -> list[FigureSpec]:
+    if not only:
+        return list(FIGURES)
+    only = list(only)
+    unknown = [name for name in only if name not in FIGURE_NAMES]
+    if unknown:
+        raise ValueError(f"--only: unknown figure(s) {unknown}; expected some of {list(FIGURE_NAMES)}")
+    return [spec for spec in FIGURES if spec.name in only]
+
+
+def build_figures(
+    only: Iterable[str] | None = None,
+    *,
+    quick: bool = False,
+    experiments_dir: str | Path = "experiments",
+    results_dir: str | Path = "results",
+    figures_dir: str | Path = "figures",
+    docs_path: str | Path | None = "docs/results.md",
+    workers: int | None = None,
+    log: Callable[[str], None] | None = None,
+) -> list[Path]:
+    """Run what is missing, draw the figures, write figures/README.md and the results table.
+
+    Returns the files written. ``only`` restricts to named figures
+    (:data:`FIGURE_NAMES`); README and the results table are rewritten only
+    when every figure is drawn.
+    """
+    from kbsim import plots
+
+    specs = _specs(only)
+    needed = dict.fromkeys(name for spec in specs for name in spec.experiments)
+    if docs_path is not None and not only:
+        needed.update(dict.fromkeys(("reference", "control")))
+    exps = {
+        name: load_experiment(name, experiments_dir=experiments_dir, results_dir=results_dir,
+                              quick=quick, workers=workers, log=log)
+        for name in needed
+    }
+    written: list[Path] = []
+    for spec in specs:
+        written += plots.save_figure(spec.draw(exps), figures_dir, spec.name)
+        if log:
+            log(f"wrote {figures_dir}/{spec.name}.png and .svg")
+    if not only:
+        written.append(write_figures_readme(figures_dir, quick))
+        if docs_path is not None:
+            written.append(write_results_markdown(exps, docs_path, figures_dir))
+    return written
+
+
+def regenerate_command(name: str | None = None, quick: bool = False) -> str:
+    """The command that regenerates one figure (or all)."""
+    parts = [FULL_COMMAND]
+    if name:
+        parts.append(f"--only {name}")
+    if quick:
+        parts.append("--quick")
+    return " ".join(parts)
+
+
+def write_figures_readme(figures_dir: str | Path, quick: bool = False) -> Path:
+    """``figures/README.md``: one line per figure, what it shows and how to regenerate it."""
+    lines = [
+        "# Figures",
+        "",
+        "Generated by `kbsim figures` (or `make figures`) from the experiment configs in",
+        "`experiments/`; results are cached under `results/`. Each figure's caption names its config.",
+        "" if not quick else "\n**These were drawn in quick mode (few seeds): rerun without --quick.**",
+        "",
+    ]
+    for spec in FIGURES:
+        lines.append(
+            f"- `{spec.name}.png` / `.svg`: {spec.shows} "
+            f"Regenerate: `{regenerate_command(spec.name, quick)}`"
+        )
+    path = Path(figures_dir) / "README.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def reference_results(exps: dict[str, Experiment]) -> pd.DataFrame:
+    """The reference study table: Zipf and control no-edit days, edit outcomes per delay."""
+    days = _staleness_days([exps["reference"], exps["control"]])
+    frames, columns = [], {}
+    for role, heading in (("zipf", "Zipf saves (s = {s:g})"), ("control", "Control: uniform saves")):
+        if role not in days:
+            continue
+        keys, params, experiment = days[role]
+        rows = _match(experiment.summary, keys).copy()
+        rows["role"] = role
+        frames.append(rows)
+        columns[role] = heading.format(s=params.zipf_s)
+    summary = pd.concat(frames, ignore_index=True)
+    reference = exps["reference"].summary
+    edits = reference[reference["edits"].astype(bool) & (reference["save_popularity"] == "zipf")]
+    return analysis.reference_table(summary, "role", columns, edits, delay_column="edit_delay_s")
+
+
+def write_results_markdown(exps: dict[str, Experiment], path: str | Path, figures_dir: str | Path) -> Path:
+    """``docs/results.md``: the reference study's table with CIs and the main figures."""
+    path = Path(path)
+    reference = exps["reference"]
+    table = reference_results(exps)
+    try:
+        rel = Path(os.path.relpath(Path(figures_dir).resolve(), path.parent.resolve()))
+    except ValueError:
+        rel = Path(figures_dir).resolve()
+    quick = " **(quick mode: few seeds; rerun `make figures` for the full study)**" if quick_flag(exps) else ""
+    lines = [
+        "<!-- Generated by `kbsim figures` (kbsim/figures.py); do not edit by hand. -->",
+        "## Results",
+        "",
+        f"The reference study (`experiments/{reference.name}.yaml`, {reference.seeds} seeds per scenario){quick}: "
+        "value with its 95% confidence interval over seeds (Wilson for shares, t for means). "
+        "Staleness and check costs come from days without agent edits; edit rows from the Zipf days "
+        "with edits, one row per delay.",
+        "",
+        analysis.markdown_table(table),
+    ]
+    for spec in FIGURES:
+        lines += [f"![{spec.shows}]({(rel / (spec.name + '.png')).as_posix()})", "", f"*{spec.shows}*", ""]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines))
+    return path
+
+
+def quick_flag(exps: dict[str, Experiment]) -> bool:
+    return any(e.name_is_quick for e in exps.values())

@@ -132,20 +132,45 @@ def run_metrics(
     return out[[*keys, "seed", "run_id", "metric", "value", "successes", "trials"]]
 
 
-def summarize(per_run: pd.DataFrame, by: Iterable[str] | None = None) -> pd.DataFrame:
-    """Pool per-run metrics over seeds with 95% CIs (see :func:`kbsim.metrics.summarize`).
+def summarize(
+    per_run: pd.DataFrame, by: Iterable[str] | None = None, interval: str = "pooled"
+) -> pd.DataFrame:
+    """Pool per-run metrics over seeds with 95% CIs.
+
+    ``interval="pooled"`` (the default, as in ``summary.csv``) is
+    :func:`kbsim.metrics.summarize`: Wilson on the pooled counts for
+    proportions, a t-interval over runs for means. ``interval="seeds"``
+    treats each run as one observation for every metric: the mean of the
+    per-run values with a t-interval. Citations of one day share its saves
+    (the same popular article unpublished early, say), so they are not
+    independent trials; the per-seed interval accounts for that and is the
+    one to test a model against.
 
     ``by`` defaults to every run key present (scenario and swept parameters).
     """
     if by is None:
         by = [c for c in per_run.columns if c not in ("seed", "run_id", "metric", "value",
                                                        "successes", "trials")]
-    return metrics.summarize(per_run, by=list(by))
+    by = list(by)
+    if interval == "pooled":
+        return metrics.summarize(per_run, by=by)
+    if interval != "seeds":
+        raise ValueError(f"interval must be 'pooled' or 'seeds', got {interval!r}")
+    out = []
+    for key, group in per_run.groupby([*by, "metric"], sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        values = group["value"].to_numpy(dtype=float)
+        values = values[~np.isnan(values)]
+        low, high = metrics.t_interval(values)
+        out.append((*key, values.mean() if len(values) else math.nan, low, high, len(values)))
+    return pd.DataFrame(out, columns=[*by, "metric", "value", "ci_low", "ci_high", "n"])
 
 
-def summary(tables: Tables, day_s=None, by: Iterable[str] | None = None) -> pd.DataFrame:
+def summary(
+    tables: Tables, day_s=None, by: Iterable[str] | None = None, interval: str = "pooled"
+) -> pd.DataFrame:
     """:func:`run_metrics` then :func:`summarize`: one row per group and metric."""
-    return summarize(run_metrics(tables, day_s), by)
+    return summarize(run_metrics(tables, day_s), by, interval)
 
 
 def select(summary_frame: pd.DataFrame, metric: str, **where) -> pd.DataFrame:
@@ -177,26 +202,26 @@ def wide(summary_frame: pd.DataFrame, metrics_wanted: Iterable[str], on: str) ->
     return frame.sort_values([on, "metric"]).reset_index(drop=True)
 
 
-def cost_by_citations_held(checks: pd.DataFrame, bins: int = 8) -> pd.DataFrame:
+def cost_by_citations_held(checks: pd.DataFrame) -> pd.DataFrame:
     """Mean calls and bytes per check against the citations held, per strategy.
 
-    Checks are binned by ``citations_held`` (equal-width bins); each bin gets
-    the mean and a t-interval over its checks. Columns: ``strategy``,
-    ``held`` (bin mean), ``measure`` (calls/bytes), ``value``, ``ci_low``,
-    ``ci_high``, ``n``.
+    One point per check of the day (``check_index``): ``held`` is the mean
+    citations held at that check over runs, ``value`` the mean cost with a
+    t-interval over runs. Columns: ``strategy``, ``check_index``, ``held``,
+    ``measure`` (calls/bytes), ``value``, ``ci_low``, ``ci_high``, ``n``.
     """
     if checks.empty:
         raise ValueError("checks table is empty")
-    edges = np.linspace(checks["citations_held"].min(), checks["citations_held"].max(), bins + 1)
-    binned = checks.assign(bin=pd.cut(checks["citations_held"], edges, include_lowest=True))
     rows = []
-    for (strategy, _), group in binned.groupby(["strategy", "bin"], observed=True):
+    for (strategy, index), group in checks.groupby(["strategy", "check_index"]):
         for measure in ("calls", "bytes"):
             values = group[measure].to_numpy(dtype=float)
             low, high = metrics.t_interval(values)
-            rows.append((strategy, group["citations_held"].mean(), measure, values.mean(),
+            rows.append((strategy, index, group["citations_held"].mean(), measure, values.mean(),
                          low, high, len(values)))
-    return pd.DataFrame(rows, columns=["strategy", "held", "measure", "value", "ci_low", "ci_high", "n"])
+    return pd.DataFrame(
+        rows, columns=["strategy", "check_index", "held", "measure", "value", "ci_low", "ci_high", "n"]
+    )
 
 
 def cited_articles_by_held(citations: pd.DataFrame, checks: pd.DataFrame) -> pd.DataFrame:

@@ -251,7 +251,7 @@ def figure_staleness_vs_saves(exps: dict[str, Experiment]):
     return plots.end_staleness_vs(
         _sweep_frame(experiment, key), key, _end_model(experiment, key),
         experiment.caption("staleness_vs_saves", "Dashed: analytic model."),
-        xlabel="saves by people per 8-hour day (log scale)",
+        xlabel=f"saves by people per {experiment.points['params'].iloc[0].day_hours:g}-hour day (log scale)",
         title="Stale at end of day against save volume",
         logx=True,
     )
@@ -262,8 +262,9 @@ def _held_model(params: DayParams, by_held: pd.DataFrame) -> pd.DataFrame:
     model = analytic.FreshnessModel.from_params(params)
     cost = model.check_cost(params.checks.interval_s, page_size=params.checks.poll_page_size,
                             retention_s=params.event_retention_s)
-    cost["held"] = params.questions.count * params.questions.citations_per_answer * cost["time_s"] / params.day_s
-    return cost
+    held = by_held.drop_duplicates("check_index").set_index("check_index")["held"]
+    cost["held"] = cost["check_index"].map(held)
+    return cost.dropna(subset=["held"])
 
 
 def figure_check_cost(exps: dict[str, Experiment]):
@@ -282,8 +283,8 @@ def figure_check_cost(exps: dict[str, Experiment]):
     by_held = analysis.cost_by_citations_held(checks)
     caption = volume.caption(
         "check_cost",
-        f"Right: every hourly check of the Zipf no-edit day of experiments/{reference.name}.yaml "
-        f"({reference.seeds} seeds), binned. Dashed: analytic calls (no analytic bytes or title line).",
+        f"Right: each hourly check of the Zipf no-edit day of experiments/{reference.name}.yaml "
+        f"({reference.seeds} seeds). Dashed: analytic calls (no analytic bytes or title line).",
     )
     return plots.check_cost(by_saves, key, by_held, caption, model_saves, _held_model(params, by_held))
 

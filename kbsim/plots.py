@@ -65,10 +65,27 @@ def _caption(fig: Figure, caption: str) -> None:
     fig.text(0.01, 0.01, caption, ha="left", va="bottom", fontsize=7.5, color="#444444", wrap=True)
 
 
-def _finish(fig: Figure, caption: str, title: str | None = None) -> Figure:
+def _finish(fig: Figure, caption: str, title: str | None = None, legend_below: int = 0) -> Figure:
+    """Title, layout and caption; ``legend_below=ncol`` gathers every axes' legend
+    entries into one legend under the plots (so no legend hides data)."""
     if title:
         fig.suptitle(title, fontsize=11.5)
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    height = fig.get_figheight()
+    caption_h = 0.42 / height
+    bottom = caption_h
+    if legend_below:
+        handles, labels = {}, []
+        for ax in fig.axes:
+            for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+                if label not in handles and not label.startswith("_"):
+                    handles[label] = handle
+                    labels.append(label)
+        rows = -(-len(labels) // legend_below)
+        legend_h = (0.12 + 0.2 * rows) / height
+        fig.legend([handles[label] for label in labels], labels, loc="lower center",
+                   bbox_to_anchor=(0.5, caption_h), ncol=legend_below, frameon=False, fontsize=8.5)
+        bottom += legend_h
+    fig.tight_layout(rect=(0, bottom, 1, 1))
     _caption(fig, caption)
     return fig
 
@@ -85,15 +102,32 @@ def _analytic_label(label: str = "analytic model") -> str:
     return label
 
 
-def _delay_formatter():
-    def fmt(seconds, _pos):
-        if seconds < 60:
-            return f"{seconds:g} s"
-        if seconds < 3600:
-            return f"{seconds / 60:g} min"
-        return f"{seconds / 3600:g} h"
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:g} s"
+    if seconds < 3600:
+        return f"{seconds / 60:g} min"
+    return f"{seconds / 3600:g} h"
 
-    return FuncFormatter(fmt)
+
+def _delay_formatter():
+    return FuncFormatter(lambda seconds, _pos: _duration(seconds))
+
+
+_DURATION_TICKS = (1, 5, 10, 30, 60, 300, 600, 1800, 3600, 2 * 3600, 4 * 3600, 8 * 3600, 24 * 3600)
+
+
+def _duration_axis(ax, values) -> None:
+    """Log x axis with ticks at round durations (1 s, 1 min, 10 min, 1 h...) inside the data."""
+    values = np.asarray(values, dtype=float)
+    lo, hi = np.nanmin(values), np.nanmax(values)
+    ticks = [t for t in _DURATION_TICKS if lo / 1.01 <= t <= hi * 1.01]
+    if len(ticks) > 7:  # keep every other tick, always the ends
+        ticks = ticks[::2] if ticks[-1] in ticks[::2] else [*ticks[::2], ticks[-1]]
+    ax.set_xscale("log")
+    ax.set_xticks(ticks)
+    ax.xaxis.set_major_formatter(_delay_formatter())
+    ax.xaxis.set_minor_formatter(FuncFormatter(lambda _v, _p: ""))
 
 
 def save_figure(fig: Figure, out_dir: str | Path, name: str) -> list[Path]:
@@ -252,11 +286,23 @@ def check_cost(
             axes[row, col].set_yscale("log")
     axes[1, 0].yaxis.set_major_formatter(FuncFormatter(_bytes_label))
     axes[1, 1].yaxis.set_major_formatter(FuncFormatter(_bytes_label))
-    axes[0, 0].set_title("against save volume (whole day, 95% CI)")
-    axes[0, 1].set_title("against citations held (reference day, 95% CI)")
-    axes[0, 0].legend(loc="best")
-    axes[0, 1].legend(loc="best")
-    return _finish(fig, caption, "Cost of checking every citation, per strategy")
+    axes[0, 0].set_title("against save volume (mean over the day's checks)")
+    axes[0, 1].set_title("against citations held (one point per hourly check)")
+    for ax in axes.flat:
+        _clip_log_bands(ax)
+    return _finish(fig, caption, "Cost of checking every citation, per strategy (95% CI bands)",
+                   legend_below=5)
+
+
+def _clip_log_bands(ax) -> None:
+    """On a log axis, a t-interval reaching below zero would plunge; clip it at half the lowest line."""
+    lines = [line.get_ydata() for line in ax.get_lines() if len(line.get_ydata())]
+    if not lines:
+        return
+    floor = 0.5 * float(np.nanmin(np.concatenate([np.asarray(y, dtype=float) for y in lines])))
+    for collection in ax.collections:
+        for path in collection.get_paths():
+            path.vertices[:, 1] = np.maximum(path.vertices[:, 1], floor)
 
 
 def _bytes_label(value, _pos) -> str:
@@ -283,7 +329,7 @@ def edit_rejections(
             ``retry_success`` with column ``delay_column``.
         analytic: columns ``delay_s`` and the same three rates.
     """
-    fig, axes = _figure(width=7.2, height=4.6)
+    fig, axes = _figure(width=7.6, height=5.4)
     ax = axes[0, 0]
     labels = {
         "rejection_rate": "first try rejected (version conflict)",
@@ -297,17 +343,13 @@ def edit_rejections(
         if analytic is not None:
             line = analytic.sort_values("delay_s")
             ax.plot(line["delay_s"], line[metric], color=COLOURS[metric], linestyle="--",
-                    linewidth=1.2, label="analytic" if metric == "rejection_rate" else None)
-    ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(_delay_formatter())
+                    linewidth=1.2, label=f"{label}, analytic model")
+    _duration_axis(ax, observed[delay_column])
     ax.set_xlabel("delay between reading the version and editing (log scale)")
     ax.set_ylabel("share of edits (%)")
     ax.yaxis.set_major_formatter(SHARE)
     ax.set_ylim(0, 1.02)
-    handles, texts = ax.get_legend_handles_labels()
-    ax.legend(handles, [t.replace("analytic", "analytic model (dashed)") for t in texts],
-              loc="center left", fontsize=8)
-    return _finish(fig, caption, "Edits with a stale expected_version")
+    return _finish(fig, caption, "Edits with a stale expected_version", legend_below=2)
 
 
 # -- (f) event retention ---------------------------------------------------------------
@@ -331,7 +373,7 @@ def retention_cost(
             ``poll_calls``, ``cursor_expired_rate``.
         reread: summary rows of ``calls_per_check[reread]`` (drawn for reference).
     """
-    fig, axes = _figure(ncols=2, width=10.0, height=4.4)
+    fig, axes = _figure(ncols=2, width=10.0, height=4.9)
     intervals = sorted(observed[interval_column].unique())
     cmap = plt.get_cmap("viridis")
     colours = {iv: cmap(i / max(1, len(intervals) - 1) * 0.85) for i, iv in enumerate(intervals)}
@@ -341,20 +383,20 @@ def retention_cost(
     ):
         for interval in intervals:
             rows = observed[(observed["metric"] == metric) & (observed[interval_column] == interval)]
-            label = f"check every {_delay_formatter()(interval, None)}"
+            label = f"check every {_duration(interval)}"
             _band(ax, rows[retention_column], rows["value"], rows["ci_low"], rows["ci_high"],
                   colours[interval], label)
             if analytic is not None:
                 line = analytic[analytic[interval_column] == interval].sort_values(retention_column)
                 ax.plot(line[retention_column], line[model_column], color=colours[interval],
                         linestyle="--", linewidth=1.1)
-        ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(_delay_formatter())
+        _duration_axis(ax, observed[retention_column])
         ax.set_xlabel("event retention window (log scale)")
     if reread is not None and len(reread):
-        level = reread["value"].mean()
-        axes[0, 0].axhline(level, color=COLOURS["reread"], linestyle=":", linewidth=1.2,
-                           label=f"re-read every citation (~{level:.0f} calls)")
+        for interval in intervals:
+            level = reread[reread[interval_column] == interval]["value"].mean()
+            axes[0, 0].axhline(level, color=colours[interval], linestyle=":", linewidth=1.1)
+        axes[0, 0].plot([], [], color="grey", linestyle=":", label="re-read strategy at that interval")
     if analytic is not None:
         axes[0, 0].plot([], [], **ANALYTIC_STYLE, label="analytic model")
     axes[0, 0].set_ylabel("poll strategy: tool calls per check")
@@ -362,8 +404,10 @@ def retention_cost(
     axes[0, 1].set_ylabel("polls whose cursor had expired (%)")
     axes[0, 1].yaxis.set_major_formatter(SHARE)
     axes[0, 1].set_ylim(0, 1.02)
-    axes[0, 0].legend(loc="best", fontsize=8)
-    return _finish(fig, caption, "What a too-short event history costs the poll strategy")
+    axes[0, 0].set_title("poll cost per check (95% CI)")
+    axes[0, 1].set_title("cursor expired (95% CI)")
+    return _finish(fig, caption, "What a too-short event history costs the poll strategy",
+                   legend_below=len(intervals) + 2)
 
 
 def agreement(observed: pd.DataFrame, predicted: Sequence[float], caption: str, label: str) -> Figure:

@@ -80,7 +80,9 @@ def load_day_params(path: str | Path | None) -> DayParams:
 def random_streams(seed: int) -> dict[str, np.random.Generator]:
     """One generator per named stream, spawned from ``SeedSequence(seed)``."""
     children = np.random.SeedSequence(seed).spawn(len(STREAMS))
-    return {name: np.random.default_rng(child) for name, child in zip(STREAMS, children, strict=True)}
+    return {
+        name: np.random.default_rng(child) for name, child in zip(STREAMS, children, strict=True)
+    }
 
 
 _ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "st", "tr")

@@ -1,0 +1,369 @@
+"""``kbsim serve`` through the official MCP client, against the real server process.
+
+Each server is ``python -m kbsim serve ...`` started by the SDK's
+``stdio_client``; a blocking portal gives the async ``ClientSession`` a
+synchronous face so plain tests and hypothesis can share one session.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import string
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from anyio.from_thread import start_blocking_portal
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from kbsim.store import ERROR_CODES
+from kbsim.store.schema import tools_document
+
+pytestmark = pytest.mark.xdist_group("serve")
+
+REPO = Path(__file__).resolve().parents[1]
+KB = "kb-1"
+DAY_START_VERSION = "2026-01-05T09:00:00.000000Z"  # every corpus article's first version
+EVENT_TYPES = {"article.published", "article.updated", "article.unpublished"}
+
+
+class McpServer:
+    """A served knowledge base seen through the SDK client, with a poll cursor."""
+
+    def __init__(self, portal, session: ClientSession) -> None:
+        self.portal = portal
+        self.session = session
+        self.cursor = 0
+
+    def list_tools(self):
+        return self.portal.call(self.session.list_tools)
+
+    def call(self, name: str, arguments: dict[str, Any] | None) -> tuple[dict[str, Any], bool]:
+        """One tool call; returns ``(payload, is_error)`` after checking the result's shape."""
+        result = self.portal.call(self.session.call_tool, name, arguments)
+        assert len(result.content) == 1 and result.content[0].type == "text"
+        payload = json.loads(result.content[0].text)
+        assert result.structured_content == payload
+        if result.is_error:
+            assert payload["code"] in ERROR_CODES and isinstance(payload["message"], str)
+        return payload, result.is_error
+
+    def ok(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        payload, is_error = self.call(name, arguments)
+        assert not is_error, payload
+        return payload
+
+    def error(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        payload, is_error = self.call(name, arguments)
+        assert is_error, payload
+        return payload
+
+    def poll(self, after: int, limit: int = 100) -> dict[str, Any]:
+        return self.ok(
+            "poll_resource_events",
+            {"resource_type": "knowledge_base", "resource_id": KB, "after_sequence": after,
+             "limit": limit},
+        )
+
+    def drain(self) -> list[dict[str, Any]]:
+        """Every event after the cursor (the cursor moves to the latest sequence)."""
+        events: list[dict[str, Any]] = []
+        while True:
+            page = self.poll(self.cursor)
+            events += page["events"]
+            self.cursor = page["next_sequence"]
+            if not page["has_more"]:
+                return events
+
+
+@contextmanager
+def running_server(errlog: Path, *args: str) -> Iterator[McpServer]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "kbsim", "serve", *args],
+        env={"PYTHONPATH": str(REPO)},
+        cwd=str(REPO),
+    )
+    with errlog.open("w") as err, start_blocking_portal() as portal:
+        with portal.wrap_async_context_manager(stdio_client(params, errlog=err)) as streams:
+            with portal.wrap_async_context_manager(ClientSession(*streams)) as session:
+                portal.call(session.initialize)
+                yield McpServer(portal, session)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> Iterator[McpServer]:
+    """The reference server: default config, seed 1, not live."""
+    with running_server(tmp_path_factory.mktemp("serve") / "stderr.log") as mcp:
+        yield mcp
+
+
+def test_tools_list_equals_tools_json(server):
+    listed = [
+        tool.model_dump(by_alias=True, exclude_none=True, mode="json")
+        for tool in server.list_tools().tools
+    ]
+    expected = [
+        {key: tool[key] for key in ("name", "description", "inputSchema", "annotations")}
+        for tool in tools_document()["tools"]
+    ]
+    # names, descriptions, required arguments, bounds, the enum and annotations, nothing else
+    assert listed == expected
+
+
+def test_search_read_edit_replay_and_poll_end_to_end(server):
+    article = "art-000042"
+    first = server.ok("read_knowledge_article", {"knowledge_base_id": KB, "article_id": article})
+
+    # search by the article's title finds it first, with the same citation as a read
+    hits = server.ok("search_knowledge_base", {"knowledge_base_id": KB, "query": first["title"]})
+    assert hits["results"][0]["article_id"] == article
+    assert len(hits["results"]) > 1
+    top = hits["results"][0]
+    read = server.ok("read_knowledge_article", {"knowledge_base_id": KB, "article_id": article})
+    assert read["citation"] == top["citation"] == first["citation"] == {
+        "knowledge_base_id": KB, "article_id": article, "updated_at": top["updated_at"]}
+
+    server.drain()
+    edit = {"knowledge_base_id": KB, "article_id": article, "content": "Rewritten by the agent.",
+            "expected_version": read["updated_at"], "idempotency_key": "e2e-edit-1"}
+    applied = server.ok("edit_knowledge_article", edit)
+    assert applied["replayed"] is False and applied["updated_at"] > read["updated_at"]
+    assert server.drain() == [{"sequence": server.cursor, "type": "article.updated",
+                               "article_id": article, "updated_at": applied["updated_at"]}]
+    reread = server.ok("read_knowledge_article", {"knowledge_base_id": KB, "article_id": article})
+    assert reread["content"] == "Rewritten by the agent."
+    assert reread["citation"] == applied["citation"]
+
+    # the citation's version is stale now: rejected, no content leaked, nothing written
+    stale = server.error("edit_knowledge_article", {**edit, "idempotency_key": "e2e-edit-2"})
+    assert stale["code"] == "version_conflict" and "content" not in stale
+
+    # the same key and arguments replay the first result; other arguments are refused
+    replay = server.ok("edit_knowledge_article", edit)
+    assert replay == {**applied, "replayed": True}
+    reused = server.error("edit_knowledge_article", {**edit, "content": "something else"})
+    assert reused["code"] == "idempotency_key_reused" and "idempotency_key" in reused["message"]
+    assert server.drain() == []
+
+    # poll from 0 pages through the corpus's publishes, then resumes from a cursor
+    page = server.poll(0)
+    assert [e["sequence"] for e in page["events"]] == list(range(1, 101))
+    assert {e["type"] for e in page["events"]} == {"article.published"}
+    assert page["next_sequence"] == 100 and page["has_more"] is True
+    resumed = server.poll(page["next_sequence"], limit=7)
+    assert [e["sequence"] for e in resumed["events"]] == list(range(101, 108))
+    assert resumed["next_sequence"] == 107
+    at_end = server.poll(server.cursor)
+    assert at_end == {"events": [], "next_sequence": server.cursor, "has_more": False}
+
+
+# -- bad arguments ---------------------------------------------------------------
+
+VALID_ARGS = {  # valid calls that change nothing
+    "search_knowledge_base": {"knowledge_base_id": KB, "query": "xy"},
+    "read_knowledge_article": {"knowledge_base_id": KB, "article_id": "art-999999"},
+    "edit_knowledge_article": {"knowledge_base_id": KB, "article_id": "art-999999",
+                               "content": "c", "expected_version": DAY_START_VERSION,
+                               "idempotency_key": "bounds"},
+    "poll_resource_events": {"resource_type": "knowledge_base", "resource_id": KB},
+}
+
+
+def bound_cases() -> list[tuple[str, str, Any, bool]]:
+    """``(tool, argument, value, valid)`` just inside and just outside every bound."""
+    cases = []
+    for tool in tools_document()["tools"]:
+        for argument, schema in tool["inputSchema"]["properties"].items():
+            def case(value, valid, tool=tool["name"], argument=argument):
+                cases.append((tool, argument, value, valid))
+            if "minLength" in schema:
+                case("q" * schema["minLength"], True)
+                case("q" * (schema["minLength"] - 1), False)
+            if "maxLength" in schema:
+                case("q" * schema["maxLength"], True)
+                case("q" * (schema["maxLength"] + 1), False)
+            if "minimum" in schema:
+                case(schema["minimum"], True)
+                case(schema["minimum"] - 1, False)
+            if "maximum" in schema:
+                case(schema["maximum"], True)
+                case(schema["maximum"] + 1, False)
+            for value in schema.get("enum", ()):
+                case(value, True)
+            if "enum" in schema:
+                case("KNOWLEDGE_BASE", False)
+            if schema.get("format") == "date-time":
+                case("2026-01-05T09:00:00Z", True)
+                case("yesterday", False)
+            case("1" if schema["type"] == "integer" else 1, False)  # wrong type
+            case(None, False)
+    return cases
+
+
+def test_every_bound_comes_back_as_a_tool_error(server):
+    cases = bound_cases()
+    assert len(cases) >= 30
+    server.drain()
+    for tool, argument, value, valid in cases:
+        payload, is_error = server.call(tool, {**VALID_ARGS[tool], argument: value})
+        if valid:
+            assert not is_error or payload["code"] != "invalid_argument", (tool, argument, payload)
+        else:
+            assert is_error and payload["code"] == "invalid_argument", (tool, argument, value)
+            assert argument in payload["message"], payload
+    for tool, arguments in VALID_ARGS.items():
+        for required in tools_document()["tools"][list(VALID_ARGS).index(tool)]["inputSchema"][
+            "required"
+        ]:
+            missing = {k: v for k, v in arguments.items() if k != required}
+            payload = server.error(tool, missing)
+            assert payload["code"] == "invalid_argument" and required in payload["message"]
+        payload = server.error(tool, {**arguments, "surplus": 1})
+        assert payload["code"] == "invalid_argument" and "surplus" in payload["message"]
+    assert server.error("search_knowledge_base", None)["code"] == "invalid_argument"
+    assert server.error("no_such_tool", {})["code"] == "invalid_argument"
+    assert server.drain() == []  # nothing was written
+    assert server.ok("search_knowledge_base", {"knowledge_base_id": KB, "query": "still up"})
+
+
+@pytest.mark.parametrize("resource_type", ["channel", "note", "record", "session"])
+def test_other_resource_types_are_unsupported(server, resource_type):
+    payload = server.error(
+        "poll_resource_events", {"resource_type": resource_type, "resource_id": KB}
+    )
+    assert payload["code"] == "unsupported" and resource_type in payload["message"]
+
+
+def test_a_knowledge_base_not_granted_answers_like_a_missing_one(tmp_path):
+    # serves kb-1 but grants only kb-2, which does not exist
+    with running_server(tmp_path / "stderr.log", "--grant", "kb-2") as mcp:
+        for kb in ("kb-1", "kb-2"):
+            calls = {
+                "search_knowledge_base": {"knowledge_base_id": kb, "query": "anything"},
+                "read_knowledge_article": {"knowledge_base_id": kb, "article_id": "art-000001"},
+                "edit_knowledge_article": {
+                    "knowledge_base_id": kb, "article_id": "art-000001", "content": "x",
+                    "expected_version": DAY_START_VERSION, "idempotency_key": f"k-{kb}"},
+                "poll_resource_events": {"resource_type": "knowledge_base", "resource_id": kb},
+            }
+            for tool, arguments in calls.items():
+                payload = mcp.error(tool, arguments)
+                argument = "resource_id" if tool == "poll_resource_events" else "knowledge_base_id"
+                assert payload == {"code": "not_found", "message": f"{argument} {kb!r} not found"}
+
+
+def test_live_server_shows_people_saving_within_a_second(tmp_path):
+    config = tmp_path / "day.yaml"
+    # 3000 saves over 100 simulated hours at 3600x: about 30 saves per wall second
+    config.write_text("day_hours: 100\nsaves:\n  count: 3000\ncorpus:\n  articles: 60\n")
+    args = ("--config", str(config), "--seed", "3", "--live", "--speed", "3600")
+    with running_server(tmp_path / "stderr.log", *args) as mcp:
+        mcp.drain()
+        before = mcp.cursor
+        time.sleep(1.0)
+        events = mcp.drain()
+        assert events, "no people's saves in a second of live serving"
+        assert [e["sequence"] for e in events] == list(range(before + 1, mcp.cursor + 1))
+        assert {e["type"] for e in events} <= {"article.updated", "article.unpublished"}
+        hit = mcp.ok("search_knowledge_base", {"knowledge_base_id": KB, "query": "anything at all"})
+        assert set(hit) == {"results"}
+
+
+# -- fuzz ---------------------------------------------------------------------------
+
+PROPERTIES = sorted({p for t in tools_document()["tools"] for p in t["inputSchema"]["properties"]})
+TOOL_NAMES = [t["name"] for t in tools_document()["tools"]]
+CURRENT = "<current version of art-000001>"
+FUZZ_STATS: Counter[str] = Counter()
+
+_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+_values = st.one_of(
+    st.sampled_from([KB, "kb-2", "", "art-000001", "art-000002", "art-999999", "knowledge_base",
+                     "channel", "fz-1", "fz-2", DAY_START_VERSION, CURRENT, "not a date",
+                     "x" * 201, "ok query"]),
+    _text,
+    st.integers(min_value=-3, max_value=1000),
+    st.integers(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.booleans(),
+    st.none(),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(string.ascii_lowercase, max_size=3), st.integers(), max_size=2),
+)
+_kb = st.sampled_from([KB, KB, KB, "kb-2"])
+_sensible = {  # plausible values per argument, so that many calls get past validation
+    "knowledge_base_id": _kb,
+    "resource_id": _kb,
+    "resource_type": st.sampled_from(["knowledge_base"] * 4 + ["channel", "note", "session"]),
+    "article_id": st.sampled_from(["art-000001", "art-000002", "art-999999"]),
+    "query": st.sampled_from(["ok query", "xy"]) | st.text(min_size=2, max_size=30),
+    "limit": st.integers(min_value=0, max_value=101),
+    "after_sequence": st.integers(min_value=-1, max_value=1000),
+    "content": _text,
+    "title": _text,
+    "expected_version": st.sampled_from(
+        [CURRENT, CURRENT, DAY_START_VERSION, "2026-01-05T09:00:00+00:00"]),
+    "idempotency_key": st.sampled_from(["fz-1", "fz-2"]) | _text,
+}
+
+
+def _plausible_call(tool: dict[str, Any]):
+    schema = tool["inputSchema"]
+    optional = [p for p in schema["properties"] if p not in schema["required"]]
+    arguments = st.fixed_dictionaries(
+        {p: _sensible[p] for p in schema["required"]},
+        optional={p: _sensible[p] for p in optional},
+    )
+    mutation = st.none() | st.tuples(st.sampled_from([*PROPERTIES, "bogus"]), _values)
+
+    def call(args: dict[str, Any], change: tuple[str, Any] | None):
+        return tool["name"], args if change is None else {**args, change[0]: change[1]}
+
+    return st.builds(call, arguments, mutation)
+
+
+_calls = st.one_of(
+    # anything at all, mostly refused by validation
+    st.tuples(st.sampled_from([*TOOL_NAMES, "bogus_tool"]),
+              st.dictionaries(st.sampled_from([*PROPERTIES, "bogus"]), _values, max_size=7)),
+    *[_plausible_call(tool) for tool in tools_document()["tools"]],
+)
+
+
+@settings(max_examples=200, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(call=_calls)
+def test_fuzzed_arguments_never_crash_and_errors_change_nothing(server, call):
+    name, arguments = call
+    arguments = copy.deepcopy(arguments)
+    if CURRENT in arguments.values():
+        current = server.ok("read_knowledge_article",
+                            {"knowledge_base_id": KB, "article_id": "art-000001"})["updated_at"]
+        arguments = {k: current if v == CURRENT else v for k, v in arguments.items()}
+    server.drain()
+    payload, is_error = server.call(name, arguments)  # a protocol error would raise here
+    written = server.drain()
+    FUZZ_STATS["cases"] += 1
+    FUZZ_STATS[payload["code"] if is_error else f"ok {name}"] += 1
+    if is_error or name != "edit_knowledge_article" or payload["replayed"]:
+        assert written == []
+    else:
+        assert written == [{"sequence": server.cursor, "type": "article.updated",
+                            "article_id": payload["article_id"],
+                            "updated_at": payload["updated_at"]}]
+
+
+def test_server_still_serves_after_the_fuzz(server):
+    # runs after the fuzz (file order); also a record of what the fuzz exercised
+    print("fuzz outcomes:", dict(FUZZ_STATS))
+    assert server.ok("search_knowledge_base", {"knowledge_base_id": KB, "query": "after fuzz"})
+    assert len(server.list_tools().tools) == 4

@@ -11,6 +11,7 @@ import copy
 import json
 import string
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -367,3 +368,74 @@ def test_server_still_serves_after_the_fuzz(server):
     print("fuzz outcomes:", dict(FUZZ_STATS))
     assert server.ok("search_knowledge_base", {"knowledge_base_id": KB, "query": "after fuzz"})
     assert len(server.list_tools().tools) == 4
+
+
+# -- the pieces behind the server, without a subprocess ----------------------------------
+
+
+def test_docs_snippets_start_a_valid_server():
+    import re
+
+    import yaml
+
+    from kbsim.cli import build_parser
+    from kbsim.params import DayParams
+
+    text = (REPO / "docs" / "serve.md").read_text(encoding="utf-8")
+    configs = [json.loads(block) for block in re.findall(r"```json\n(.*?)```", text, re.S)]
+    assert configs
+    for config in configs:
+        for entry in config["mcpServers"].values():
+            args = entry["args"][entry["args"].index("serve"):]
+            parsed = build_parser().parse_args(args)
+            assert parsed.command == "serve" and parsed.speed > 0
+    for block in re.findall(r"```yaml\n(.*?)```", text, re.S):
+        DayParams.model_validate(yaml.safe_load(block))
+
+
+def test_config_errors_name_the_file_and_the_key(tmp_path):
+    from kbsim.serve import ServeConfigError, load_day_params
+
+    path = tmp_path / "typo.yaml"
+    path.write_text("saves:\n  cont: 3\n")
+    with pytest.raises(ServeConfigError, match=r"typo\.yaml.*saves\.cont"):
+        load_day_params(path)
+    path.write_text("- 1\n")
+    with pytest.raises(ServeConfigError, match="mapping"):
+        load_day_params(path)
+    path.write_text("zipf_s: 1.2\n")
+    assert load_day_params(path).zipf_s == 1.2
+
+
+def test_people_save_the_configured_day_through_the_store():
+    import simpy
+
+    from kbsim.params import DayParams
+    from kbsim.serve import Corpus, Popularity, build_store, people, random_streams
+
+    params = DayParams.model_validate(
+        {"day_hours": 1, "corpus": {"articles": 20}, "saves": {"count": 40}})
+
+    def one_day(seed: int):
+        store = build_store(params, seed)
+        streams = random_streams(seed)
+        ids = store.published_article_ids(KB)
+        popularity = Popularity(ids, streams["ranking"].permutation(len(ids)), params.zipf_s)
+        env, saves = simpy.Environment(), []
+        env.process(people(env, store, threading.Lock(), KB, streams["people"], params,
+                           popularity, Corpus.build(params.corpus), saves))
+        env.run()
+        return store, saves
+
+    store, saves = one_day(5)
+    assert len(saves) == 40 and all(0 <= s.time_s <= 3600 for s in saves)
+    assert [s.time_s for s in saves] == sorted(s.time_s for s in saves)
+    assert {s.kind for s in saves} <= {"content", "content_and_title", "unpublish"}
+    assert store.latest_sequence(KB) == 20 + 40
+    last = {save.article_id: save for save in saves}
+    for article_id, save in last.items():  # each article's last save is its current state
+        expected = None if save.kind == "unpublish" else save.updated_at
+        assert store.current_version(KB, article_id) == expected
+    again, replay = one_day(5)
+    assert replay == saves and again.snapshot() == store.snapshot()
+    assert one_day(6)[1] != saves

@@ -13,7 +13,7 @@ import kbsim.sim.processes as processes
 from kbsim.metrics import run_metrics, summarize
 from kbsim.params import DayParams
 from kbsim.sim import StalenessMismatch, run_day
-from kbsim.sim.checks import CheckOutcome, _flag, _reread
+from kbsim.sim.checks import CheckOutcome, flag_citations, reread_articles
 
 GOLDEN = Path(__file__).parent / "golden" / "small_summary.csv"
 
@@ -94,8 +94,8 @@ def test_broken_poll_paging_is_caught(monkeypatch):
         outcome = CheckOutcome(calls=1)
         cited = {c.article_id for c in citations}
         moved = [e["article_id"] for e in page["events"] if e["article_id"] in cited]
-        state.known.update(_reread(outcome, client, kb_id, dict.fromkeys(moved)))
-        outcome.flagged = _flag(citations, state.known)
+        state.known.update(reread_articles(outcome, client, kb_id, dict.fromkeys(moved)))
+        outcome.flagged = flag_citations(citations, state.known)
         return outcome
 
     params = small(checks={"poll_page_size": 5}, edit={"delay_s": None})

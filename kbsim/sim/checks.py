@@ -87,7 +87,7 @@ def check_by_title(
     return outcome
 
 
-def _reread(
+def reread_articles(
     outcome: CheckOutcome, client: Client, kb_id: str, article_ids
 ) -> dict[str, str | None]:
     """Read each article once; its current version, or None when gone."""
@@ -100,7 +100,7 @@ def _reread(
     return current
 
 
-def _flag(citations: Sequence[CitationRecord], known: dict[str, str | None]) -> dict[int, str]:
+def flag_citations(citations: Sequence[CitationRecord], known: dict[str, str | None]) -> dict[int, str]:
     flagged: dict[int, str] = {}
     for index, cited in enumerate(citations):
         if cited.article_id not in known:
@@ -117,7 +117,7 @@ def check_by_rereading(client: Client, kb_id: str, citations: Sequence[CitationR
     """Read every cited article by id and compare ``updated_at``."""
     outcome = CheckOutcome()
     distinct = dict.fromkeys(cited.article_id for cited in citations)
-    outcome.flagged = _flag(citations, _reread(outcome, client, kb_id, distinct))
+    outcome.flagged = flag_citations(citations, reread_articles(outcome, client, kb_id, distinct))
     return outcome
 
 
@@ -180,8 +180,8 @@ def check_by_polling(
     state.cursor = after
     # An article already known gone stays gone; everything else that moved is re-read.
     to_read = [a for a in moved if state.known.get(a, "") is not None]
-    state.known.update(_reread(outcome, client, kb_id, to_read))
-    outcome.flagged = _flag(citations, state.known)
+    state.known.update(reread_articles(outcome, client, kb_id, to_read))
+    outcome.flagged = flag_citations(citations, state.known)
     return outcome
 
 

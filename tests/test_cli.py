@@ -21,7 +21,9 @@ def test_tools_prints_the_four_definitions():
     result = run_kbsim("tools")
     assert result.returncode == 0
     names = [tool["name"] for tool in json.loads(result.stdout)["tools"]]
-    assert names == ["search_knowledge_base", "read_knowledge_article", "edit_knowledge_article", "poll_resource_events"]
+    assert names == [
+        "search_knowledge_base", "read_knowledge_article", "edit_knowledge_article", "poll_resource_events"
+    ]
 
 
 def test_unknown_command_is_an_error_naming_it():

@@ -12,34 +12,35 @@ collide. stdout carries the protocol; logs go to stderr.
 from __future__ import annotations
 
 import copy
+import functools
+import itertools
 import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import yaml
 from pydantic import ValidationError
 
 import kbsim
-from kbsim.params import CorpusParams, DayParams
-from kbsim.store import MemoryStore, ToolError, tool_definitions
+from kbsim.params import DayParams
+from kbsim.sim import streams
+from kbsim.sim.corpus import Corpus
+from kbsim.sim.day import SAVE_KINDS, arrival_times
+from kbsim.sim.popularity import Popularity
+from kbsim.sim.processes import editor
+from kbsim.sim.records import DayLog
+from kbsim.store import MemoryStore, ToolError, article_id_for, tool_definitions
 
 log = logging.getLogger("kbsim.serve")
 
 DEFAULT_KB_ID = "kb-1"
 DEFAULT_SEED = 1
 DEFAULT_SPEED = 60.0
-
-#: Named random streams, one child of ``SeedSequence(seed)`` each (in this order).
-STREAMS = ("corpus", "ranking", "people")
-
-#: The kinds of a person's save, in the order of ``SaveMix``'s fields.
-SAVE_KINDS = ("content", "content_and_title", "unpublish")
 
 
 class ServeConfigError(ValueError):
@@ -77,66 +78,18 @@ def load_day_params(path: str | Path | None) -> DayParams:
         raise ServeConfigError(f"config {str(path)!r}: {problems}") from None
 
 
-def random_streams(seed: int) -> dict[str, np.random.Generator]:
-    """One generator per named stream, spawned from ``SeedSequence(seed)``."""
-    children = np.random.SeedSequence(seed).spawn(len(STREAMS))
-    return {
-        name: np.random.default_rng(child) for name, child in zip(STREAMS, children, strict=True)
-    }
+def seeded_corpus(params: DayParams, seed: int):
+    """The simulated day's corpus for ``(params, seed)``: ``(articles, ranking, streams)``.
 
-
-_ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "st", "tr")
-_VOWELS = ("a", "e", "i", "o", "u", "ai", "ou")
-
-
-@dataclass(frozen=True)
-class Corpus:
-    """A seeded synthetic corpus: pronounceable words, uniform titles, Zipf-like bodies.
-
-    A stand-in with the interface of the simulation's corpus generator; titles
-    are mostly rare words, so a query made of a title finds its article first.
+    Drawn exactly as :func:`kbsim.sim.simulate_day` draws them (titles and
+    bodies, then the popularity ranking, from the ``corpus`` stream), so the
+    served knowledge base starts as that day's does; ``streams`` holds the
+    day's other, still unused, generators.
     """
-
-    vocabulary: tuple[str, ...]
-    body_cdf: np.ndarray
-    params: CorpusParams
-
-    @classmethod
-    def build(cls, params: CorpusParams) -> Corpus:
-        size = max(params.min_vocabulary, int(params.vocabulary_per_article * params.articles))
-        syllables = [onset + vowel for onset in _ONSETS for vowel in _VOWELS]
-        n = len(syllables)
-        # two-syllable-or-longer words, i written in base n (distinct by construction)
-        words = []
-        for i in range(n, n + size):
-            digits, value = [], i
-            while value:
-                digits.append(syllables[value % n])
-                value //= n
-            words.append("".join(reversed(digits)))
-        weights = 1.0 / np.arange(1, size + 1, dtype=float)
-        return cls(tuple(words), np.cumsum(weights / weights.sum()), params)
-
-    def title(self, rng: np.random.Generator) -> str:
-        picks = rng.choice(len(self.vocabulary), size=self.params.title_words, replace=False)
-        words = [self.vocabulary[i] for i in picks]
-        return " ".join([words[0].capitalize(), *words[1:]])
-
-    def body(self, rng: np.random.Generator) -> str:
-        picks = np.searchsorted(self.body_cdf, rng.random(self.params.body_words), side="right")
-        picks = np.minimum(picks, len(self.vocabulary) - 1)
-        return " ".join(self.vocabulary[i] for i in picks) + "."
-
-    def retitle(self, title: str, rng: np.random.Generator) -> str:
-        """The title with one word replaced."""
-        words = title.split()
-        position = int(rng.integers(len(words)))
-        word = self.vocabulary[int(rng.integers(len(self.vocabulary)))]
-        words[position] = word.capitalize() if position == 0 else word
-        return " ".join(words)
-
-    def articles(self, rng: np.random.Generator) -> list[tuple[str, str]]:
-        return [(self.title(rng), self.body(rng)) for _ in range(self.params.articles)]
+    rngs = streams(seed)
+    articles = Corpus.build(params.corpus).articles(rngs["corpus"])
+    ranking = rngs["corpus"].permutation(len(articles))
+    return articles, ranking, rngs
 
 
 def open_backend(params: DayParams, db: str | Path | None):
@@ -146,9 +99,12 @@ def open_backend(params: DayParams, db: str | Path | None):
     sqlite_store = getattr(kbsim, "SQLiteStore", None)
     if sqlite_store is None:
         raise ServeConfigError(
-            f"--db {str(db)!r}: this kbsim has no SQLite backend (kbsim.SQLiteStore) yet"
+            f"--db {str(db)!r}: this kbsim has no SQLite backend (kbsim.SQLiteStore)"
         )
-    return sqlite_store(db)
+    try:
+        return sqlite_store(db, event_retention_s=params.event_retention_s)
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise ServeConfigError(f"--db {str(db)!r}: {exc}") from None
 
 
 def build_store(params: DayParams, seed: int, db: str | Path | None = None,
@@ -164,8 +120,8 @@ def build_store(params: DayParams, seed: int, db: str | Path | None = None,
         log.info("serving the existing knowledge base %s from %s", kb_id, db)
         return store
     store.create_knowledge_base(kb_id)
-    corpus = Corpus.build(params.corpus)
-    for title, content in corpus.articles(random_streams(seed)["corpus"]):
+    articles, _, _ = seeded_corpus(params, seed)
+    for title, content in articles:
         store.publish_article(kb_id, title=title, content=content, at=0.0)
     return store
 
@@ -190,111 +146,106 @@ class DayClock:
 # -- people saving, live ----------------------------------------------------------------
 
 
-class PeopleSave(NamedTuple):
-    """One save a person made while the server was live."""
+class LockedStore:
+    """A store whose every method call holds ``lock``.
 
-    time_s: float
-    kind: str
-    article_id: str
-    updated_at: str
-
-
-class Popularity:
-    """Zipf popularity (``rank ** -s``) over a seeded ranking of articles."""
-
-    def __init__(self, article_ids: list[str], ranking: np.ndarray, s: float) -> None:
-        self.by_rank = [article_ids[i] for i in ranking]
-        weights = np.arange(1, len(self.by_rank) + 1, dtype=float) ** -s
-        self.probabilities = weights / weights.sum()
-
-    def draw(self, rng: np.random.Generator, eligible: Callable[[str], bool]) -> str | None:
-        """One eligible article by popularity, or None when none is eligible."""
-        mask = np.array([eligible(a) for a in self.by_rank])
-        if not mask.any():
-            return None
-        weights = np.where(mask, self.probabilities, 0.0)
-        return self.by_rank[int(rng.choice(len(weights), p=weights / weights.sum()))]
-
-
-def save_times(rng: np.random.Generator, params: DayParams) -> np.ndarray:
-    """Offsets (simulated seconds from the day's start) of people's saves, sorted."""
-    count, day_s = params.saves.count, params.day_s
-    if params.arrivals == "uniform":
-        return np.sort(rng.uniform(0.0, day_s, count))
-    gaps = rng.exponential(day_s / count, size=4 * count + 16) if count else np.empty(0)
-    times = np.cumsum(gaps)
-    return times[times < day_s]
-
-
-def people(env, store, lock: threading.Lock, kb_id: str, rng: np.random.Generator,
-           params: DayParams, popularity: Popularity, corpus: Corpus, saves: list[PeopleSave]):
-    """People saving articles through the store's own save path for one day.
-
-    Each save picks a published article by popularity and a kind by the save
-    mix (content, content and title, unpublish); ``lock`` serialises it with
-    the agent's tool calls.
+    The simulation's editor process calls the store directly; handing it this
+    view serialises each of its store calls with the agent's tool calls.
     """
+
+    def __init__(self, store, lock: threading.Lock) -> None:
+        self._store = store
+        self._lock = lock
+
+    def __getattr__(self, name: str):
+        attribute = getattr(self._store, name)
+        if not callable(attribute):
+            return attribute
+        lock = self._lock
+
+        @functools.wraps(attribute)
+        def locked(*args, **kwargs):
+            with lock:
+                return attribute(*args, **kwargs)
+
+        return locked
+
+
+def people_arrivals(params: DayParams, rng: np.random.Generator,
+                    start_s: float) -> Iterator[tuple[float, str]]:
+    """People's saves as ``(time_s, kind)``, day after day from ``start_s``.
+
+    Each day has the configured count, arrival model and mix; the first day
+    draws exactly what the simulated day's people draw.
+    """
+    if params.saves.count == 0:
+        return
     mix = params.saves.mix
-    shares = np.array([mix.content, mix.content_and_title, mix.unpublish])
-    start = env.now
-    for offset in save_times(rng, params):
-        yield env.timeout(max(0.0, start + float(offset) - env.now))
-        kind = SAVE_KINDS[int(rng.choice(len(SAVE_KINDS), p=shares / shares.sum()))]
-        with lock:
-            published = set(store.published_article_ids(kb_id))
-            article_id = popularity.draw(rng, published.__contains__)
-            if article_id is None:
-                continue
-            at = env.now
-            if kind == "unpublish":
-                updated_at = store.unpublish_article(kb_id, article_id, at=at)
-            else:
-                title = None
-                if kind == "content_and_title":
-                    title = corpus.retitle(store.article_state(kb_id, article_id).title, rng)
-                updated_at = store.save_article(
-                    kb_id, article_id, at=at, content=corpus.body(rng), title=title
-                )
-        saves.append(PeopleSave(at, kind, article_id, updated_at))
+    shares = [mix.content, mix.content_and_title, mix.unpublish]
+    for day in itertools.count():
+        times = arrival_times(rng, params.saves.count, params.day_s, params.arrivals)
+        kinds = rng.choice(len(SAVE_KINDS), size=len(times), p=shares)
+        offset = start_s + day * params.day_s
+        for time_s, kind in zip(times, kinds, strict=True):
+            yield offset + float(time_s), SAVE_KINDS[kind]
 
 
-def start_live_day(served: ServedKnowledgeBase, params: DayParams, seed: int) -> threading.Thread:
-    """Run one day of people's saves against ``served`` in a daemon thread.
+def live_people(env, store, lock: threading.Lock, kb_id: str, params: DayParams, seed: int,
+                log_to: DayLog):
+    """The simulation's ``editor`` process wired to a served store, starting at ``env.now``.
+
+    People pick published articles by the day's popularity (Zipf, or uniform
+    for ``saves.popularity: uniform``) and save through the store's own save
+    path, each store call under ``lock``.
+    """
+    articles, ranking, rngs = seeded_corpus(params, seed)
+    article_ids = [article_id_for(i + 1) for i in range(len(articles))]
+    s = params.zipf_s if params.saves.popularity == "zipf" else 0.0
+    popularity = Popularity(article_ids, ranking, s)
+    locked = LockedStore(store, lock)
+    rng = rngs["editors"]
+
+    def is_published(article_id: str) -> bool:
+        return locked.current_version(kb_id, article_id) is not None
+
+    return editor(
+        env,
+        locked,
+        kb_id,
+        people_arrivals(params, rng, env.now),
+        lambda: popularity.draw(rng, is_published),
+        Corpus.build(params.corpus),
+        rng,
+        log_to,
+    )
+
+
+def start_live_people(served: ServedKnowledgeBase, params: DayParams,
+                      seed: int) -> threading.Thread:
+    """Run people's saves against ``served`` in accelerated wall-clock time (a daemon thread).
 
     The real-time environment starts at the served clock's current time and
     runs at its speed, so people's ``at`` and the agent's clock agree.
-    ``strict=False``: a late step is taken late rather than aborting the day.
+    ``strict=False``: a late step is taken late rather than failing the day.
     """
     import simpy.rt
 
-    streams = random_streams(seed)
-    corpus = Corpus.build(params.corpus)
-    with served.lock:
-        article_ids = served.store.published_article_ids(served.kb_id)
-    ranking = streams["ranking"].permutation(len(article_ids))
-    s = params.zipf_s if params.saves.popularity == "zipf" else 0.0
-    popularity = Popularity(article_ids, ranking, s)
-    saves: list[PeopleSave] = []
     clock = served.clock
+    day_log = DayLog()
 
     def run() -> None:
         env = simpy.rt.RealtimeEnvironment(
             initial_time=clock(), factor=1.0 / clock.speed, strict=False
         )
-        end = env.now + params.day_s
         env.process(
-            people(env, served.store, served.lock, served.kb_id, streams["people"], params,
-                   popularity, corpus, saves)
+            live_people(env, served.store, served.lock, served.kb_id, params, seed, day_log)
         )
-        log.info("live: people start saving (%d saves over %.1f simulated hours, "
-                 "%.0fx wall-clock)", params.saves.count, params.day_hours, clock.speed)
+        log.info("live: people save %d times per %g simulated hours, %gx wall-clock time",
+                 params.saves.count, params.day_hours, clock.speed)
         try:
-            env.run(until=end)
+            env.run()
         except Exception:
-            log.exception("live: the people process failed after %d saves", len(saves))
-            return
-        log.info("live: the day is over after %d saves; the knowledge base stays served",
-                 len(saves))
+            log.exception("live: people stopped saving after %d saves", len(day_log.saves))
 
     thread = threading.Thread(target=run, name="kbsim-live-people", daemon=True)
     thread.start()
@@ -412,5 +363,11 @@ def serve(params: DayParams, *, seed: int = DEFAULT_SEED, db: str | Path | None 
     log.info("serving %s (%d published articles, seed %d) to grants %s over stdio",
              kb_id, len(store.published_article_ids(kb_id)), seed, sorted(served.client.grants))
     if live:
-        start_live_day(served, params, seed)
-    anyio.run(_serve_stdio, build_server(served, live=live))
+        start_live_people(served, params, seed)
+    try:
+        anyio.run(_serve_stdio, build_server(served, live=live))
+    finally:
+        close = getattr(store, "close", None)
+        if close is not None:
+            with served.lock:
+                close()

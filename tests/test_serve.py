@@ -407,35 +407,33 @@ def test_config_errors_name_the_file_and_the_key(tmp_path):
     assert load_day_params(path).zipf_s == 1.2
 
 
-def test_people_save_the_configured_day_through_the_store():
+def test_live_people_make_the_simulated_days_saves():
+    """Without real time, the served people save exactly what the simulated day's people do."""
     import simpy
 
     from kbsim.params import DayParams
-    from kbsim.serve import Corpus, Popularity, build_store, people, random_streams
+    from kbsim.serve import build_store, live_people
+    from kbsim.sim import run_day
+    from kbsim.sim.records import DayLog
 
-    params = DayParams.model_validate(
-        {"day_hours": 1, "corpus": {"articles": 20}, "saves": {"count": 40}})
+    params = DayParams.model_validate({
+        "day_hours": 1, "corpus": {"articles": 30}, "saves": {"count": 40},
+        "questions": {"count": 3}})
 
-    def one_day(seed: int):
-        store = build_store(params, seed)
-        streams = random_streams(seed)
-        ids = store.published_article_ids(KB)
-        popularity = Popularity(ids, streams["ranking"].permutation(len(ids)), params.zipf_s)
-        env, saves = simpy.Environment(), []
-        env.process(people(env, store, threading.Lock(), KB, streams["people"], params,
-                           popularity, Corpus.build(params.corpus), saves))
-        env.run()
-        return store, saves
+    def served_day(seed: int, hours: float):
+        store, day_log, env = build_store(params, seed), DayLog(), simpy.Environment()
+        env.process(live_people(env, store, threading.Lock(), KB, params, seed, day_log))
+        env.run(until=hours * 3600)
+        return store, [(s.time_s, s.kind, s.article_id, s.version) for s in day_log.saves]
 
-    store, saves = one_day(5)
-    assert len(saves) == 40 and all(0 <= s.time_s <= 3600 for s in saves)
-    assert [s.time_s for s in saves] == sorted(s.time_s for s in saves)
-    assert {s.kind for s in saves} <= {"content", "content_and_title", "unpublish"}
-    assert store.latest_sequence(KB) == 20 + 40
-    last = {save.article_id: save for save in saves}
-    for article_id, save in last.items():  # each article's last save is its current state
-        expected = None if save.kind == "unpublish" else save.updated_at
-        assert store.current_version(KB, article_id) == expected
-    again, replay = one_day(5)
-    assert replay == saves and again.snapshot() == store.snapshot()
-    assert one_day(6)[1] != saves
+    store, saves = served_day(5, hours=1)
+    simulated = run_day(params, 5)["saves"]
+    people = simulated[simulated["actor"] == "people"]
+    assert saves == list(people[["time_s", "kind", "article_id", "version"]].itertuples(
+        index=False, name=None))
+    assert len(saves) == 40 and store.latest_sequence(KB) == 30 + 40
+    # the day repeats: people keep saving after the first day
+    _, two_days = served_day(5, hours=2)
+    assert two_days[:40] == saves and len(two_days) == 80
+    assert min(t for t, *_ in two_days[40:]) >= 3600
+    assert served_day(6, hours=1)[1] != saves

@@ -34,7 +34,13 @@ from kbsim.sim.day import SAVE_KINDS, arrival_times
 from kbsim.sim.popularity import Popularity
 from kbsim.sim.processes import editor
 from kbsim.sim.records import DayLog
-from kbsim.store import MemoryStore, ToolError, article_id_for, tool_definitions
+from kbsim.store import (
+    MemoryStore,
+    ToolError,
+    article_id_for,
+    parse_version,
+    tool_definitions,
+)
 
 log = logging.getLogger("kbsim.serve")
 
@@ -127,6 +133,24 @@ def build_store(params: DayParams, seed: int, db: str | Path | None = None,
 
 
 # -- time ------------------------------------------------------------------------------
+
+
+def latest_event_time_s(store, kb_id: str) -> float:
+    """Simulated time of the knowledge base's latest event (0 for an empty log).
+
+    A persisted knowledge base resumes its day from there, so versions written
+    after a restart keep following the clock instead of creeping by 1 µs.
+    """
+    latest = store.latest_sequence(kb_id)
+    if latest == 0:
+        return 0.0
+    client = store.client(grants={kb_id}, clock=lambda: 0.0)
+    page = client.call("poll_resource_events", {
+        "resource_type": "knowledge_base", "resource_id": kb_id,
+        "after_sequence": latest - 1, "limit": 1})
+    if not page["events"]:
+        return 0.0
+    return parse_version(page["events"][-1]["updated_at"]) / 1_000_000
 
 
 class DayClock:
@@ -359,9 +383,11 @@ def serve(params: DayParams, *, seed: int = DEFAULT_SEED, db: str | Path | None 
     if not clock_speed > 0:
         raise ServeConfigError(f"--speed must be > 0, got {speed!r}")
     store = build_store(params, seed, db=db, kb_id=kb_id)
-    served = ServedKnowledgeBase(store, kb_id, grants or [kb_id], DayClock(clock_speed))
-    log.info("serving %s (%d published articles, seed %d) to grants %s over stdio",
-             kb_id, len(store.published_article_ids(kb_id)), seed, sorted(served.client.grants))
+    clock = DayClock(clock_speed, start_s=latest_event_time_s(store, kb_id))
+    served = ServedKnowledgeBase(store, kb_id, grants or [kb_id], clock)
+    log.info("serving %s (%d published articles, seed %d, day clock from %.1f s) to grants %s "
+             "over stdio", kb_id, len(store.published_article_ids(kb_id)), seed, clock.start_s,
+             sorted(served.client.grants))
     if live:
         start_live_people(served, params, seed)
     try:

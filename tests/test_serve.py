@@ -437,3 +437,38 @@ def test_live_people_make_the_simulated_days_saves():
     assert two_days[:40] == saves and len(two_days) == 80
     assert min(t for t, *_ in two_days[40:]) >= 3600
     assert served_day(6, hours=1)[1] != saves
+
+
+def test_db_serves_a_persistent_knowledge_base(tmp_path):
+    """With kbsim.SQLiteStore: a restart serves the saved state and resumes its clock."""
+    import subprocess
+
+    import kbsim
+
+    db = tmp_path / "kb.sqlite"
+    if not hasattr(kbsim, "SQLiteStore"):  # the backend is not in this build: a clear refusal
+        run = subprocess.run(
+            [sys.executable, "-m", "kbsim", "serve", "--db", str(db)], cwd=REPO,
+            env={"PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=60,
+        )
+        assert run.returncode == 2 and "--db" in run.stderr and "SQLiteStore" in run.stderr
+        assert run.stdout == ""
+        return
+    article = {"knowledge_base_id": KB, "article_id": "art-000003"}
+    with running_server(tmp_path / "first.log", "--db", str(db)) as mcp:
+        read = mcp.ok("read_knowledge_article", article)
+        first = mcp.ok("edit_knowledge_article", {
+            **article, "content": "kept on disk", "expected_version": read["updated_at"],
+            "idempotency_key": "db-1"})
+    with running_server(tmp_path / "second.log", "--db", str(db)) as mcp:
+        again = mcp.ok("read_knowledge_article", article)
+        assert again["content"] == "kept on disk" and again["citation"] == first["citation"]
+        assert [e["sequence"] for e in mcp.poll(399)["events"]] == [400, 401]
+        second = mcp.ok("edit_knowledge_article", {
+            **article, "content": "edited after a restart",
+            "expected_version": again["updated_at"], "idempotency_key": "db-2"})
+        # the clock resumed from the latest event rather than restarting the day at 0
+        assert second["updated_at"] > first["updated_at"]
+        assert mcp.ok("edit_knowledge_article", {
+            **article, "content": "kept on disk", "expected_version": read["updated_at"],
+            "idempotency_key": "db-1"}) == {**first, "replayed": True}

@@ -279,6 +279,44 @@ def test_live_server_shows_people_saving_within_a_second(tmp_path):
         assert set(hit) == {"results"}
 
 
+
+def test_raw_json_rpc_envelope_errors_do_not_stop_the_server():
+    """Non-object ``arguments`` breaks the MCP envelope itself: the SDK answers a JSON-RPC
+    invalid-params error (a conforming client cannot send it); the tool schema is ours."""
+    import subprocess
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kbsim", "serve"], cwd=REPO, env={"PYTHONPATH": str(REPO)},
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+
+    def send(message: dict[str, Any]) -> dict[str, Any] | None:
+        proc.stdin.write(json.dumps(message) + "\n")
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline()) if "id" in message else None
+
+    try:
+        assert send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}})["result"]
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        envelope = send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "read_knowledge_article", "arguments": "not an object"}})
+        assert envelope["error"]["code"] == -32602
+        absent = send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                       "params": {"name": "read_knowledge_article"}})["result"]
+        assert absent["isError"] is True
+        assert absent["structuredContent"]["code"] == "invalid_argument"
+        assert "article_id" in absent["structuredContent"]["message"]
+        read = send({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+            "name": "read_knowledge_article",
+            "arguments": {"knowledge_base_id": KB, "article_id": "art-000001"}}})["result"]
+        assert read["isError"] is False and read["structuredContent"]["article_id"] == "art-000001"
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+        proc.stdout.close()
+
 # -- fuzz ---------------------------------------------------------------------------
 
 PROPERTIES = sorted({p for t in tools_document()["tools"] for p in t["inputSchema"]["properties"]})

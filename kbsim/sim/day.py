@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from functools import lru_cache
 from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
 import simpy
 
-from kbsim.params import DayParams
+from kbsim.params import CorpusParams, DayParams
 from kbsim.sim.corpus import Corpus
 from kbsim.sim.popularity import Popularity
 from kbsim.sim.processes import Answer, agent_edit, asker, checker, editor
@@ -80,17 +81,29 @@ def run_day(params: DayParams, seed: int, *, trace: bool = False) -> dict[str, p
     return tables
 
 
+@lru_cache(maxsize=8)
+def starting_knowledge_base(corpus_params: CorpusParams, seed: int):
+    """The corpus, the published knowledge base and the popularity ranking of a seed.
+
+    Built once per ``(corpus params, seed)`` in a process and copied for each
+    day (the days of a sweep share their seed's corpus); never mutated.
+    """
+    rng = streams(seed)["corpus"]
+    corpus = Corpus.build(corpus_params)
+    store = MemoryStore()
+    store.create_knowledge_base(KB_ID)
+    article_ids = [
+        store.publish_article(KB_ID, title=title, content=body, at=0.0) for title, body in corpus.articles(rng)
+    ]
+    ranking = rng.permutation(len(article_ids))
+    return corpus, store, article_ids, ranking
+
+
 def simulate_day(params: DayParams, seed: int, *, trace: bool = False):
     """Like :func:`run_day`, also returning the :class:`DayLog` (with the trace if asked)."""
     rngs = streams(seed)
-    corpus = Corpus.build(params.corpus)
-    store = MemoryStore(event_retention_s=params.event_retention_s)
-    store.create_knowledge_base(KB_ID)
-    article_ids = [
-        store.publish_article(KB_ID, title=title, content=body, at=0.0)
-        for title, body in corpus.articles(rngs["corpus"])
-    ]
-    ranking = rngs["corpus"].permutation(len(article_ids))
+    corpus, template, article_ids, ranking = starting_knowledge_base(params.corpus, seed)
+    store = template.copy(event_retention_s=params.event_retention_s)
     questions_by = Popularity(article_ids, ranking, params.zipf_s)
     saves_by = (
         questions_by if params.saves.popularity == "zipf" else Popularity(article_ids, ranking, 0.0)

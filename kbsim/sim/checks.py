@@ -33,13 +33,13 @@ class CheckOutcome:
         """Make one tool call, counting it; returns None on not_found."""
         self.calls += 1
         try:
-            result = client.call(name, arguments)
+            result, size = client.call_sized(name, arguments)
         except ToolError as error:
             self.bytes += json_size({"error": error.to_dict()})
             if error.code == "not_found":
                 return None
             raise
-        self.bytes += json_size(result)
+        self.bytes += size
         return result
 
 
@@ -153,7 +153,7 @@ def check_by_polling(
     while True:
         outcome.calls += 1
         try:
-            page = client.call(
+            page, size = client.call_sized(
                 "poll_resource_events",
                 {
                     "resource_type": "knowledge_base",
@@ -170,7 +170,7 @@ def check_by_polling(
             moved = dict.fromkeys(a for a in cited_ids if state.known.get(a, "") is not None)
             after = error.details["latest_sequence"]
             break
-        outcome.bytes += json_size(page)
+        outcome.bytes += size
         for event in page["events"]:
             if event["article_id"] in cited_ids:
                 moved[event["article_id"]] = None

@@ -29,18 +29,12 @@ from pydantic import ValidationError
 import kbsim
 from kbsim.params import DayParams
 from kbsim.sim import streams
-from kbsim.sim.corpus import Corpus
-from kbsim.sim.day import SAVE_KINDS, arrival_times
+from kbsim.sim.day import KB_ID as SIM_KB_ID
+from kbsim.sim.day import SAVE_KINDS, arrival_times, starting_knowledge_base
 from kbsim.sim.popularity import Popularity
 from kbsim.sim.processes import editor
 from kbsim.sim.records import DayLog
-from kbsim.store import (
-    MemoryStore,
-    ToolError,
-    article_id_for,
-    parse_version,
-    tool_definitions,
-)
+from kbsim.store import MemoryStore, ToolError, parse_version, tool_definitions
 
 log = logging.getLogger("kbsim.serve")
 
@@ -84,20 +78,6 @@ def load_day_params(path: str | Path | None) -> DayParams:
         raise ServeConfigError(f"config {str(path)!r}: {problems}") from None
 
 
-def seeded_corpus(params: DayParams, seed: int):
-    """The simulated day's corpus for ``(params, seed)``: ``(articles, ranking, streams)``.
-
-    Drawn exactly as :func:`kbsim.sim.simulate_day` draws them (titles and
-    bodies, then the popularity ranking, from the ``corpus`` stream), so the
-    served knowledge base starts as that day's does; ``streams`` holds the
-    day's other, still unused, generators.
-    """
-    rngs = streams(seed)
-    articles = Corpus.build(params.corpus).articles(rngs["corpus"])
-    ranking = rngs["corpus"].permutation(len(articles))
-    return articles, ranking, rngs
-
-
 def open_backend(params: DayParams, db: str | Path | None):
     """An empty or persisted store: in memory, or SQLite at ``db``."""
     if db is None:
@@ -117,18 +97,21 @@ def build_store(params: DayParams, seed: int, db: str | Path | None = None,
                 kb_id: str = DEFAULT_KB_ID):
     """The store to serve: knowledge base ``kb_id`` holding the seeded corpus.
 
-    A SQLite file that already holds ``kb_id`` is served as it is (its articles
-    and events persist across restarts); otherwise the corpus is published at
-    simulated time 0.
+    The articles are those the simulated day starts with for the same corpus
+    parameters and seed (same ids, titles and bodies), published at simulated
+    time 0. A SQLite file that already holds ``kb_id`` is served as it is (its
+    articles and events persist across restarts).
     """
     store = open_backend(params, db)
     if store.has_knowledge_base(kb_id):
         log.info("serving the existing knowledge base %s from %s", kb_id, db)
         return store
     store.create_knowledge_base(kb_id)
-    articles, _, _ = seeded_corpus(params, seed)
-    for title, content in articles:
-        store.publish_article(kb_id, title=title, content=content, at=0.0)
+    # the simulated day's starting knowledge base for this seed, published under kb_id
+    _, template, article_ids, _ = starting_knowledge_base(params.corpus, seed)
+    for article_id in article_ids:
+        article = template.article_state(SIM_KB_ID, article_id)
+        store.publish_article(kb_id, title=article.title, content=article.content, at=0.0)
     return store
 
 
@@ -222,12 +205,11 @@ def live_people(env, store, lock: threading.Lock, kb_id: str, params: DayParams,
     for ``saves.popularity: uniform``) and save through the store's own save
     path, each store call under ``lock``.
     """
-    articles, ranking, rngs = seeded_corpus(params, seed)
-    article_ids = [article_id_for(i + 1) for i in range(len(articles))]
+    corpus, _, article_ids, ranking = starting_knowledge_base(params.corpus, seed)
     s = params.zipf_s if params.saves.popularity == "zipf" else 0.0
     popularity = Popularity(article_ids, ranking, s)
     locked = LockedStore(store, lock)
-    rng = rngs["editors"]
+    rng = streams(seed)["editors"]
 
     def is_published(article_id: str) -> bool:
         return locked.current_version(kb_id, article_id) is not None
@@ -238,7 +220,7 @@ def live_people(env, store, lock: threading.Lock, kb_id: str, params: DayParams,
         kb_id,
         people_arrivals(params, rng, env.now),
         lambda: popularity.draw(rng, is_published),
-        Corpus.build(params.corpus),
+        corpus,
         rng,
         log_to,
     )

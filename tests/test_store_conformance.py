@@ -550,16 +550,27 @@ def test_every_error_code_leaves_the_store_unchanged(store):
 
 
 def test_results_are_json_and_call_sized_counts_their_bytes(kb):
-    _, client, _, ids = kb
-    for name, args in (
+    s, client, clock, ids = kb
+    calls = [
         (SEARCH, {"knowledge_base_id": KB, "query": "password"}),
         (READ, {"knowledge_base_id": KB, "article_id": ids[0]}),
         (POLL, {"resource_type": "knowledge_base", "resource_id": KB}),
+    ]
+    sizes = []
+    for change in (
+        lambda: None,
+        lambda: s.save_article(KB, ids[0], at=10.0, title="Reset a password, quickly \u00e9"),
+        lambda: client.call(EDIT, edit_args(ids[0], read(client, ids[0])["updated_at"], "k1",
+                                            content="A much longer body " * 5)),
     ):
-        result, size = client.call_sized(name, args)
-        text = json.dumps(result, separators=(",", ":"), ensure_ascii=False)
-        assert json.loads(text) == result
-        assert size == len(text.encode("utf-8"))
+        change()
+        for name, args in calls:
+            result, size = client.call_sized(name, args)
+            text = json.dumps(result, separators=(",", ":"), ensure_ascii=False)
+            assert json.loads(text) == result
+            assert size == len(text.encode("utf-8")), (name, result)
+            sizes.append(size)
+    assert len(set(sizes)) > 3  # the sizes followed the changes
 
 
 # -- the tool definitions ----------------------------------------------------------------

@@ -70,14 +70,16 @@ def _approval_delays(params: DayParams, uniforms: np.ndarray) -> Iterator[float]
             yield float(edit.delay_s * math.exp(edit.lognormal_sigma * NormalDist().inv_cdf(u)))
 
 
-def run_day(params: DayParams, seed: int, *, trace: bool = False) -> dict[str, pd.DataFrame]:
+def run_day(
+    params: DayParams, seed: int, *, trace: bool = False, env: simpy.Environment | None = None
+) -> dict[str, pd.DataFrame]:
     """Simulate one day; returns the tidy tables ``citations``, ``checks``, ``edits``, ``saves``.
 
     The same ``(params, seed)`` gives identical tables. Random streams are
     spawned from ``SeedSequence(seed)`` alone, so days that differ only in
     parameters share common random numbers.
     """
-    tables, _ = simulate_day(params, seed, trace=trace)
+    tables, _ = simulate_day(params, seed, trace=trace, env=env)
     return tables
 
 
@@ -99,8 +101,12 @@ def starting_knowledge_base(corpus_params: CorpusParams, seed: int):
     return corpus, store, article_ids, ranking
 
 
-def simulate_day(params: DayParams, seed: int, *, trace: bool = False):
-    """Like :func:`run_day`, also returning the :class:`DayLog` (with the trace if asked)."""
+def simulate_day(params: DayParams, seed: int, *, trace: bool = False, env: simpy.Environment | None = None):
+    """Like :func:`run_day`, also returning the :class:`DayLog` (with the trace if asked).
+
+    ``env`` lets a caller supply its own (fresh) environment, e.g. one that
+    counts scheduled events for a benchmark.
+    """
     rngs = streams(seed)
     corpus, template, article_ids, ranking = starting_knowledge_base(params.corpus, seed)
     store = template.copy(event_retention_s=params.event_retention_s)
@@ -113,7 +119,7 @@ def simulate_day(params: DayParams, seed: int, *, trace: bool = False):
         return store.current_version(KB_ID, article_id) is not None
 
     log = DayLog(trace=[] if trace else None)
-    env = simpy.Environment()
+    env = simpy.Environment() if env is None else env
     client = store.client(grants={KB_ID}, clock=lambda: env.now)
 
     rng_editors, rng_askers, rng_agent = rngs["editors"], rngs["askers"], rngs["agent"]

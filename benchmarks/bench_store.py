@@ -2,7 +2,7 @@
 
 Measures read, edit, poll and search on a synthetic corpus of 400 and of
 100,000 articles and writes a markdown table into ``benchmarks/RESULTS.md``
-under "## Store micro-benchmark" (that section is replaced, others are kept).
+under "## Store micro-benchmark" (via results_file.py; other sections are kept).
 
 The corpus has 4 distinct vocabulary words per article, titles of 4 words and
 bodies of 60, drawn uniformly, so a word's postings list has about the same
@@ -15,24 +15,22 @@ Usage: python benchmarks/bench_store.py [--sizes 400 100000] [--calls 2000] [--s
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import re
 import resource
 import shlex
 import statistics
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
-import kbsim
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results_file import machine_line, write_section  # noqa: E402
+
+import kbsim  # noqa: E402
 
 KB = "kb-bench"
-SECTION = "## Store micro-benchmark"
-RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+SECTION = "Store micro-benchmark"
 SYLLABLES = ("ba", "ce", "di", "fo", "gu", "ha", "je", "ki", "lo", "mu",
              "na", "pe", "qui", "ro", "su", "ta", "ve", "wi", "xo", "zu")
 TOOLS = ("read", "edit", "poll", "search")
@@ -117,17 +115,6 @@ def bench_size(n_articles: int, calls: int, seed: int) -> dict[str, float]:
     return result
 
 
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-        cpu = re.search(r"model name\s*:\s*(.+)", text).group(1).strip()
-    except (OSError, AttributeError):
-        pass
-    return (f"{platform.platform()}, {cpu}, {os.cpu_count()} CPUs, "
-            f"Python {platform.python_version()}, numpy {np.__version__}")
-
-
 def section(results: dict[int, dict[str, float]], calls: int, command: str) -> str:
     sizes = sorted(results)
     header = "| tool | " + " | ".join(f"{n:,} articles" for n in sizes) + " |"
@@ -143,7 +130,7 @@ def section(results: dict[int, dict[str, float]], calls: int, command: str) -> s
     build = ", ".join(f"{results[n]['build_s']:.1f} s for {n:,}" for n in sizes)
     rss = ", ".join(f"{results[n]['rss_mb']:,.0f} MB after {n:,}" for n in sizes)
     return "\n".join([
-        SECTION,
+        f"{machine_line()} Command: `{command}`.",
         "",
         f"Median µs per `client.call` (MemoryStore), {calls:,} calls per tool and size.",
         "read: a random article; search: the title of a random article (4 words, default",
@@ -158,22 +145,7 @@ def section(results: dict[int, dict[str, float]], calls: int, command: str) -> s
         "  memory latency: under cProfile (2026-11-30) search and edit made about the same",
         "  number of dict calls at both sizes, but a random-key lookup in the postings dict",
         "  (400,000 terms, ~0.9 GB process) took ~1.4 µs against ~0.09 µs at 400 articles.",
-        f"- machine: {machine()}",
-        f"- date: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}",
-        f"- command: `{command}`",
-        "",
     ])
-
-
-def write_section(text: str, path: Path = RESULTS) -> None:
-    """Replace (or append) the store section of ``path``, keeping every other section."""
-    old = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(old):
-        new = pattern.sub(lambda _: text + "\n", old, count=1)
-    else:
-        new = old.rstrip("\n") + "\n\n" + text
-    path.write_text(new.rstrip("\n") + "\n", encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -181,13 +153,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[400, 100_000])
     parser.add_argument("--calls", type=int, default=2_000)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     results = {n: bench_size(n, args.calls, args.seed) for n in args.sizes}
     command = "python " + shlex.join(["benchmarks/bench_store.py", *sys.argv[1:]])
     text = section(results, args.calls, command)
-    write_section(text, args.output)
-    print(text)
+    write_section(SECTION, text)
+    print(f"## {SECTION}\n\n{text}")
     return 0
 
 

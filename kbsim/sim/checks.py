@@ -33,13 +33,13 @@ class CheckOutcome:
         """Make one tool call, counting it; returns None on not_found."""
         self.calls += 1
         try:
-            result = client.call(name, arguments)
+            result, size = client.call_sized(name, arguments)
         except ToolError as error:
             self.bytes += json_size({"error": error.to_dict()})
             if error.code == "not_found":
                 return None
             raise
-        self.bytes += json_size(result)
+        self.bytes += size
         return result
 
 
@@ -87,7 +87,7 @@ def check_by_title(
     return outcome
 
 
-def _reread(
+def reread_articles(
     outcome: CheckOutcome, client: Client, kb_id: str, article_ids
 ) -> dict[str, str | None]:
     """Read each article once; its current version, or None when gone."""
@@ -100,7 +100,7 @@ def _reread(
     return current
 
 
-def _flag(citations: Sequence[CitationRecord], known: dict[str, str | None]) -> dict[int, str]:
+def flag_citations(citations: Sequence[CitationRecord], known: dict[str, str | None]) -> dict[int, str]:
     flagged: dict[int, str] = {}
     for index, cited in enumerate(citations):
         if cited.article_id not in known:
@@ -117,7 +117,7 @@ def check_by_rereading(client: Client, kb_id: str, citations: Sequence[CitationR
     """Read every cited article by id and compare ``updated_at``."""
     outcome = CheckOutcome()
     distinct = dict.fromkeys(cited.article_id for cited in citations)
-    outcome.flagged = _flag(citations, _reread(outcome, client, kb_id, distinct))
+    outcome.flagged = flag_citations(citations, reread_articles(outcome, client, kb_id, distinct))
     return outcome
 
 
@@ -153,7 +153,7 @@ def check_by_polling(
     while True:
         outcome.calls += 1
         try:
-            page = client.call(
+            page, size = client.call_sized(
                 "poll_resource_events",
                 {
                     "resource_type": "knowledge_base",
@@ -170,7 +170,7 @@ def check_by_polling(
             moved = dict.fromkeys(a for a in cited_ids if state.known.get(a, "") is not None)
             after = error.details["latest_sequence"]
             break
-        outcome.bytes += json_size(page)
+        outcome.bytes += size
         for event in page["events"]:
             if event["article_id"] in cited_ids:
                 moved[event["article_id"]] = None
@@ -180,8 +180,8 @@ def check_by_polling(
     state.cursor = after
     # An article already known gone stays gone; everything else that moved is re-read.
     to_read = [a for a in moved if state.known.get(a, "") is not None]
-    state.known.update(_reread(outcome, client, kb_id, to_read))
-    outcome.flagged = _flag(citations, state.known)
+    state.known.update(reread_articles(outcome, client, kb_id, to_read))
+    outcome.flagged = flag_citations(citations, state.known)
     return outcome
 
 

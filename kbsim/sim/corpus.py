@@ -63,8 +63,7 @@ class Corpus:
     def body(self, rng: np.random.Generator) -> str:
         picks = np.searchsorted(self.body_weights, rng.random(self.params.body_words), side="right")
         picks = np.minimum(picks, len(self.vocabulary) - 1)
-        vocab = self.vocabulary
-        return " ".join(vocab[i] for i in picks) + "."
+        return " ".join(map(self.vocabulary.__getitem__, picks.tolist())) + "."
 
     def retitle(self, title: str, rng: np.random.Generator) -> str:
         """The title with one word replaced by a new one."""
@@ -75,5 +74,18 @@ class Corpus:
         return " ".join(words)
 
     def articles(self, rng: np.random.Generator) -> list[tuple[str, str]]:
-        """``params.articles`` (title, body) pairs."""
-        return [(self.title(rng), self.body(rng)) for _ in range(self.params.articles)]
+        """``params.articles`` (title, body) pairs, drawn in bulk."""
+        n, k, size = self.params.articles, self.params.title_words, len(self.vocabulary)
+        title_picks = rng.integers(size, size=(n, k))
+        for row in range(n):  # titles repeat no word; redraw the rare row that does
+            while len(set(title_picks[row].tolist())) < k:
+                title_picks[row] = rng.integers(size, size=k)
+        body_picks = np.searchsorted(self.body_weights, rng.random((n, self.params.body_words)), side="right")
+        body_picks = np.minimum(body_picks, size - 1)
+        word = self.vocabulary.__getitem__
+        pairs = []
+        for title_row, body_row in zip(title_picks.tolist(), body_picks.tolist(), strict=True):
+            words = list(map(word, title_row))
+            words[0] = words[0].capitalize()
+            pairs.append((" ".join(words), " ".join(map(word, body_row)) + "."))
+        return pairs

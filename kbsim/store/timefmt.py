@@ -7,7 +7,9 @@ string form is only produced at the tool boundary.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 #: The instant simulated second 0 maps to.
 DAY_START = datetime(2026, 1, 5, 9, 0, 0, tzinfo=UTC)
@@ -19,22 +21,66 @@ def seconds_to_us(at: float) -> int:
     return int(round(at * 1_000_000))
 
 
+_DAY_US = 86_400_000_000
+_START_OF_DAY_US = (DAY_START.hour * 3600 + DAY_START.minute * 60 + DAY_START.second) * 1_000_000
+
+
+@lru_cache(maxsize=64)
+def _date_text(day_offset: int) -> str:
+    return (DAY_START.date() + timedelta(days=day_offset)).isoformat()
+
+
 def format_version(version_us: int) -> str:
-    """Integer microseconds since day start -> ``2026-01-05T09:00:01.000000Z``."""
-    moment = DAY_START + timedelta(microseconds=version_us)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """Integer microseconds since day start -> ``2026-01-05T09:00:01.000000Z``.
+
+    Integer arithmetic instead of ``strftime``: this runs on every save.
+    """
+    day_offset, of_day = divmod(version_us + _START_OF_DAY_US, _DAY_US)
+    seconds, micros = divmod(of_day, 1_000_000)
+    hours, seconds = divmod(seconds, 3600)
+    minutes, seconds = divmod(seconds, 60)
+    return f"{_date_text(day_offset)}T{hours:02d}:{minutes:02d}:{seconds:02d}.{micros:06d}Z"
+
+
+# RFC 3339 section 5.6 date-time, ASCII digits only; "T" and "Z" may be lower case.
+_RFC3339 = re.compile(
+    r"(\d{4}-\d\d-\d\d)[Tt](\d\d:\d\d:\d\d)(?:\.(\d+))?([Zz]|[+-]\d\d:\d\d)", re.ASCII
+)
+
+
+def _parse_rfc3339(text: str) -> tuple[datetime, str] | None:
+    """``(moment to the microsecond, fraction digits beyond the sixth)`` or None."""
+    match = _RFC3339.fullmatch(text)
+    if match is None:
+        return None
+    date, clock, fraction, offset = match.groups()
+    fraction = fraction or ""
+    offset = "+00:00" if offset in ("Z", "z") else offset
+    try:
+        moment = datetime.fromisoformat(f"{date}T{clock}.{fraction[:6]:0<6}{offset}")
+    except ValueError:  # no such day, hour 24, minute 60, offset out of range ...
+        return None
+    return moment, fraction[6:]
+
+
+def is_rfc3339(text: object) -> bool:
+    """True if ``text`` is an RFC 3339 date-time (the ``format: date-time`` check)."""
+    return isinstance(text, str) and _parse_rfc3339(text) is not None
 
 
 def parse_version(text: str) -> int | None:
-    """An RFC 3339 date-time -> microseconds since day start, or None if unparsable.
+    """An RFC 3339 date-time -> microseconds since day start, or None.
 
-    Any offset is accepted, so ``...Z`` and ``...+00:00`` name the same version.
+    None means no version can be that instant: the text is not RFC 3339, or
+    it names a time finer than a microsecond. Any offset and either case of
+    ``T``/``Z`` are accepted, so ``...Z``, ``...z`` and ``...+00:00`` name the
+    same version.
     """
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
+    parsed = _parse_rfc3339(text)
+    if parsed is None:
         return None
-    if moment.tzinfo is None:
+    moment, finer = parsed
+    if finer.strip("0"):
         return None
     delta = moment - DAY_START
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds

@@ -22,8 +22,10 @@ What the model assumes, and what it leaves out (the notebooks show the gaps):
   published articles only, so the survivors' rates rise). With
   ``unpublish=False`` the model is the plain Cho & Garcia-Molina freshness.
 * The agent's own edits are saves too. On edit days they add a hazard
-  ``questions_per_s * edit_share * q_i`` to the target's rejections; they
-  are ignored for staleness (compare staleness on days without edits).
+  ``questions_per_s * edit_share * q_i`` to article ``i`` during
+  ``[d, day + d]`` (edits of answers at ``v`` land at ``v + d``; conflicts
+  and retries are ignored), and an edited answer's first citation is stale
+  from ``u + d`` on. Days without edits isolate people's saves.
 """
 
 from __future__ import annotations
@@ -67,6 +69,8 @@ class FreshnessModel:
         unpublish_share: share of people's saves that unpublish.
         citations_per_answer: citations kept per answer.
         unpublish: follow unpublished articles out of the day (mean field).
+        edit_share: share of answers the agent edits (0: a day without edits).
+        edit_delay_s: the delay before each edit (the mean, for a distribution).
     """
 
     save_weights: np.ndarray
@@ -77,6 +81,8 @@ class FreshnessModel:
     unpublish_share: float = 0.0
     citations_per_answer: int = 2
     unpublish: bool = True
+    edit_share: float = 0.0
+    edit_delay_s: float | None = None
 
     @classmethod
     def from_params(cls, params: DayParams, *, unpublish: bool = True) -> FreshnessModel:
@@ -93,6 +99,8 @@ class FreshnessModel:
             unpublish_share=params.saves.mix.unpublish,
             citations_per_answer=params.questions.citations_per_answer,
             unpublish=unpublish,
+            edit_share=params.edit.share if params.edit.enabled else 0.0,
+            edit_delay_s=params.edit.delay_s if params.edit.enabled else None,
         )
 
     # -- the save clock ------------------------------------------------------------
@@ -142,12 +150,28 @@ class FreshnessModel:
 
     # -- (a) staleness -------------------------------------------------------------
 
+    def _agent_edit_hazard(self, start_s, end_s) -> np.ndarray:
+        """Expected agent edits of each article (columns) in ``(start, end]`` (rows).
+
+        An answer at ``v`` is edited at ``v + d`` with probability ``edit_share``,
+        so edits land at rate ``questions_per_s * edit_share * q_i`` during
+        ``[d, day + d]``.
+        """
+        start, end = np.atleast_1d(start_s).astype(float), np.atleast_1d(end_s).astype(float)
+        if not self.edit_share or self.edit_delay_s is None:
+            return np.zeros((len(start), len(self.question_weights)))
+        d = self.edit_delay_s
+        overlap = np.clip(np.minimum(end, self.day_s + d) - np.maximum(start, d), 0.0, None)
+        return np.outer(overlap, self.questions_per_s * self.edit_share * self.question_weights)
+
     def staleness(self, times_s) -> pd.DataFrame:
         """Expected share of held citations, and of answers, stale at each time.
 
         Citations held at ``t`` were asked at ``u ~ U(0, t)`` (Poisson
         questions); each is stale with probability ``1 - exp(-p_i (A(t) - A(u)))``.
         An answer is stale when any of its citations is (citations independent).
+        On a day with edits, the agent's edits add to the save hazard, and the
+        first citation of an edited answer is stale from ``u + d`` on.
         """
         rows = []
         k = self.citations_per_answer
@@ -157,9 +181,12 @@ class FreshnessModel:
                 continue
             u, w = _gauss(0.0, t)
             clock = self.save_clock(np.append(u, t))
-            fresh = np.exp(-np.outer(clock[-1] - clock[:-1], self.save_weights))
+            hazard = np.outer(clock[-1] - clock[:-1], self.save_weights)
+            fresh = np.exp(-hazard - self._agent_edit_hazard(u, np.full_like(u, t)))
             target, other = self._citation_weights(u)
             fresh_target = (target * fresh).sum(axis=1)
+            if self.edit_share and self.edit_delay_s is not None:
+                fresh_target = fresh_target * (1.0 - self.edit_share * (t - u >= self.edit_delay_s))
             fresh_other = (other * fresh).sum(axis=1)
             citation = 1.0 - np.dot(w, (fresh_target + (k - 1) * fresh_other) / k) / t
             answer = 1.0 - np.dot(w, fresh_target * fresh_other ** (k - 1)) / t
@@ -252,18 +279,22 @@ class FreshnessModel:
             raise ValueError(f"page_size must be >= 1, got {page_size!r}")
         rows = []
         checks = int(math.floor(self.day_s / interval_s + 1e-9))
-        events = self.saves_per_s * interval_s
+        edits_per_s = self.questions_per_s * self.edit_share if self.edit_delay_s is not None else 0.0
+        events = (self.saves_per_s + edits_per_s) * interval_s
         pages = _expected_pages(events, page_size)
         lost = 0.0 if retention_s is None else max(0.0, interval_s - retention_s)
-        p_expired = 1.0 - math.exp(-self.saves_per_s * lost)
+        p_expired = 1.0 - math.exp(-(self.saves_per_s + edits_per_s) * lost)
         for index in range(1, checks + 1):
             t = index * interval_s
             cited = self.cited_probability(t)
             clock = self.save_clock(np.array([t - interval_s, t]))
             alive_before = self.published(t - interval_s)[0]
-            moved_prob = alive_before * (1.0 - np.exp(-self.save_weights * (clock[1] - clock[0])))
+            agent = self._agent_edit_hazard(t - interval_s, t)[0]
+            people = 1.0 - np.exp(-self.save_weights * (clock[1] - clock[0]))
+            # a person's save matters if the article is cited; the agent edits only what it cited
+            moved_prob = alive_before * (1.0 - (1.0 - cited * people) * np.exp(-agent))
             reread = cited.sum()
-            moved = float(np.dot(cited, moved_prob))
+            moved = float(moved_prob.sum())
             live = float(np.dot(cited, alive_before))
             poll = (1.0 - p_expired) * (pages + moved) + p_expired * (1.0 + live)
             rows.append((index, t, reread, poll, pages, moved, p_expired))

@@ -28,6 +28,8 @@ from kbsim import analysis, analytic
 from kbsim.params import DayParams
 
 QUICK_SEEDS = 3
+#: Figures and the results table use t-intervals over seeds (see analysis.summarize).
+INTERVAL = "seeds"
 QUICK_POINTS = 5
 FULL_COMMAND = "kbsim figures"
 
@@ -63,7 +65,7 @@ class Experiment:
         quick = " (quick mode)" if self.name_is_quick else ""
         text = (
             f"Made by experiments/{self.name}.yaml{quick}: {self.seeds} seeds per point, "
-            f"95% CIs over seeds. Regenerate: {FULL_COMMAND} --only {figure}"
+            f"bands = 95% t-intervals over seeds. Regenerate: {FULL_COMMAND} --only {figure}"
         )
         return f"{text}. {extra}" if extra else text
 
@@ -136,7 +138,7 @@ def load_experiment(
     day_s = dict(zip(points["scenario"], points["day_s"], strict=True))
     per_run = analysis.run_metrics(tables, day_s)
     by = ["scenario", *config.swept]
-    summary = analysis.summarize(per_run, by)
+    summary = analysis.summarize(per_run, by, interval=INTERVAL)
     summary = _annotate(summary, points, by)
     per_run = _annotate(per_run, points, by)
     return Experiment(name, config, tables, points, per_run, summary, name_is_quick=quick)
@@ -166,12 +168,17 @@ def _role(popularity: str) -> str:
     return "zipf" if popularity == "zipf" else "control"
 
 
+def _prefer_quiet(points: pd.DataFrame) -> pd.DataFrame:
+    """The points without agent edits when there are any, else all of them."""
+    quiet = points[~points["edits"].astype(bool)]
+    return quiet if len(quiet) else points
+
+
 def _staleness_days(experiments: Iterable[Experiment]):
-    """No-edit days of each popularity: (role, summary rows, params, experiment)."""
+    """Per popularity role, the first day (no-edit if any): role -> (keys, params, experiment)."""
     found = {}
     for experiment in experiments:
-        quiet = experiment.points[~experiment.points["edits"]]
-        for popularity, group in quiet.groupby("save_popularity"):
+        for popularity, group in _prefer_quiet(experiment.points).groupby("save_popularity"):
             role = _role(popularity)
             if role in found:
                 continue
@@ -179,6 +186,13 @@ def _staleness_days(experiments: Iterable[Experiment]):
             keys = {"scenario": row["scenario"], **{k: row[k] for k in experiment.swept}}
             found[role] = (keys, row["params"], experiment)
     return found
+
+
+def _edits_note(params: DayParams) -> str:
+    if not params.edit.enabled:
+        return "Days without agent edits."
+    return (f"These days include the edit experiment ({params.edit.share:.0%} of answers edited after "
+            f"{analysis.format_duration(params.edit.delay_s)}); the model includes the agent's edits.")
 
 
 def _match(frame: pd.DataFrame, keys: dict) -> pd.DataFrame:
@@ -208,37 +222,51 @@ def figure_staleness_over_day(exps: dict[str, Experiment]):
         used.append(experiment)
     caption = used[0].caption(
         "staleness_over_day",
-        "Days without agent edits (its own edits would add staleness). "
-        "Dashed: Poisson/Zipf freshness model." + (
+        _edits_note(days["zipf"][1]) + " Dashed: Poisson/Zipf freshness model." + (
             "" if len(used) < 2 or used[1] is used[0] else f" Control from experiments/{used[1].name}.yaml."
         ),
     )
     return plots.staleness_over_day(pd.concat(observed), models, caption, "role", labels)
 
 
-def _sweep_frame(experiment: Experiment, key: str, popularity: str = "zipf") -> pd.DataFrame:
+def _sweep_points(experiment: Experiment, key: str, popularity: str = "zipf") -> pd.DataFrame:
     if key not in experiment.swept:
         raise KeyError(f"experiment {experiment.name!r} does not sweep {key!r} (sweeps {experiment.swept})")
+    points = _prefer_quiet(experiment.points)
+    return points[points["save_popularity"] == popularity]
+
+
+def _sweep_frame(experiment: Experiment, key: str, popularity: str = "zipf") -> pd.DataFrame:
+    """Summary rows of the sweep over ``key`` (no-edit days if any) for one save popularity."""
+    points = _sweep_points(experiment, key, popularity)
     summary = experiment.summary
-    return summary[(~summary["edits"].astype(bool)) & (summary["save_popularity"] == popularity)]
+    edits = set(points["edits"].astype(bool))
+    return summary[summary["edits"].astype(bool).isin(edits) & (summary["save_popularity"] == popularity)]
 
 
 def _end_model(experiment: Experiment, key: str) -> pd.DataFrame:
     rows = []
-    quiet = experiment.points[(~experiment.points["edits"]) & (experiment.points["save_popularity"] == "zipf")]
-    for _, point in quiet.iterrows():
+    for _, point in _sweep_points(experiment, key).iterrows():
         prediction = analytic.predict_end_staleness(point["params"])
         rows.append({key: point[key], **prediction.drop("time_s").to_dict()})
     return pd.DataFrame(rows)
+
+
+def _sweep_note(experiment: Experiment, key: str) -> str:
+    params = _sweep_points(experiment, key).iloc[0]["params"]
+    return _edits_note(params)
 
 
 def figure_staleness_vs_zipf(exps: dict[str, Experiment]):
     from kbsim import plots
 
     experiment, key = exps["zipf_sweep"], "zipf_s"
+    control = _sweep_frame(experiment, key, "uniform")
     return plots.end_staleness_vs(
         _sweep_frame(experiment, key), key, _end_model(experiment, key),
-        experiment.caption("staleness_vs_zipf", "Dashed: analytic model."),
+        experiment.caption("staleness_vs_zipf", _sweep_note(experiment, key) + " Dashed: analytic model. "
+                           "Dotted: control (saves uniform, questions Zipf)."),
+        control=control if len(control) else None,
         xlabel="Zipf exponent s of article popularity (0 = uniform)",
         title="Stale at end of day against popularity skew",
     )
@@ -248,9 +276,12 @@ def figure_staleness_vs_saves(exps: dict[str, Experiment]):
     from kbsim import plots
 
     experiment, key = exps["save_volume_sweep"], "saves.count"
+    control = _sweep_frame(experiment, key, "uniform")
     return plots.end_staleness_vs(
         _sweep_frame(experiment, key), key, _end_model(experiment, key),
-        experiment.caption("staleness_vs_saves", "Dashed: analytic model."),
+        experiment.caption("staleness_vs_saves", _sweep_note(experiment, key) + " Dashed: analytic model. "
+                           "Dotted: control (saves uniform)."),
+        control=control if len(control) else None,
         xlabel=f"saves by people per {experiment.points['params'].iloc[0].day_hours:g}-hour day (log scale)",
         title="Stale at end of day against save volume",
         logx=True,
@@ -272,10 +303,9 @@ def figure_check_cost(exps: dict[str, Experiment]):
 
     volume, key = exps["save_volume_sweep"], "saves.count"
     by_saves = _sweep_frame(volume, key)
-    quiet = volume.points[(~volume.points["edits"]) & (volume.points["save_popularity"] == "zipf")]
     model_saves = pd.DataFrame([
         {key: point[key], **analytic.predict_check_cost(point["params"]).to_dict()}
-        for _, point in quiet.iterrows()
+        for _, point in _sweep_points(volume, key).iterrows()
     ])
     days = _staleness_days([exps["reference"]])
     keys, params, reference = days["zipf"]
@@ -284,7 +314,8 @@ def figure_check_cost(exps: dict[str, Experiment]):
     caption = volume.caption(
         "check_cost",
         f"Right: each hourly check of the Zipf no-edit day of experiments/{reference.name}.yaml "
-        f"({reference.seeds} seeds). Dashed: analytic calls (no analytic bytes or title line).",
+        f"({reference.seeds} seeds). Dashed: analytic calls (no analytic bytes or title line). "
+        + _sweep_note(volume, key).replace("These days", "Left: the days"),
     )
     return plots.check_cost(by_saves, key, by_held, caption, model_saves, _held_model(params, by_held))
 
@@ -295,17 +326,19 @@ def figure_edit_rejections(exps: dict[str, Experiment]):
     experiment, key = exps["edit_delay_sweep"], "edit.delay_s"
     if key not in experiment.swept:
         raise KeyError(f"experiment {experiment.name!r} does not sweep {key!r}")
-    summary = experiment.summary[experiment.summary["edits"].astype(bool)]
-    summary = summary[summary["save_popularity"] == "zipf"]
-    params = experiment.points[experiment.points["edits"]].iloc[0]["params"]
+    edits = experiment.summary[experiment.summary["edits"].astype(bool)]
+    summary = edits[edits["save_popularity"] == "zipf"]
+    control = edits[(edits["save_popularity"] != "zipf") & (edits["metric"] == "rejection_rate")]
+    points = experiment.points[experiment.points["edits"] & (experiment.points["save_popularity"] == "zipf")]
+    params = points.iloc[0]["params"]
     delays = np.geomspace(summary[key].min(), summary[key].max(), 60)
     model = analytic.predict_edit_outcomes(params, delays)
     caption = experiment.caption(
         "edit_rejections",
         f"{params.edit.share:.0%} of answers edit their first citation; a retry waits a new approval "
-        "delay. Dashed: analytic model.",
+        "delay. Dashed: analytic model (Zipf day).",
     )
-    return plots.edit_rejections(summary, key, model, caption)
+    return plots.edit_rejections(summary, key, model, caption, control if len(control) else None)
 
 
 def figure_retention_cost(exps: dict[str, Experiment]):
@@ -316,16 +349,19 @@ def figure_retention_cost(exps: dict[str, Experiment]):
     for key in (retention, interval):
         if key not in experiment.swept:
             raise KeyError(f"experiment {experiment.name!r} does not sweep {key!r}")
-    summary = experiment.summary[~experiment.summary["edits"].astype(bool)]
+    points = _prefer_quiet(experiment.points)
+    points = points[points["save_popularity"] == "zipf"]
+    summary = experiment.summary[experiment.summary["edits"].astype(bool).isin(set(points["edits"]))]
+    summary = summary[summary["save_popularity"] == "zipf"]
     rows = []
-    for _, point in experiment.points[~experiment.points["edits"]].iterrows():
+    for _, point in points.iterrows():
         cost = analytic.predict_check_cost(point["params"])
         rows.append({retention: point[retention], interval: point[interval], **cost.to_dict()})
     reread = summary[summary["metric"] == "calls_per_check[reread]"]
     caption = experiment.caption(
         "retention_cost",
         "An expired cursor makes the poll fall back to re-reading every live cited article. "
-        "Dashed: analytic model.",
+        "Dashed: analytic model. " + _edits_note(points.iloc[0]["params"]),
     )
     return plots.retention_cost(summary, retention, interval, caption, pd.DataFrame(rows), reread)
 
@@ -499,7 +535,9 @@ def write_results_markdown(exps: dict[str, Experiment], path: str | Path, figure
         "## Results",
         "",
         f"The reference study (`experiments/{reference.name}.yaml`, {reference.seeds} seeds per scenario){quick}: "
-        "value with its 95% confidence interval over seeds (Wilson for shares, t for means). "
+        "value with its 95% t-interval over seeds (each seed's day is one replication; "
+        "`summary.csv` gives Wilson intervals on pooled counts, which ignore that a day's citations "
+        "share its saves and so come out narrower). "
         "Staleness and check costs come from days without agent edits; edit rows from the Zipf days "
         "with edits, one row per delay.",
         "",

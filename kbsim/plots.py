@@ -90,10 +90,13 @@ def _finish(fig: Figure, caption: str, title: str | None = None, legend_below: i
     return fig
 
 
-def _band(ax, x, value, low, high, colour, label, marker="o"):
+def _band(ax, x, value, low, high, colour, label, marker="o", share=False):
+    """A line with its CI band; ``share=True`` keeps the band inside [0, 1]."""
     order = np.argsort(np.asarray(x, dtype=float))
     x, value = np.asarray(x, dtype=float)[order], np.asarray(value, dtype=float)[order]
     low, high = np.asarray(low, dtype=float)[order], np.asarray(high, dtype=float)[order]
+    if share:
+        low, high = np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
     ax.fill_between(x, low, high, color=colour, alpha=0.18, linewidth=0)
     ax.plot(x, value, marker=marker, markersize=3.5, color=colour, label=label, linewidth=1.5)
 
@@ -110,8 +113,13 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:g} h"
 
 
-def _delay_formatter():
-    return FuncFormatter(lambda seconds, _pos: _duration(seconds))
+def _delay_formatter(keep_all_x: float | None = None):
+    def fmt(seconds, _pos):
+        if keep_all_x is not None and np.isclose(seconds, keep_all_x):
+            return "keep all"
+        return _duration(seconds)
+
+    return FuncFormatter(fmt)
 
 
 _DURATION_TICKS = (1, 5, 10, 30, 60, 300, 600, 1800, 3600, 2 * 3600, 4 * 3600, 8 * 3600, 24 * 3600)
@@ -169,7 +177,7 @@ def staleness_over_day(
                 continue
             colour = COLOURS.get(scenario, None)
             _band(ax, rows["hour"], rows["share"], rows["ci_low"], rows["ci_high"], colour,
-                  f"{label} (simulated, 95% CI)")
+                  f"{label} (simulated, 95% CI)", share=True)
             model = analytic.get(scenario)
             if model is not None:
                 column = "stale_citation_share" if kind == "citations" else "stale_answer_share"
@@ -208,12 +216,12 @@ def end_staleness_vs(
         control: optional summary rows (same metrics) of a uniform-saves control,
             also with column ``x``, drawn dotted.
     """
-    fig, axes = _figure(width=6.8, height=4.4)
+    fig, axes = _figure(width=7.6, height=5.2)
     ax = axes[0, 0]
     for kind, metric in (("citations", "stale_citation_share@end"), ("answers", "stale_answer_share@end")):
         rows = observed[observed["metric"] == metric]
         _band(ax, rows[x], rows["value"], rows["ci_low"], rows["ci_high"], COLOURS[kind],
-              f"{kind} (simulated, 95% CI)")
+              f"{kind} (simulated, 95% CI)", share=True)
         if analytic is not None:
             column = "stale_citation_share" if kind == "citations" else "stale_answer_share"
             line = analytic.sort_values(x)
@@ -230,8 +238,7 @@ def end_staleness_vs(
     ax.set_ylabel("stale at end of day (%)")
     ax.yaxis.set_major_formatter(SHARE)
     ax.set_ylim(0, 1.02)
-    ax.legend(loc="best")
-    return _finish(fig, caption, title)
+    return _finish(fig, caption, title, legend_below=3 if control is not None else 2)
 
 
 # -- (d) check cost ------------------------------------------------------------------
@@ -321,6 +328,7 @@ def edit_rejections(
     delay_column: str,
     analytic: pd.DataFrame | None,
     caption: str,
+    control: pd.DataFrame | None = None,
 ) -> Figure:
     """Rejection, gone and retry-success rates against the approval delay (log x).
 
@@ -328,6 +336,7 @@ def edit_rejections(
         observed: summary rows of ``rejection_rate``, ``gone_rate`` and
             ``retry_success`` with column ``delay_column``.
         analytic: columns ``delay_s`` and the same three rates.
+        control: optional ``rejection_rate`` rows of the uniform-saves control (dotted).
     """
     fig, axes = _figure(width=7.6, height=5.4)
     ax = axes[0, 0]
@@ -339,11 +348,15 @@ def edit_rejections(
     for metric, label in labels.items():
         rows = observed[observed["metric"] == metric].dropna(subset=["value"])
         _band(ax, rows[delay_column], rows["value"], rows["ci_low"], rows["ci_high"],
-              COLOURS[metric], f"{label}, simulated")
+              COLOURS[metric], f"{label}, simulated", share=True)
         if analytic is not None:
             line = analytic.sort_values("delay_s")
             ax.plot(line["delay_s"], line[metric], color=COLOURS[metric], linestyle="--",
                     linewidth=1.2, label=f"{label}, analytic model")
+    if control is not None:
+        rows = control.sort_values(delay_column)
+        ax.plot(rows[delay_column], rows["value"], color=COLOURS["rejection_rate"], linestyle=":",
+                marker="s", markersize=3, label="first try rejected, control (uniform saves)")
     _duration_axis(ax, observed[delay_column])
     ax.set_xlabel("delay between reading the version and editing (log scale)")
     ax.set_ylabel("share of edits (%)")
@@ -373,7 +386,12 @@ def retention_cost(
             ``poll_calls``, ``cursor_expired_rate``.
         reread: summary rows of ``calls_per_check[reread]`` (drawn for reference).
     """
-    fig, axes = _figure(ncols=2, width=10.0, height=4.9)
+    fig, axes = _figure(ncols=2, width=10.0, height=5.2)
+    finite = observed[retention_column].dropna()
+    keep_all_x = float(finite.max()) * 3 if len(finite) else 1.0
+    observed = observed.assign(**{retention_column: observed[retention_column].fillna(keep_all_x)})
+    if analytic is not None:
+        analytic = analytic.assign(**{retention_column: analytic[retention_column].fillna(keep_all_x)})
     intervals = sorted(observed[interval_column].unique())
     cmap = plt.get_cmap("viridis")
     colours = {iv: cmap(i / max(1, len(intervals) - 1) * 0.85) for i, iv in enumerate(intervals)}
@@ -385,12 +403,17 @@ def retention_cost(
             rows = observed[(observed["metric"] == metric) & (observed[interval_column] == interval)]
             label = f"check every {_duration(interval)}"
             _band(ax, rows[retention_column], rows["value"], rows["ci_low"], rows["ci_high"],
-                  colours[interval], label)
+                  colours[interval], label, share=metric == "cursor_expired_rate")
             if analytic is not None:
                 line = analytic[analytic[interval_column] == interval].sort_values(retention_column)
                 ax.plot(line[retention_column], line[model_column], color=colours[interval],
                         linestyle="--", linewidth=1.1)
-        _duration_axis(ax, observed[retention_column])
+        _duration_axis(ax, finite if len(finite) else observed[retention_column])
+        if len(finite) < len(observed):
+            ax.set_xticks([*ax.get_xticks(), keep_all_x])
+            ax.xaxis.set_major_formatter(_delay_formatter(keep_all_x))
+            ax.axvspan(float(finite.max()) * 1.7, keep_all_x * 1.3, color="#eeeeee", zorder=0)
+        ax.set_xlim(None, keep_all_x * 1.3)
         ax.set_xlabel("event retention window (log scale)")
     if reread is not None and len(reread):
         for interval in intervals:
@@ -407,7 +430,7 @@ def retention_cost(
     axes[0, 0].set_title("poll cost per check (95% CI)")
     axes[0, 1].set_title("cursor expired (95% CI)")
     return _finish(fig, caption, "What a too-short event history costs the poll strategy",
-                   legend_below=len(intervals) + 2)
+                   legend_below=min(4, len(intervals) + 2))
 
 
 def agreement(observed: pd.DataFrame, predicted: Sequence[float], caption: str, label: str) -> Figure:

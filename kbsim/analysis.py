@@ -26,7 +26,11 @@ Tables = Mapping[str, pd.DataFrame]
 
 #: Columns a day writes itself; any other column of a result table is a run key.
 NATIVE_COLUMNS = frozenset(
-    {f.name for record in (CitationRecord, CheckRecord, EditRecord, SaveRecord) for f in fields(record)}
+    {
+        f.name
+        for record in (CitationRecord, CheckRecord, EditRecord, SaveRecord)
+        for f in fields(record)
+    }
     | {"first_stale_s", "gone_s", "stale_at_end", "gone_at_end", "seed", "run_id"}
 )
 TABLE_NAMES = ("citations", "checks", "edits", "saves")
@@ -65,7 +69,9 @@ def day_tables(tables_by_seed: Mapping[int, Tables], **keys) -> dict[str, pd.Dat
 def concat_tables(*many: Tables) -> dict[str, pd.DataFrame]:
     """Stack result tables of several experiments or scenarios, table by table."""
     names = dict.fromkeys(name for tables in many for name in tables)
-    return {name: pd.concat([t[name] for t in many if name in t], ignore_index=True) for name in names}
+    return {
+        name: pd.concat([t[name] for t in many if name in t], ignore_index=True) for name in names
+    }
 
 
 def _key_label(keys: Mapping) -> str:
@@ -120,8 +126,12 @@ def run_metrics(
         checks = mine["checks"]
         polls = checks[checks["strategy"] == "poll"] if len(checks) else checks
         extra = [
-            ("cursor_expired_rate", polls["cursor_expired"].mean() if len(polls) else math.nan,
-             float(polls["cursor_expired"].sum()) if len(polls) else math.nan, float(len(polls))),
+            (
+                "cursor_expired_rate",
+                polls["cursor_expired"].mean() if len(polls) else math.nan,
+                float(polls["cursor_expired"].sum()) if len(polls) else math.nan,
+                float(len(polls)),
+            ),
             ("edits_made", float(len(mine["edits"])), math.nan, math.nan),
         ]
         frame = pd.concat([frame, pd.DataFrame(extra, columns=frame.columns)], ignore_index=True)
@@ -144,13 +154,18 @@ def summarize(
     per-run values with a t-interval. Citations of one day share its saves
     (the same popular article unpublished early, say), so they are not
     independent trials; the per-seed interval accounts for that and is the
-    one to test a model against.
+    one to test a model against. For proportions the interval is widened to
+    also cover the pooled Wilson interval (which stays sensible when every
+    run shows 0%) and clipped to [0, 1].
 
     ``by`` defaults to every run key present (scenario and swept parameters).
     """
     if by is None:
-        by = [c for c in per_run.columns if c not in ("seed", "run_id", "metric", "value",
-                                                       "successes", "trials")]
+        by = [
+            c
+            for c in per_run.columns
+            if c not in ("seed", "run_id", "metric", "value", "successes", "trials")
+        ]
     by = list(by)
     if interval == "pooled":
         return metrics.summarize(per_run, by=by)
@@ -162,6 +177,10 @@ def summarize(
         values = group["value"].to_numpy(dtype=float)
         values = values[~np.isnan(values)]
         low, high = metrics.t_interval(values)
+        if group["trials"].notna().all() and group["trials"].sum() > 0:
+            wilson = metrics.wilson_interval(group["successes"].sum(), group["trials"].sum())
+            low = max(0.0, min(wilson[0], low if not math.isnan(low) else wilson[0]))
+            high = min(1.0, max(wilson[1], high if not math.isnan(high) else wilson[1]))
         out.append((*key, values.mean() if len(values) else math.nan, low, high, len(values)))
     return pd.DataFrame(out, columns=[*by, "metric", "value", "ci_low", "ci_high", "n"])
 
@@ -190,10 +209,14 @@ def staleness_by_hour(summary_frame: pd.DataFrame) -> pd.DataFrame:
     frame["kind"] = parts[0].map({"citation": "citations", "answer": "answers"})
     frame["hour"] = parts[1].astype(int)
     frame = frame.rename(columns={"value": "share"}).drop(columns="metric")
-    keys = [c for c in frame.columns if c not in ("kind", "hour", "share", "ci_low", "ci_high", "n")]
-    return frame[[*keys, "kind", "hour", "share", "ci_low", "ci_high", "n"]].sort_values(
-        [*keys, "kind", "hour"]
-    ).reset_index(drop=True)
+    keys = [
+        c for c in frame.columns if c not in ("kind", "hour", "share", "ci_low", "ci_high", "n")
+    ]
+    return (
+        frame[[*keys, "kind", "hour", "share", "ci_low", "ci_high", "n"]]
+        .sort_values([*keys, "kind", "hour"])
+        .reset_index(drop=True)
+    )
 
 
 def wide(summary_frame: pd.DataFrame, metrics_wanted: Iterable[str], on: str) -> pd.DataFrame:
@@ -217,10 +240,21 @@ def cost_by_citations_held(checks: pd.DataFrame) -> pd.DataFrame:
         for measure in ("calls", "bytes"):
             values = group[measure].to_numpy(dtype=float)
             low, high = metrics.t_interval(values)
-            rows.append((strategy, index, group["citations_held"].mean(), measure, values.mean(),
-                         low, high, len(values)))
+            rows.append(
+                (
+                    strategy,
+                    index,
+                    group["citations_held"].mean(),
+                    measure,
+                    values.mean(),
+                    low,
+                    high,
+                    len(values),
+                )
+            )
     return pd.DataFrame(
-        rows, columns=["strategy", "check_index", "held", "measure", "value", "ci_low", "ci_high", "n"]
+        rows,
+        columns=["strategy", "check_index", "held", "measure", "value", "ci_low", "ci_high", "n"],
     )
 
 
@@ -236,7 +270,9 @@ def cited_articles_by_held(citations: pd.DataFrame, checks: pd.DataFrame) -> pd.
 def inside_ci(observed: pd.DataFrame, predicted: pd.Series | np.ndarray) -> np.ndarray:
     """Whether each prediction lies inside the observed row's [ci_low, ci_high]."""
     predicted = np.asarray(predicted, dtype=float)
-    return (observed["ci_low"].to_numpy() <= predicted) & (predicted <= observed["ci_high"].to_numpy())
+    return (observed["ci_low"].to_numpy() <= predicted) & (
+        predicted <= observed["ci_high"].to_numpy()
+    )
 
 
 # -- the reference study table ---------------------------------------------------
@@ -290,18 +326,26 @@ def reference_table(
     for metric, label, kind in REFERENCE_ROWS:
         row = {"metric": label}
         for value, heading in columns.items():
-            hit = summary_frame[(summary_frame[column] == value) & (summary_frame["metric"] == metric)]
+            hit = summary_frame[
+                (summary_frame[column] == value) & (summary_frame["metric"] == metric)
+            ]
             row[heading] = (
-                format_estimate(*hit[["value", "ci_low", "ci_high"]].iloc[0], kind) if len(hit) else "n/a"
+                format_estimate(*hit[["value", "ci_low", "ci_high"]].iloc[0], kind)
+                if len(hit)
+                else "n/a"
             )
         rows.append(row)
     if edit_summary is not None and len(edit_summary):
         first = next(iter(columns.values()))
-        for metric, label in (("rejection_rate", "Edits rejected (conflict)"),
-                              ("gone_rate", "Edits finding the article gone"),
-                              ("retry_success", "Retries that succeed")):
+        for metric, label in (
+            ("rejection_rate", "Edits rejected (conflict)"),
+            ("gone_rate", "Edits finding the article gone"),
+            ("retry_success", "Retries that succeed"),
+        ):
             for delay in sorted(edit_summary[delay_column].dropna().unique()):
-                hit = edit_summary[(edit_summary[delay_column] == delay) & (edit_summary["metric"] == metric)]
+                hit = edit_summary[
+                    (edit_summary[delay_column] == delay) & (edit_summary["metric"] == metric)
+                ]
                 if not len(hit):
                     continue
                 row = {"metric": f"{label}, delay {format_duration(delay)}"}
@@ -315,10 +359,10 @@ def format_duration(seconds: float) -> str:
     """5 s, 1 min, 10 min, 1 h, 2.5 h: a delay as a reader says it."""
     seconds = float(seconds)
     if seconds < 60:
-        return f"{seconds:g} s"
+        return f"{seconds:.3g} s"
     if seconds < 3600:
-        return f"{seconds / 60:g} min"
-    return f"{seconds / 3600:g} h"
+        return f"{seconds / 60:.3g} min"
+    return f"{seconds / 3600:.3g} h"
 
 
 def markdown_table(frame: pd.DataFrame) -> str:

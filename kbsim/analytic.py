@@ -230,7 +230,9 @@ class FreshnessModel:
             target, _ = self._citation_weights(u)
             # the agent's other edits land at (their question time + d), in [d, day + d]
             overlap1 = np.clip(np.minimum(u + d, day + d) - np.maximum(u, d), 0.0, None)
-            overlap2 = np.clip(np.minimum(u + d + retry_d, day + d) - np.maximum(u + d, d), 0.0, None)
+            overlap2 = np.clip(
+                np.minimum(u + d + retry_d, day + d) - np.maximum(u + d, d), 0.0, None
+            )
             people1 = np.outer(a1 - a0, self.save_weights)
             people2 = np.outer(a2 - a1, self.save_weights)
             gone = 1.0 - np.exp(-self._mu * people1)
@@ -243,7 +245,8 @@ class FreshnessModel:
             retry_success = p_retry / p_conflict if p_conflict > 0 else math.nan
             rows.append((d, p_conflict, p_gone, 1.0 - p_conflict - p_gone, retry_success))
         return pd.DataFrame(
-            rows, columns=["delay_s", "rejection_rate", "gone_rate", "applied_rate", "retry_success"]
+            rows,
+            columns=["delay_s", "rejection_rate", "gone_rate", "applied_rate", "retry_success"],
         )
 
     # -- (c) check cost ------------------------------------------------------------
@@ -279,7 +282,9 @@ class FreshnessModel:
             raise ValueError(f"page_size must be >= 1, got {page_size!r}")
         rows = []
         checks = int(math.floor(self.day_s / interval_s + 1e-9))
-        edits_per_s = self.questions_per_s * self.edit_share if self.edit_delay_s is not None else 0.0
+        edits_per_s = (
+            self.questions_per_s * self.edit_share if self.edit_delay_s is not None else 0.0
+        )
         events = (self.saves_per_s + edits_per_s) * interval_s
         pages = _expected_pages(events, page_size)
         lost = 0.0 if retention_s is None else max(0.0, interval_s - retention_s)
@@ -301,8 +306,13 @@ class FreshnessModel:
         return pd.DataFrame(
             rows,
             columns=[
-                "check_index", "time_s", "reread_calls", "poll_calls", "poll_pages",
-                "poll_rereads", "cursor_expired_rate",
+                "check_index",
+                "time_s",
+                "reread_calls",
+                "poll_calls",
+                "poll_pages",
+                "poll_rereads",
+                "cursor_expired_rate",
             ],
         )
 

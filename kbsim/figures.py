@@ -30,7 +30,7 @@ from kbsim.params import DayParams
 QUICK_SEEDS = 3
 #: Figures and the results table use t-intervals over seeds (see analysis.summarize).
 INTERVAL = "seeds"
-QUICK_POINTS = 5
+QUICK_POINTS = 4
 FULL_COMMAND = "kbsim figures"
 
 
@@ -80,7 +80,7 @@ def _thin(values: list, keep: int) -> list:
 
 
 def experiment_config(name: str, experiments_dir: str | Path = "experiments", quick: bool = False):
-    """The validated config ``experiments/<name>.yaml``; in quick mode with fewer seeds and points."""
+    """The validated config ``experiments/<name>.yaml`` (quick: fewer seeds and points)."""
     from kbsim.config import load_config
 
     path = Path(experiments_dir) / f"{name}.yaml"
@@ -89,22 +89,26 @@ def experiment_config(name: str, experiments_dir: str | Path = "experiments", qu
     config = load_config(path)
     if quick:
         sweep = {key: _thin(values, QUICK_POINTS) for key, values in config.sweep.items()}
-        config = config.model_copy(update={"seeds": list(config.seeds[:QUICK_SEEDS]), "sweep": sweep})
+        config = config.model_copy(
+            update={"seeds": list(config.seeds[:QUICK_SEEDS]), "sweep": sweep}
+        )
     return config
 
 
 def _points(config) -> pd.DataFrame:
     rows = []
     for scenario, point, params in config.points():
-        rows.append({
-            "scenario": scenario,
-            **point,
-            "params": params,
-            "edits": params.edit.enabled,
-            "edit_delay_s": params.edit.delay_s if params.edit.enabled else np.nan,
-            "save_popularity": params.saves.popularity,
-            "day_s": params.day_s,
-        })
+        rows.append(
+            {
+                "scenario": scenario,
+                **point,
+                "params": params,
+                "edits": params.edit.enabled,
+                "edit_delay_s": params.edit.delay_s if params.edit.enabled else np.nan,
+                "save_popularity": params.saves.popularity,
+                "day_s": params.day_s,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -117,20 +121,33 @@ def load_experiment(
     run_missing: bool = True,
     workers: int | None = None,
     log: Callable[[str], None] | None = None,
+    fresh: bool = False,
 ) -> Experiment:
     """Run the missing runs of ``experiments/<name>.yaml`` (cached) and load its results.
 
-    Quick mode reads and writes ``<results_dir>/quick/``.
+    Quick mode reads and writes ``<results_dir>/quick/`` (and starts it anew when the
+    config changed). ``fresh`` discards the experiment's results first.
     """
-    from kbsim.runner import load_results, run_experiment
+    from kbsim.runner import ResultsConflictError, load_results, run_experiment
 
     config = experiment_config(name, experiments_dir, quick)
     root = Path(results_dir) / ("quick" if quick else "")
     if run_missing:
-        result = run_experiment(config, root, workers=workers, progress=True, log=log)
+        try:
+            result = run_experiment(
+                config, root, workers=workers, progress=True, log=log, fresh=fresh
+            )
+        except ResultsConflictError:
+            if not quick:
+                raise
+            # quick results are a disposable cache: a changed config simply starts them anew
+            result = run_experiment(
+                config, root, workers=workers, progress=True, log=log, fresh=True
+            )
         if not result.ok:
             raise RuntimeError(
-                f"experiment {name!r}: {len(result.failures)} runs failed; see {result.directory}/errors"
+                f"experiment {name!r}: {len(result.failures)} runs failed; "
+                f"see {result.directory}/errors"
             )
     tables = load_results(root / config.name)
     tables = {k: v for k, v in tables.items() if k in analysis.TABLE_NAMES}
@@ -191,8 +208,10 @@ def _staleness_days(experiments: Iterable[Experiment]):
 def _edits_note(params: DayParams) -> str:
     if not params.edit.enabled:
         return "Days without agent edits."
-    return (f"These days include the edit experiment ({params.edit.share:.0%} of answers edited after "
-            f"{analysis.format_duration(params.edit.delay_s)}); the model includes the agent's edits.")
+    return (
+        f"These days include the edit experiment ({params.edit.share:.0%} of answers edited after "
+        f"{analysis.format_duration(params.edit.delay_s)}); the model includes the agent's edits."
+    )
 
 
 def _match(frame: pd.DataFrame, keys: dict) -> pd.DataFrame:
@@ -222,8 +241,12 @@ def figure_staleness_over_day(exps: dict[str, Experiment]):
         used.append(experiment)
     caption = used[0].caption(
         "staleness_over_day",
-        _edits_note(days["zipf"][1]) + " Dashed: Poisson/Zipf freshness model." + (
-            "" if len(used) < 2 or used[1] is used[0] else f" Control from experiments/{used[1].name}.yaml."
+        _edits_note(days["zipf"][1])
+        + " Dashed: Poisson/Zipf freshness model."
+        + (
+            ""
+            if len(used) < 2 or used[1] is used[0]
+            else f" Control from experiments/{used[1].name}.yaml."
         ),
     )
     return plots.staleness_over_day(pd.concat(observed), models, caption, "role", labels)
@@ -231,7 +254,9 @@ def figure_staleness_over_day(exps: dict[str, Experiment]):
 
 def _sweep_points(experiment: Experiment, key: str, popularity: str = "zipf") -> pd.DataFrame:
     if key not in experiment.swept:
-        raise KeyError(f"experiment {experiment.name!r} does not sweep {key!r} (sweeps {experiment.swept})")
+        raise KeyError(
+            f"experiment {experiment.name!r} does not sweep {key!r} (sweeps {experiment.swept})"
+        )
     points = _prefer_quiet(experiment.points)
     return points[points["save_popularity"] == popularity]
 
@@ -241,7 +266,9 @@ def _sweep_frame(experiment: Experiment, key: str, popularity: str = "zipf") -> 
     points = _sweep_points(experiment, key, popularity)
     summary = experiment.summary
     edits = set(points["edits"].astype(bool))
-    return summary[summary["edits"].astype(bool).isin(edits) & (summary["save_popularity"] == popularity)]
+    return summary[
+        summary["edits"].astype(bool).isin(edits) & (summary["save_popularity"] == popularity)
+    ]
 
 
 def _end_model(experiment: Experiment, key: str) -> pd.DataFrame:
@@ -250,6 +277,10 @@ def _end_model(experiment: Experiment, key: str) -> pd.DataFrame:
         prediction = analytic.predict_end_staleness(point["params"])
         rows.append({key: point[key], **prediction.drop("time_s").to_dict()})
     return pd.DataFrame(rows)
+
+
+def _day_hours(experiment: Experiment) -> float:
+    return experiment.points["params"].iloc[0].day_hours
 
 
 def _sweep_note(experiment: Experiment, key: str) -> str:
@@ -263,9 +294,14 @@ def figure_staleness_vs_zipf(exps: dict[str, Experiment]):
     experiment, key = exps["zipf_sweep"], "zipf_s"
     control = _sweep_frame(experiment, key, "uniform")
     return plots.end_staleness_vs(
-        _sweep_frame(experiment, key), key, _end_model(experiment, key),
-        experiment.caption("staleness_vs_zipf", _sweep_note(experiment, key) + " Dashed: analytic model. "
-                           "Dotted: control (saves uniform, questions Zipf)."),
+        _sweep_frame(experiment, key),
+        key,
+        _end_model(experiment, key),
+        experiment.caption(
+            "staleness_vs_zipf",
+            _sweep_note(experiment, key) + " Dashed: analytic model. "
+            "Dotted: control (saves uniform, questions Zipf).",
+        ),
         control=control if len(control) else None,
         xlabel="Zipf exponent s of article popularity (0 = uniform)",
         title="Stale at end of day against popularity skew",
@@ -278,11 +314,16 @@ def figure_staleness_vs_saves(exps: dict[str, Experiment]):
     experiment, key = exps["save_volume_sweep"], "saves.count"
     control = _sweep_frame(experiment, key, "uniform")
     return plots.end_staleness_vs(
-        _sweep_frame(experiment, key), key, _end_model(experiment, key),
-        experiment.caption("staleness_vs_saves", _sweep_note(experiment, key) + " Dashed: analytic model. "
-                           "Dotted: control (saves uniform)."),
+        _sweep_frame(experiment, key),
+        key,
+        _end_model(experiment, key),
+        experiment.caption(
+            "staleness_vs_saves",
+            _sweep_note(experiment, key) + " Dashed: analytic model. "
+            "Dotted: control (saves uniform).",
+        ),
         control=control if len(control) else None,
-        xlabel=f"saves by people per {experiment.points['params'].iloc[0].day_hours:g}-hour day (log scale)",
+        xlabel=f"saves by people per {_day_hours(experiment):g}-hour day (log scale)",
         title="Stale at end of day against save volume",
         logx=True,
     )
@@ -291,8 +332,11 @@ def figure_staleness_vs_saves(exps: dict[str, Experiment]):
 def _held_model(params: DayParams, by_held: pd.DataFrame) -> pd.DataFrame:
     """Analytic calls per check at each check time, placed at the expected citations held."""
     model = analytic.FreshnessModel.from_params(params)
-    cost = model.check_cost(params.checks.interval_s, page_size=params.checks.poll_page_size,
-                            retention_s=params.event_retention_s)
+    cost = model.check_cost(
+        params.checks.interval_s,
+        page_size=params.checks.poll_page_size,
+        retention_s=params.event_retention_s,
+    )
     held = by_held.drop_duplicates("check_index").set_index("check_index")["held"]
     cost["held"] = cost["check_index"].map(held)
     return cost.dropna(subset=["held"])
@@ -303,10 +347,12 @@ def figure_check_cost(exps: dict[str, Experiment]):
 
     volume, key = exps["save_volume_sweep"], "saves.count"
     by_saves = _sweep_frame(volume, key)
-    model_saves = pd.DataFrame([
-        {key: point[key], **analytic.predict_check_cost(point["params"]).to_dict()}
-        for _, point in _sweep_points(volume, key).iterrows()
-    ])
+    model_saves = pd.DataFrame(
+        [
+            {key: point[key], **analytic.predict_check_cost(point["params"]).to_dict()}
+            for _, point in _sweep_points(volume, key).iterrows()
+        ]
+    )
     days = _staleness_days([exps["reference"]])
     keys, params, reference = days["zipf"]
     checks = _match(reference.tables["checks"], keys)
@@ -317,7 +363,9 @@ def figure_check_cost(exps: dict[str, Experiment]):
         f"({reference.seeds} seeds). Dashed: analytic calls (no analytic bytes or title line). "
         + _sweep_note(volume, key).replace("These days", "Left: the days"),
     )
-    return plots.check_cost(by_saves, key, by_held, caption, model_saves, _held_model(params, by_held))
+    return plots.check_cost(
+        by_saves, key, by_held, caption, model_saves, _held_model(params, by_held)
+    )
 
 
 def figure_edit_rejections(exps: dict[str, Experiment]):
@@ -329,13 +377,16 @@ def figure_edit_rejections(exps: dict[str, Experiment]):
     edits = experiment.summary[experiment.summary["edits"].astype(bool)]
     summary = edits[edits["save_popularity"] == "zipf"]
     control = edits[(edits["save_popularity"] != "zipf") & (edits["metric"] == "rejection_rate")]
-    points = experiment.points[experiment.points["edits"] & (experiment.points["save_popularity"] == "zipf")]
+    points = experiment.points[
+        experiment.points["edits"] & (experiment.points["save_popularity"] == "zipf")
+    ]
     params = points.iloc[0]["params"]
     delays = np.geomspace(summary[key].min(), summary[key].max(), 60)
     model = analytic.predict_edit_outcomes(params, delays)
     caption = experiment.caption(
         "edit_rejections",
-        f"{params.edit.share:.0%} of answers edit their first citation; a retry waits a new approval "
+        f"{params.edit.share:.0%} of answers edit their first citation; "
+        "a retry waits a new approval "
         "delay. Dashed: analytic model (Zipf day).",
     )
     return plots.edit_rejections(summary, key, model, caption, control if len(control) else None)
@@ -351,7 +402,9 @@ def figure_retention_cost(exps: dict[str, Experiment]):
             raise KeyError(f"experiment {experiment.name!r} does not sweep {key!r}")
     points = _prefer_quiet(experiment.points)
     points = points[points["save_popularity"] == "zipf"]
-    summary = experiment.summary[experiment.summary["edits"].astype(bool).isin(set(points["edits"]))]
+    summary = experiment.summary[
+        experiment.summary["edits"].astype(bool).isin(set(points["edits"]))
+    ]
     summary = summary[summary["save_popularity"] == "zipf"]
     rows = []
     for _, point in points.iterrows():
@@ -379,7 +432,8 @@ class FigureSpec:
 FIGURES: tuple[FigureSpec, ...] = (
     FigureSpec(
         "staleness_over_day",
-        "Share of citations and of answers stale at each hour, Zipf saves against the uniform control, "
+        "Share of citations and of answers stale at each hour, "
+        "Zipf saves against the uniform control, "
         "with the analytic model.",
         ("reference", "control"),
         figure_staleness_over_day,
@@ -398,7 +452,8 @@ FIGURES: tuple[FigureSpec, ...] = (
     ),
     FigureSpec(
         "check_cost",
-        "Tool calls and result bytes per check for title lookup, re-read and poll, against save volume "
+        "Tool calls and result bytes per check for title lookup, re-read and poll, "
+        "against save volume "
         "and against citations held.",
         ("save_volume_sweep", "reference"),
         figure_check_cost,
@@ -427,7 +482,9 @@ def _specs(only: Iterable[str] | None) -> list[FigureSpec]:
     only = list(only)
     unknown = [name for name in only if name not in FIGURE_NAMES]
     if unknown:
-        raise ValueError(f"--only: unknown figure(s) {unknown}; expected some of {list(FIGURE_NAMES)}")
+        raise ValueError(
+            f"--only: unknown figure(s) {unknown}; expected some of {list(FIGURE_NAMES)}"
+        )
     return [spec for spec in FIGURES if spec.name in only]
 
 
@@ -441,6 +498,7 @@ def build_figures(
     docs_path: str | Path | None = "docs/results.md",
     workers: int | None = None,
     log: Callable[[str], None] | None = None,
+    fresh: bool = False,
 ) -> list[Path]:
     """Run what is missing, draw the figures, write figures/README.md and the results table.
 
@@ -455,8 +513,15 @@ def build_figures(
     if docs_path is not None and not only:
         needed.update(dict.fromkeys(("reference", "control")))
     exps = {
-        name: load_experiment(name, experiments_dir=experiments_dir, results_dir=results_dir,
-                              quick=quick, workers=workers, log=log)
+        name: load_experiment(
+            name,
+            experiments_dir=experiments_dir,
+            results_dir=results_dir,
+            quick=quick,
+            workers=workers,
+            log=log,
+            fresh=fresh,
+        )
         for name in needed
     }
     written: list[Path] = []
@@ -487,8 +552,11 @@ def write_figures_readme(figures_dir: str | Path, quick: bool = False) -> Path:
         "# Figures",
         "",
         "Generated by `kbsim figures` (or `make figures`) from the experiment configs in",
-        "`experiments/`; results are cached under `results/`. Each figure's caption names its config.",
-        "" if not quick else "\n**These were drawn in quick mode (few seeds): rerun without --quick.**",
+        "`experiments/`; results are cached under `results/`.",
+        "Each figure's caption names its config.",
+        ""
+        if not quick
+        else "\n**These were drawn in quick mode (few seeds): rerun without --quick.**",
         "",
     ]
     for spec in FIGURES:
@@ -506,7 +574,10 @@ def reference_results(exps: dict[str, Experiment]) -> pd.DataFrame:
     """The reference study table: Zipf and control no-edit days, edit outcomes per delay."""
     days = _staleness_days([exps["reference"], exps["control"]])
     frames, columns = [], {}
-    for role, heading in (("zipf", "Zipf saves (s = {s:g})"), ("control", "Control: uniform saves")):
+    for role, heading in (
+        ("zipf", "Zipf saves (s = {s:g})"),
+        ("control", "Control: uniform saves"),
+    ):
         if role not in days:
             continue
         keys, params, experiment = days[role]
@@ -520,7 +591,9 @@ def reference_results(exps: dict[str, Experiment]) -> pd.DataFrame:
     return analysis.reference_table(summary, "role", columns, edits, delay_column="edit_delay_s")
 
 
-def write_results_markdown(exps: dict[str, Experiment], path: str | Path, figures_dir: str | Path) -> Path:
+def write_results_markdown(
+    exps: dict[str, Experiment], path: str | Path, figures_dir: str | Path
+) -> Path:
     """``docs/results.md``: the reference study's table with CIs and the main figures."""
     path = Path(path)
     reference = exps["reference"]
@@ -529,22 +602,34 @@ def write_results_markdown(exps: dict[str, Experiment], path: str | Path, figure
         rel = Path(os.path.relpath(Path(figures_dir).resolve(), path.parent.resolve()))
     except ValueError:
         rel = Path(figures_dir).resolve()
-    quick = " **(quick mode: few seeds; rerun `make figures` for the full study)**" if quick_flag(exps) else ""
+    quick = (
+        " **(quick mode: few seeds; rerun `make figures` for the full study)**"
+        if quick_flag(exps)
+        else ""
+    )
     lines = [
         "<!-- Generated by `kbsim figures` (kbsim/figures.py); do not edit by hand. -->",
         "## Results",
         "",
-        f"The reference study (`experiments/{reference.name}.yaml`, {reference.seeds} seeds per scenario){quick}: "
+        f"The reference study (`experiments/{reference.name}.yaml`, "
+        f"{reference.seeds} seeds per scenario){quick}: "
         "value with its 95% t-interval over seeds (each seed's day is one replication; "
-        "`summary.csv` gives Wilson intervals on pooled counts, which ignore that a day's citations "
+        "`summary.csv` gives Wilson intervals on pooled counts, "
+        "which ignore that a day's citations "
         "share its saves and so come out narrower). "
-        "Staleness and check costs come from days without agent edits; edit rows from the Zipf days "
+        "Staleness and check costs come from days without agent edits; "
+        "edit rows from the Zipf days "
         "with edits, one row per delay.",
         "",
         analysis.markdown_table(table),
     ]
     for spec in FIGURES:
-        lines += [f"![{spec.shows}]({(rel / (spec.name + '.png')).as_posix()})", "", f"*{spec.shows}*", ""]
+        lines += [
+            f"![{spec.shows}]({(rel / (spec.name + '.png')).as_posix()})",
+            "",
+            f"*{spec.shows}*",
+            "",
+        ]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines))
     return path
@@ -552,3 +637,148 @@ def write_results_markdown(exps: dict[str, Experiment], path: str | Path, figure
 
 def quick_flag(exps: dict[str, Experiment]) -> bool:
     return any(e.name_is_quick for e in exps.values())
+
+
+# -- for the notebooks ---------------------------------------------------------------------
+
+
+def repo_root() -> Path:
+    """The checkout this package lives in (where experiments/ and results/ are)."""
+    return Path(__file__).resolve().parents[1]
+
+
+def study(
+    names: Iterable[str], quick: bool | None = None, workers: int | None = None
+) -> dict[str, Experiment]:
+    """Experiments for a notebook, run where missing (cached), loaded with their summaries.
+
+    ``quick`` defaults to ``KBSIM_QUICK``; configs come from ``KBSIM_EXPERIMENTS_DIR``
+    (default ``<repo>/experiments``), results go to ``KBSIM_RESULTS_DIR`` (default
+    ``<repo>/results``, gitignored), so a notebook writes nothing else.
+    """
+    import warnings
+
+    quick = quick_from_env() if quick is None else quick
+    experiments_dir = Path(os.environ.get("KBSIM_EXPERIMENTS_DIR") or repo_root() / "experiments")
+    results_dir = Path(os.environ.get("KBSIM_RESULTS_DIR") or repo_root() / "results")
+    with warnings.catch_warnings():
+        # tqdm.auto looks for ipywidgets inside a kernel; the runner shows no bar there anyway
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        return {
+            name: load_experiment(
+                name,
+                experiments_dir=experiments_dir,
+                results_dir=results_dir,
+                quick=quick,
+                workers=workers,
+            )
+            for name in names
+        }
+
+
+def draw(name: str, exps: dict[str, Experiment]):
+    """Draw one figure (by :data:`FIGURE_NAMES` name) from loaded experiments."""
+    return _specs([name])[0].draw(exps)
+
+
+def staleness_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
+    """Simulated stale shares by hour (with CI) beside the analytic model, with and
+    without unpublished articles leaving the day, for the Zipf and control days."""
+    rows = []
+    for role, (keys, params, experiment) in _staleness_days(
+        [exps["reference"], exps["control"]]
+    ).items():
+        observed = analysis.staleness_by_hour(_match(experiment.summary, keys))
+        models = {
+            "model": analytic.predict_staleness(params).set_index("hour"),
+            "model_no_unpublish": analytic.predict_staleness(params, unpublish=False).set_index(
+                "hour"
+            ),
+        }
+        for _, row in observed.iterrows():
+            column = "stale_citation_share" if row["kind"] == "citations" else "stale_answer_share"
+            rows.append(
+                {
+                    "day": role,
+                    "kind": row["kind"],
+                    "hour": row["hour"],
+                    "simulated": row["share"],
+                    "ci_low": row["ci_low"],
+                    "ci_high": row["ci_high"],
+                    **{name: frame.loc[row["hour"], column] for name, frame in models.items()},
+                }
+            )
+    frame = pd.DataFrame(rows)
+    frame["model_inside_ci"] = analysis.inside_ci(frame, frame["model"])
+    return frame
+
+
+def edit_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
+    """Simulated rejection, gone and retry-success rates per delay beside the model (Zipf days)."""
+    experiment, key = exps["edit_delay_sweep"], "edit.delay_s"
+    summary = experiment.summary[
+        experiment.summary["edits"].astype(bool) & (experiment.summary["save_popularity"] == "zipf")
+    ]
+    params = experiment.points[experiment.points["edits"]].iloc[0]["params"]
+    delays = sorted(summary[key].unique())
+    model = analytic.predict_edit_outcomes(params, delays).set_index("delay_s")
+    rows = []
+    for metric in ("rejection_rate", "gone_rate", "retry_success"):
+        for delay in delays:
+            hit = summary[(summary[key] == delay) & (summary["metric"] == metric)]
+            if not len(hit):
+                continue
+            value, low, high = hit[["value", "ci_low", "ci_high"]].iloc[0]
+            rows.append(
+                {
+                    "metric": metric,
+                    "delay": analysis.format_duration(delay),
+                    "delay_s": delay,
+                    "simulated": value,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "model": model.loc[delay, metric],
+                }
+            )
+    frame = pd.DataFrame(rows)
+    frame["model_inside_ci"] = analysis.inside_ci(frame, frame["model"])
+    return frame
+
+
+def check_cost_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
+    """Simulated calls per check of re-read and poll per save volume beside the model."""
+    experiment, key = exps["save_volume_sweep"], "saves.count"
+    summary = _sweep_frame(experiment, key)
+    rows = []
+    for _, point in _sweep_points(experiment, key).iterrows():
+        model = analytic.predict_check_cost(point["params"])
+        for strategy in ("reread", "poll"):
+            hit = summary[
+                (summary[key] == point[key]) & (summary["metric"] == f"calls_per_check[{strategy}]")
+            ]
+            value, low, high = hit[["value", "ci_low", "ci_high"]].iloc[0]
+            rows.append(
+                {
+                    "saves_per_day": point[key],
+                    "strategy": strategy,
+                    "simulated": value,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "model": model[f"{strategy}_calls"],
+                }
+            )
+    frame = pd.DataFrame(rows)
+    frame["model_inside_ci"] = analysis.inside_ci(frame, frame["model"])
+    return frame
+
+
+#: The headline numbers the original write-up reported; fill in when it is supplied.
+WRITEUP_FIGURES: dict[str, str] = {}
+
+
+def reproduction_table(exps: dict[str, Experiment]) -> pd.DataFrame:
+    """The reference study's table beside an (empty, to fill) column of the write-up's figures."""
+    table = reference_results(exps)
+    heading = "original write-up (TO FILL IN)"
+    table.insert(1, heading, [WRITEUP_FIGURES.get(metric, "") for metric in table["metric"]])
+    return table

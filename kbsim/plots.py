@@ -82,8 +82,15 @@ def _finish(fig: Figure, caption: str, title: str | None = None, legend_below: i
                     labels.append(label)
         rows = -(-len(labels) // legend_below)
         legend_h = (0.12 + 0.2 * rows) / height
-        fig.legend([handles[label] for label in labels], labels, loc="lower center",
-                   bbox_to_anchor=(0.5, caption_h), ncol=legend_below, frameon=False, fontsize=8.5)
+        fig.legend(
+            [handles[label] for label in labels],
+            labels,
+            loc="lower center",
+            bbox_to_anchor=(0.5, caption_h),
+            ncol=legend_below,
+            frameon=False,
+            fontsize=8.5,
+        )
         bottom += legend_h
     fig.tight_layout(rect=(0, bottom, 1, 1))
     _caption(fig, caption)
@@ -149,6 +156,23 @@ def save_figure(fig: Figure, out_dir: str | Path, name: str) -> list[Path]:
     return paths
 
 
+def png_bytes(fig: Figure, dpi: int = 110) -> bytes:
+    """The figure as PNG bytes (closes it): for notebooks, which display them as an image."""
+    import io
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def show(fig: Figure):
+    """An ``IPython.display.Image`` of the figure, so a notebook cell shows it."""
+    from IPython.display import Image
+
+    return Image(png_bytes(fig))
+
+
 # -- (a) staleness over the day --------------------------------------------------------
 
 
@@ -176,19 +200,35 @@ def staleness_over_day(
             if rows.empty:
                 continue
             colour = COLOURS.get(scenario, None)
-            _band(ax, rows["hour"], rows["share"], rows["ci_low"], rows["ci_high"], colour,
-                  f"{label} (simulated, 95% CI)", share=True)
+            _band(
+                ax,
+                rows["hour"],
+                rows["share"],
+                rows["ci_low"],
+                rows["ci_high"],
+                colour,
+                f"{label} (simulated, 95% CI)",
+                share=True,
+            )
             model = analytic.get(scenario)
             if model is not None:
                 column = "stale_citation_share" if kind == "citations" else "stale_answer_share"
-                ax.plot(model["hour"], model[column], color=colour, linestyle="--", linewidth=1.2,
-                        label=f"{label} (analytic)")
+                ax.plot(
+                    model["hour"],
+                    model[column],
+                    color=colour,
+                    linestyle="--",
+                    linewidth=1.2,
+                    label=f"{label} (analytic)",
+                )
         ax.set_title(f"Share of {kind} stale")
         ax.set_xlabel("time since start of day (h)")
         ax.yaxis.set_major_formatter(SHARE)
         ax.set_xlim(0, None)
     axes[0, 0].set_ylim(0, None)
-    axes[0, 0].set_ylabel("stale share of those held so far (%)")
+    axes[0, 0].set_ylabel("stale share of citations given so far (%)")
+    axes[0, 1].set_ylabel("stale share of answers given so far (%)")
+    axes[0, 1].yaxis.set_tick_params(labelleft=True)
     axes[0, 0].legend(loc="upper left")
     return _finish(fig, caption)
 
@@ -218,19 +258,43 @@ def end_staleness_vs(
     """
     fig, axes = _figure(width=7.6, height=5.2)
     ax = axes[0, 0]
-    for kind, metric in (("citations", "stale_citation_share@end"), ("answers", "stale_answer_share@end")):
+    for kind, metric in (
+        ("citations", "stale_citation_share@end"),
+        ("answers", "stale_answer_share@end"),
+    ):
         rows = observed[observed["metric"] == metric]
-        _band(ax, rows[x], rows["value"], rows["ci_low"], rows["ci_high"], COLOURS[kind],
-              f"{kind} (simulated, 95% CI)", share=True)
+        _band(
+            ax,
+            rows[x],
+            rows["value"],
+            rows["ci_low"],
+            rows["ci_high"],
+            COLOURS[kind],
+            f"{kind} (simulated, 95% CI)",
+            share=True,
+        )
         if analytic is not None:
             column = "stale_citation_share" if kind == "citations" else "stale_answer_share"
             line = analytic.sort_values(x)
-            ax.plot(line[x], line[column], color=COLOURS[kind], linestyle="--", linewidth=1.2,
-                    label=f"{kind} (analytic)")
+            ax.plot(
+                line[x],
+                line[column],
+                color=COLOURS[kind],
+                linestyle="--",
+                linewidth=1.2,
+                label=f"{kind} (analytic)",
+            )
         if control is not None:
             rows = control[control["metric"] == metric].sort_values(x)
-            ax.plot(rows[x], rows["value"], color=COLOURS[kind], linestyle=":", marker="s",
-                    markersize=3, label=f"{kind}, uniform-saves control")
+            ax.plot(
+                rows[x],
+                rows["value"],
+                color=COLOURS[kind],
+                linestyle=":",
+                marker="s",
+                markersize=3,
+                label=f"{kind}, uniform-saves control",
+            )
     if logx:
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
@@ -267,24 +331,50 @@ def check_cost(
         ax = axes[row, 0]
         for strategy in ("title", "reread", "poll"):
             rows = by_saves[by_saves["metric"] == f"{measure}_per_check[{strategy}]"]
-            _band(ax, rows[saves_column], rows["value"], rows["ci_low"], rows["ci_high"],
-                  COLOURS[strategy], STRATEGY_LABELS[strategy])
+            _band(
+                ax,
+                rows[saves_column],
+                rows["value"],
+                rows["ci_low"],
+                rows["ci_high"],
+                COLOURS[strategy],
+                STRATEGY_LABELS[strategy],
+            )
             if measure == "calls" and analytic_saves is not None and strategy != "title":
                 line = analytic_saves.sort_values(saves_column)
-                ax.plot(line[saves_column], line[f"{strategy}_calls"], color=COLOURS[strategy],
-                        linestyle="--", linewidth=1.2, label=f"{STRATEGY_LABELS[strategy]} (analytic)")
+                ax.plot(
+                    line[saves_column],
+                    line[f"{strategy}_calls"],
+                    color=COLOURS[strategy],
+                    linestyle="--",
+                    linewidth=1.2,
+                    label=f"{STRATEGY_LABELS[strategy]} (analytic)",
+                )
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
         ax.set_xlabel("saves by people per day (log scale)")
         ax = axes[row, 1]
         for strategy in ("title", "reread", "poll"):
             rows = by_held[(by_held["strategy"] == strategy) & (by_held["measure"] == measure)]
-            _band(ax, rows["held"], rows["value"], rows["ci_low"], rows["ci_high"],
-                  COLOURS[strategy], STRATEGY_LABELS[strategy])
+            _band(
+                ax,
+                rows["held"],
+                rows["value"],
+                rows["ci_low"],
+                rows["ci_high"],
+                COLOURS[strategy],
+                STRATEGY_LABELS[strategy],
+            )
             if measure == "calls" and analytic_held is not None and strategy != "title":
                 line = analytic_held.sort_values("held")
-                ax.plot(line["held"], line[f"{strategy}_calls"], color=COLOURS[strategy],
-                        linestyle="--", linewidth=1.2, label=f"{STRATEGY_LABELS[strategy]} (analytic)")
+                ax.plot(
+                    line["held"],
+                    line[f"{strategy}_calls"],
+                    color=COLOURS[strategy],
+                    linestyle="--",
+                    linewidth=1.2,
+                    label=f"{STRATEGY_LABELS[strategy]} (analytic)",
+                )
         ax.set_xlabel("citations held at the check")
     for col in range(2):
         axes[0, col].set_ylabel("tool calls per check")
@@ -297,12 +387,13 @@ def check_cost(
     axes[0, 1].set_title("against citations held (one point per hourly check)")
     for ax in axes.flat:
         _clip_log_bands(ax)
-    return _finish(fig, caption, "Cost of checking every citation, per strategy (95% CI bands)",
-                   legend_below=5)
+    return _finish(
+        fig, caption, "Cost of checking every citation, per strategy (95% CI bands)", legend_below=5
+    )
 
 
 def _clip_log_bands(ax) -> None:
-    """On a log axis, a t-interval reaching below zero would plunge; clip it at half the lowest line."""
+    """On a log axis a t-interval reaching below zero would plunge: clip at half the lowest line."""
     lines = [line.get_ydata() for line in ax.get_lines() if len(line.get_ydata())]
     if not lines:
         return
@@ -347,16 +438,37 @@ def edit_rejections(
     }
     for metric, label in labels.items():
         rows = observed[observed["metric"] == metric].dropna(subset=["value"])
-        _band(ax, rows[delay_column], rows["value"], rows["ci_low"], rows["ci_high"],
-              COLOURS[metric], f"{label}, simulated", share=True)
+        _band(
+            ax,
+            rows[delay_column],
+            rows["value"],
+            rows["ci_low"],
+            rows["ci_high"],
+            COLOURS[metric],
+            f"{label}, simulated",
+            share=True,
+        )
         if analytic is not None:
             line = analytic.sort_values("delay_s")
-            ax.plot(line["delay_s"], line[metric], color=COLOURS[metric], linestyle="--",
-                    linewidth=1.2, label=f"{label}, analytic model")
+            ax.plot(
+                line["delay_s"],
+                line[metric],
+                color=COLOURS[metric],
+                linestyle="--",
+                linewidth=1.2,
+                label=f"{label}, analytic model",
+            )
     if control is not None:
         rows = control.sort_values(delay_column)
-        ax.plot(rows[delay_column], rows["value"], color=COLOURS["rejection_rate"], linestyle=":",
-                marker="s", markersize=3, label="first try rejected, control (uniform saves)")
+        ax.plot(
+            rows[delay_column],
+            rows["value"],
+            color=COLOURS["rejection_rate"],
+            linestyle=":",
+            marker="s",
+            markersize=3,
+            label="first try rejected, control (uniform saves)",
+        )
     _duration_axis(ax, observed[delay_column])
     ax.set_xlabel("delay between reading the version and editing (log scale)")
     ax.set_ylabel("share of edits (%)")
@@ -391,7 +503,9 @@ def retention_cost(
     keep_all_x = float(finite.max()) * 3 if len(finite) else 1.0
     observed = observed.assign(**{retention_column: observed[retention_column].fillna(keep_all_x)})
     if analytic is not None:
-        analytic = analytic.assign(**{retention_column: analytic[retention_column].fillna(keep_all_x)})
+        analytic = analytic.assign(
+            **{retention_column: analytic[retention_column].fillna(keep_all_x)}
+        )
     intervals = sorted(observed[interval_column].unique())
     cmap = plt.get_cmap("viridis")
     colours = {iv: cmap(i / max(1, len(intervals) - 1) * 0.85) for i, iv in enumerate(intervals)}
@@ -400,14 +514,29 @@ def retention_cost(
         (axes[0, 1], "cursor_expired_rate", "cursor_expired_rate"),
     ):
         for interval in intervals:
-            rows = observed[(observed["metric"] == metric) & (observed[interval_column] == interval)]
+            rows = observed[
+                (observed["metric"] == metric) & (observed[interval_column] == interval)
+            ]
             label = f"check every {_duration(interval)}"
-            _band(ax, rows[retention_column], rows["value"], rows["ci_low"], rows["ci_high"],
-                  colours[interval], label, share=metric == "cursor_expired_rate")
+            _band(
+                ax,
+                rows[retention_column],
+                rows["value"],
+                rows["ci_low"],
+                rows["ci_high"],
+                colours[interval],
+                label,
+                share=metric == "cursor_expired_rate",
+            )
             if analytic is not None:
                 line = analytic[analytic[interval_column] == interval].sort_values(retention_column)
-                ax.plot(line[retention_column], line[model_column], color=colours[interval],
-                        linestyle="--", linewidth=1.1)
+                ax.plot(
+                    line[retention_column],
+                    line[model_column],
+                    color=colours[interval],
+                    linestyle="--",
+                    linewidth=1.1,
+                )
         _duration_axis(ax, finite if len(finite) else observed[retention_column])
         if len(finite) < len(observed):
             ax.set_xticks([*ax.get_xticks(), keep_all_x])
@@ -419,7 +548,9 @@ def retention_cost(
         for interval in intervals:
             level = reread[reread[interval_column] == interval]["value"].mean()
             axes[0, 0].axhline(level, color=colours[interval], linestyle=":", linewidth=1.1)
-        axes[0, 0].plot([], [], color="grey", linestyle=":", label="re-read strategy at that interval")
+        axes[0, 0].plot(
+            [], [], color="grey", linestyle=":", label="re-read strategy at that interval"
+        )
     if analytic is not None:
         axes[0, 0].plot([], [], **ANALYTIC_STYLE, label="analytic model")
     axes[0, 0].set_ylabel("poll strategy: tool calls per check")
@@ -429,18 +560,31 @@ def retention_cost(
     axes[0, 1].set_ylim(0, 1.02)
     axes[0, 0].set_title("poll cost per check (95% CI)")
     axes[0, 1].set_title("cursor expired (95% CI)")
-    return _finish(fig, caption, "What a too-short event history costs the poll strategy",
-                   legend_below=min(4, len(intervals) + 2))
+    return _finish(
+        fig,
+        caption,
+        "What a too-short event history costs the poll strategy",
+        legend_below=min(4, len(intervals) + 2),
+    )
 
 
-def agreement(observed: pd.DataFrame, predicted: Sequence[float], caption: str, label: str) -> Figure:
+def agreement(
+    observed: pd.DataFrame, predicted: Sequence[float], caption: str, label: str
+) -> Figure:
     """Analytic prediction against simulated value with its CI, one point per row."""
     fig, axes = _figure(width=5.0, height=5.0)
     ax = axes[0, 0]
     value = observed["value"].to_numpy(dtype=float)
     err = np.vstack([value - observed["ci_low"].to_numpy(), observed["ci_high"].to_numpy() - value])
-    ax.errorbar(predicted, value, yerr=err, fmt="o", markersize=3, color=COLOURS["zipf"],
-                label="simulated (95% CI)")
+    ax.errorbar(
+        predicted,
+        value,
+        yerr=err,
+        fmt="o",
+        markersize=3,
+        color=COLOURS["zipf"],
+        label="simulated (95% CI)",
+    )
     top = float(np.nanmax([np.nanmax(value), np.nanmax(predicted)])) * 1.05
     ax.plot([0, top], [0, top], **ANALYTIC_STYLE, label="perfect agreement")
     ax.set_xlabel(f"analytic {label}")

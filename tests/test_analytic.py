@@ -16,8 +16,13 @@ from kbsim.sim import run_day
 def _uniform_model(saves_per_day=300.0, day_s=8 * 3600.0, n=400, unpublish=False, share=0.05):
     weights = analytic.zipf_weights(n, 0.0)
     return analytic.FreshnessModel(
-        save_weights=weights, question_weights=weights, saves_per_s=saves_per_day / day_s,
-        questions_per_s=120 / day_s, day_s=day_s, unpublish_share=share, unpublish=unpublish,
+        save_weights=weights,
+        question_weights=weights,
+        saves_per_s=saves_per_day / day_s,
+        questions_per_s=120 / day_s,
+        day_s=day_s,
+        unpublish_share=share,
+        unpublish=unpublish,
     )
 
 
@@ -46,7 +51,9 @@ def test_edit_outcomes_limits_and_closed_form():
     lam = model.saves_per_s / 400
     delays = np.array([0.0, 60.0, 3600.0, 4 * 3600.0])
     got = model.edit_outcomes(delays, agent_edits=False)
-    np.testing.assert_allclose(got["rejection_rate"], 1 - np.exp(-lam * delays), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        got["rejection_rate"], 1 - np.exp(-lam * delays), rtol=1e-9, atol=1e-12
+    )
     assert (got["gone_rate"] == 0).all()
     # retry waits another delay: succeeds when that window has no save
     np.testing.assert_allclose(got["retry_success"].iloc[1:], np.exp(-lam * delays[1:]), rtol=1e-9)
@@ -55,7 +62,9 @@ def test_edit_outcomes_limits_and_closed_form():
     zipf = skewed.edit_outcomes(delays)
     assert zipf["rejection_rate"].is_monotonic_increasing
     assert zipf["gone_rate"].is_monotonic_increasing
-    np.testing.assert_allclose(zipf[["rejection_rate", "gone_rate", "applied_rate"]].sum(axis=1), 1.0)
+    np.testing.assert_allclose(
+        zipf[["rejection_rate", "gone_rate", "applied_rate"]].sum(axis=1), 1.0
+    )
     # popular articles are both cited and saved more: rejections beat the uniform day's
     assert (zipf["rejection_rate"].iloc[1:] > got["rejection_rate"].iloc[1:]).all()
 
@@ -108,12 +117,17 @@ def test_analytic_curves_lie_inside_the_simulations_95_percent_ci():
         params = DayParams.model_validate({**base, **overrides})
         observed = analysis.staleness_by_hour(_simulated(params, scenario))
         predicted = analytic.predict_staleness(params).set_index("hour")
-        for kind, column in (("citations", "stale_citation_share"), ("answers", "stale_answer_share")):
+        for kind, column in (
+            ("citations", "stale_citation_share"),
+            ("answers", "stale_answer_share"),
+        ):
             rows = observed[observed["kind"] == kind].sort_values("hour")
             model = predicted.loc[rows["hour"], column].to_numpy()
             hits = analysis.inside_ci(rows, model)
             inside, total = inside + hits.sum(), total + len(hits)
-            misses += [(scenario, kind, h) for h, ok in zip(rows["hour"], hits, strict=True) if not ok]
+            misses += [
+                (scenario, kind, h) for h, ok in zip(rows["hour"], hits, strict=True) if not ok
+            ]
     for delay in (1800.0,):
         params = DayParams.model_validate({**base, "edit": {"delay_s": delay}})
         summary = _simulated(params, f"edit{delay:g}")

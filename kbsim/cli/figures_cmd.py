@@ -30,20 +30,40 @@ def register(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--only", action="append", choices=FIGURE_NAMES, metavar="NAME",
+        "--only",
+        action="append",
+        choices=FIGURE_NAMES,
+        metavar="NAME",
         help=f"draw only this figure (repeatable): {', '.join(FIGURE_NAMES)}",
     )
     parser.add_argument(
-        "--quick", action="store_true",
+        "--quick",
+        action="store_true",
         help="few seeds and thinned sweeps (also KBSIM_QUICK=1), results under RESULTS/quick/",
     )
-    parser.add_argument("--experiments", default="experiments", metavar="DIR", help="default: experiments")
+    parser.add_argument(
+        "--experiments", default="experiments", metavar="DIR", help="default: experiments"
+    )
     parser.add_argument("--results", default="results", metavar="DIR", help="default: results")
     parser.add_argument("--figures", default="figures", metavar="DIR", help="default: figures")
-    parser.add_argument("--docs", default="docs/results.md", metavar="FILE",
-                        help="the results table written with a full set (default: docs/results.md)")
-    parser.add_argument("--workers", type=int, default=None, metavar="N",
-                        help="processes for missing runs (default: CPU count)")
+    parser.add_argument(
+        "--docs",
+        default="docs/results.md",
+        metavar="FILE",
+        help="the results table written with a full set (default: docs/results.md)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="processes for missing runs (default: CPU count)",
+    )
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="discard the figures' experiment results and run them anew",
+    )
     parser.set_defaults(func=run)
 
 
@@ -61,6 +81,7 @@ def run(args) -> int:
             figures_dir=args.figures,
             docs_path=args.docs,
             workers=args.workers,
+            fresh=args.fresh,
             log=lambda line: print(line, file=sys.stderr),
         )
     except (ConfigError, FileNotFoundError, KeyError, ValueError) as error:
@@ -71,5 +92,8 @@ def run(args) -> int:
         return 1
     for path in written:
         print(path)
-    print(f"kbsim figures: {len(written)} files in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    print(
+        f"kbsim figures: {len(written)} files in {time.perf_counter() - started:.1f} s",
+        file=sys.stderr,
+    )
     return 0

@@ -33,7 +33,10 @@ NATIVE_COLUMNS = frozenset(
     }
     | {"first_stale_s", "gone_s", "stale_at_end", "gone_at_end", "seed", "run_id"}
 )
-TABLE_NAMES = ("citations", "checks", "edits", "saves")
+#: The tables a day writes (``run_day``'s output).
+DAY_TABLES = ("citations", "checks", "edits", "saves")
+#: The tables of a results directory this module reads (the day's and the runner's metrics).
+TABLE_NAMES = (*DAY_TABLES, "metrics")
 STRATEGY_LABELS = {"title": "title", "reread": "re-read", "poll": "poll"}
 
 
@@ -85,7 +88,7 @@ def key_columns(table: pd.DataFrame) -> list[str]:
 
 def _runs(tables: Tables) -> tuple[list[str], pd.DataFrame]:
     """Key columns and one row per run (keys, seed, run_id) found in any table."""
-    frames = [t for t in tables.values() if len(t)]
+    frames = [t for name, t in tables.items() if len(t) and name in DAY_TABLES]
     if not frames:
         raise ValueError("no rows in any result table")
     keys = key_columns(frames[0])
@@ -114,6 +117,7 @@ def run_metrics(
             takes the time of each run's last check.
     """
     keys, runs = _runs(tables)
+    tables = {name: t for name, t in tables.items() if name in DAY_TABLES}
     split = {name: dict(tuple(t.groupby("run_id", sort=False))) for name, t in tables.items()}
     empty = {name: t.iloc[0:0] for name, t in tables.items()}
     rows = []
@@ -140,6 +144,44 @@ def run_metrics(
         rows.append(frame)
     out = pd.concat(rows, ignore_index=True)
     return out[[*keys, "seed", "run_id", "metric", "value", "successes", "trials"]]
+
+
+def stored_run_metrics(tables: Tables) -> pd.DataFrame:
+    """Like :func:`run_metrics`, but from the ``metrics`` table the runner saved with each run.
+
+    Much faster for large sweeps (no per-run recomputation); the runner computes
+    ``@end`` at each run's last check (the end of the day when the check
+    interval divides it). Adds ``cursor_expired_rate`` and ``edits_made``.
+    """
+    stored = tables["metrics"]
+    keys = [
+        c
+        for c in stored.columns
+        if c not in ("seed", "run_id", "metric", "value", "successes", "trials")
+    ]
+    runs = stored.drop_duplicates("run_id")[[*keys, "seed", "run_id"]].set_index("run_id")
+    checks = tables.get("checks")
+    extra = []
+    if checks is not None and len(checks):
+        polls = checks[checks["strategy"] == "poll"].groupby("run_id")["cursor_expired"]
+        expired = pd.DataFrame(
+            {"successes": polls.sum().astype(float), "trials": polls.size().astype(float)}
+        )
+        expired["value"] = expired["successes"] / expired["trials"]
+        extra.append(expired.assign(metric="cursor_expired_rate"))
+    edits = tables.get("edits")
+    made = pd.Series(0.0, index=runs.index)
+    if edits is not None and len(edits):
+        made = made.add(edits.groupby("run_id").size().astype(float), fill_value=0.0)
+    extra.append(
+        pd.DataFrame(
+            {"value": made, "successes": math.nan, "trials": math.nan, "metric": "edits_made"}
+        )
+    )
+    extra = pd.concat(extra).rename_axis("run_id").reset_index()
+    extra = extra.join(runs, on="run_id")
+    columns = [*keys, "seed", "run_id", "metric", "value", "successes", "trials"]
+    return pd.concat([stored[columns], extra[columns]], ignore_index=True)
 
 
 def summarize(
@@ -319,7 +361,8 @@ def reference_table(
         column: the key column naming scenarios (usually ``scenario``).
         columns: scenario value -> column heading, in display order.
         edit_summary: optional summary of edit days (rejection rate per delay),
-            appended as rows for the first scenario's column.
+            appended as one row per metric and delay; filled per scenario when it
+            has the ``column`` column, else in the first scenario's column only.
         delay_column: the key column holding the edit delay in ``edit_summary``.
     """
     rows = []
@@ -336,21 +379,28 @@ def reference_table(
             )
         rows.append(row)
     if edit_summary is not None and len(edit_summary):
-        first = next(iter(columns.values()))
+        first = next(iter(columns))
         for metric, label in (
             ("rejection_rate", "Edits rejected (conflict)"),
             ("gone_rate", "Edits finding the article gone"),
             ("retry_success", "Retries that succeed"),
         ):
             for delay in sorted(edit_summary[delay_column].dropna().unique()):
-                hit = edit_summary[
-                    (edit_summary[delay_column] == delay) & (edit_summary["metric"] == metric)
-                ]
-                if not len(hit):
-                    continue
                 row = {"metric": f"{label}, delay {format_duration(delay)}"}
-                row.update({heading: "" for heading in columns.values()})
-                row[first] = format_estimate(*hit[["value", "ci_low", "ci_high"]].iloc[0], "share")
+                for value, heading in columns.items():
+                    mask = (edit_summary[delay_column] == delay) & (
+                        edit_summary["metric"] == metric
+                    )
+                    if column in edit_summary:
+                        mask &= edit_summary[column] == value
+                    elif value != first:
+                        mask &= False
+                    hit = edit_summary[mask]
+                    row[heading] = (
+                        format_estimate(*hit[["value", "ci_low", "ci_high"]].iloc[0], "share")
+                        if len(hit)
+                        else ""
+                    )
                 rows.append(row)
     return pd.DataFrame(rows)
 

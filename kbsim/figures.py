@@ -16,6 +16,7 @@ and full results never mix.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -153,7 +154,13 @@ def load_experiment(
     tables = {k: v for k, v in tables.items() if k in analysis.TABLE_NAMES}
     points = _points(config)
     day_s = dict(zip(points["scenario"], points["day_s"], strict=True))
-    per_run = analysis.run_metrics(tables, day_s)
+    if "metrics" in tables and all(
+        (p.checks.interval_s * math.floor(p.day_s / p.checks.interval_s + 1e-9)) == p.day_s
+        for p in points["params"]
+    ):  # the runner's stored metrics end at the last check, which is then the day's end
+        per_run = analysis.stored_run_metrics(tables)
+    else:
+        per_run = analysis.run_metrics(tables, day_s)
     by = ["scenario", *config.swept]
     summary = analysis.summarize(per_run, by, interval=INTERVAL)
     summary = _annotate(summary, points, by)
@@ -587,7 +594,8 @@ def reference_results(exps: dict[str, Experiment]) -> pd.DataFrame:
         columns[role] = heading.format(s=params.zipf_s)
     summary = pd.concat(frames, ignore_index=True)
     reference = exps["reference"].summary
-    edits = reference[reference["edits"].astype(bool) & (reference["save_popularity"] == "zipf")]
+    edits = reference[reference["edits"].astype(bool)].copy()
+    edits["role"] = edits["save_popularity"].map(_role)
     return analysis.reference_table(summary, "role", columns, edits, delay_column="edit_delay_s")
 
 
@@ -618,8 +626,7 @@ def write_results_markdown(
         "which ignore that a day's citations "
         "share its saves and so come out narrower). "
         "Staleness and check costs come from days without agent edits; "
-        "edit rows from the Zipf days "
-        "with edits, one row per delay.",
+        "edit rows from the days with edits, one row per delay.",
         "",
         analysis.markdown_table(table),
     ]

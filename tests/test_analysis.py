@@ -134,6 +134,7 @@ def test_reference_table_and_markdown(per_run):
     assert list(table.columns) == ["metric", "Zipf", "Control"]
     assert len(table) == len(analysis.REFERENCE_ROWS) + 3
     assert table["metric"].iloc[-3] == "Edits rejected (conflict), delay 10 min"
+    assert table["Control"].iloc[-3] == ""  # the edit days are Zipf days here
     assert table["Zipf"].iloc[0].endswith("]") and "%" in table["Zipf"].iloc[0]
     text = analysis.markdown_table(table)
     lines = text.strip().splitlines()

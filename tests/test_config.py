@@ -171,7 +171,7 @@ MALFORMED = {
     "param_typo": (
         TINY + "scenarios: {zipf: {saves: {cuont: 5}}}\n",
         "scenarios.zipf.saves.cuont",
-        "unknown parameter 'cuont'; expected one of: count, popularity, mix (did you mean 'count'?)",
+        "unknown parameter 'cuont'; expected one of: count, popularity, mix (did you mean 'count'",
     ),
     "sweep_typo": (
         TINY + "sweep: {saves.cuont: [1, 2]}\n",

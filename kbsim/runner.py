@@ -181,16 +181,36 @@ def _error_outcome(job: dict, exc: BaseException, trace: str) -> dict:
     return {"run_id": job["run_id"], "error": f"{type(exc).__name__}: {exc}", "traceback": trace}
 
 
-def _worker_init() -> None:
-    """Pool workers leave Ctrl-C to the parent, and exit if the parent dies (even by SIGKILL)."""
+def _process_alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie counts as dead: its parent may be waiting on our pipes)."""
+    if os.path.isdir("/proc/self"):
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                state = handle.read().rpartition(")")[2].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+        return state not in ("Z", "X")
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _worker_init(sweep_pid: int) -> None:
+    """Pool workers leave Ctrl-C to the sweep process and exit if it dies (even by SIGKILL).
+
+    The parent is watched by pid, not via ``getppid``: under forkserver a
+    worker's parent is the fork server, which itself lives until its workers exit.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parent = os.getppid()
 
     def watch() -> None:
-        while True:
-            time.sleep(0.5)
-            if os.getppid() != parent:
-                os._exit(1)
+        while _process_alive(sweep_pid):
+            time.sleep(0.25)
+        os._exit(1)
 
     threading.Thread(target=watch, name="kbsim-orphan-watch", daemon=True).start()
 
@@ -212,11 +232,21 @@ def _execute_local(
     handle: Callable[[list[dict]], None],
 ) -> tuple[int, int]:
     """A process pool with an explicit start-method context (nothing global is set)."""
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        # Import the simulation once in the fork server, not once per worker. This only
+        # affects a fork server started from now on; the start method stays untouched.
+        context.set_forkserver_preload(["__main__", "kbsim.runner", "kbsim.sim", "kbsim.metrics"])
+    else:
+        context = multiprocessing.get_context("spawn")
     batches = _batches(jobs, workers, batch_size)
     before = set(multiprocessing.active_children())
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_init)
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=context,
+        initializer=_worker_init,
+        initargs=(os.getpid(),),
+    )
     try:
         futures = {pool.submit(run_batch, batch, run_day): batch for batch in batches}
         for future in as_completed(futures):

@@ -164,7 +164,8 @@ def run_batch(jobs: list[dict], run_day: str = DEFAULT_RUN_DAY) -> list[dict]:
             if bad:
                 raise ValueError(f"run_day returned tables with unusable names: {bad}")
             files = {name: _parquet_bytes(_tidy(df, job)) for name, df in tables.items()}
-            files["metrics"] = _parquet_bytes(_tidy(run_metrics(tables), job, with_seed=True))
+            metrics = run_metrics(tables, day_s=params.day_s)  # "end" = the day's end
+            files["metrics"] = _parquet_bytes(_tidy(metrics, job, with_seed=True))
             outcomes.append(
                 {
                     "run_id": job["run_id"],

@@ -293,3 +293,26 @@ def test_bad_command_line_overrides_exit_2(argv, message, tmp_path, capsys):
     assert main(["run", str(path), "--out", str(tmp_path / "r"), *argv]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+EXPERIMENTS = sorted((Path(__file__).resolve().parents[1] / "experiments").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
+def test_shipped_experiments_load_and_say_what_they_answer(path):
+    config = load_config(path)
+    assert config.name == path.stem and config.description
+    assert path.read_text().startswith("# ")  # the question it answers
+    assert len(config.runs()) >= 25
+
+
+def test_reference_experiment_is_the_spec_reference_study():
+    config = load_config(Path(__file__).resolve().parents[1] / "experiments" / "reference.yaml")
+    assert config.seeds == [1, 2, 3, 4, 5]
+    by_scenario: dict[str, list] = {}
+    for scenario, point, params in config.points():
+        by_scenario.setdefault(scenario, []).append(point["edit.delay_s"])
+        popularity = "uniform" if scenario == "control" else "zipf"
+        delay = point["edit.delay_s"]
+        assert params == DayParams(saves={"popularity": popularity}, edit={"delay_s": delay})
+    assert by_scenario == {s: [None, 5.0, 60.0, 600.0, 3600.0] for s in ("zipf", "control")}

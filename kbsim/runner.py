@@ -274,6 +274,7 @@ def _execute_dask(
     run_day: str,
     handle: Callable[[list[dict]], None],
     scheduler: str | None,
+    log: Callable[[str], None] | None = None,
 ) -> tuple[int, int]:
     """Batched tasks on an existing cluster (``scheduler``) or a fresh LocalCluster."""
     from distributed import Client, LocalCluster
@@ -284,9 +285,11 @@ def _execute_dask(
         client = Client(scheduler, timeout="30s")
     else:
         cluster = LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
         )
         client = Client(cluster)
+        if log:
+            log(f"dask LocalCluster with {workers} workers, dashboard {client.dashboard_link}")
     futures: dict = {}
     try:
         if scheduler:
@@ -588,7 +591,7 @@ def run_experiment(
                 )
             elif jobs:
                 used_workers, used_batch = _execute_dask(
-                    jobs, workers, batch_size, run_day, handle, scheduler
+                    jobs, workers, batch_size, run_day, handle, scheduler, log
                 )
         finally:
             bar.close()

@@ -99,9 +99,7 @@ def test_sweep_writes_tidy_tables_manifest_and_summary(tmp_path):
             if run.run_id in labels.index:
                 scenario, delay = labels.loc[run.run_id]
                 assert scenario == run.scenario
-                assert (pd.isna(delay) and run.point["edit.delay_s"] is None) or (
-                    delay == run.point["edit.delay_s"]
-                )
+                assert (pd.isna(delay) and run.point["edit.delay_s"] is None) or (delay == run.point["edit.delay_s"])
     assert set(tables["metrics"]["run_id"]) == {r.run_id for r in runs}
 
     # each run's table is exactly run_day(params, seed) with the labels in front
@@ -134,9 +132,7 @@ def test_sweep_writes_tidy_tables_manifest_and_summary(tmp_path):
     assert list(on_disk.columns) == list(summary.columns) and len(on_disk) == len(summary)
 
     # same config, other workers and batch size: byte-identical results
-    again = run_experiment(
-        config, tmp_path / "again", workers=1, batch_size=3, progress=False
-    ).directory
+    again = run_experiment(config, tmp_path / "again", workers=1, batch_size=3, progress=False).directory
     assert files_under(again).keys() == files.keys()
     for name, data in files_under(again).items():
         if not name.endswith("run.json"):  # run.json holds the wall time
@@ -259,7 +255,12 @@ def kbsim_run(config: Path, out: Path) -> subprocess.Popen:
     argv = [sys.executable, "-m", "kbsim", "run", str(config), "--out", str(out)]
     argv += ["--workers", "1", "--batch-size", "1"]
     return subprocess.Popen(
-        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        argv,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, like a command in a terminal
     )
 
 
@@ -275,7 +276,10 @@ def test_interrupted_sweep_resumes_to_the_uninterrupted_result(signum, tmp_path,
             assert process.poll() is None, process.communicate()
             assert time.monotonic() < deadline
             time.sleep(0.005)
-        process.send_signal(signum)
+        if signum == signal.SIGINT:
+            os.killpg(process.pid, signum)  # Ctrl-C: the whole group, pool workers included
+        else:
+            process.send_signal(signum)  # kill PID
         _, err = process.communicate(timeout=30)
     finally:
         process.kill()
@@ -299,9 +303,7 @@ def test_interrupted_sweep_resumes_to_the_uninterrupted_result(signum, tmp_path,
     assert tables["runs"]["run_id"].is_unique and (tables["runs"]["status"] == "done").all()
     for name in expected:
         pd.testing.assert_frame_equal(tables[name], expected[name])
-    pd.testing.assert_frame_equal(
-        pd.read_csv(out / "slower" / "summary.csv"), _csv(expected_summary)
-    )
+    pd.testing.assert_frame_equal(pd.read_csv(out / "slower" / "summary.csv"), _csv(expected_summary))
 
 
 def _csv(frame: pd.DataFrame) -> pd.DataFrame:

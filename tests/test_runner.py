@@ -310,3 +310,30 @@ def _csv(frame: pd.DataFrame) -> pd.DataFrame:
     import io
 
     return pd.read_csv(io.StringIO(frame.to_csv(index=False)))
+
+
+class Terminal:
+    """A stand-in stderr that says it is a terminal and keeps what is written."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_progress_bar_only_on_a_terminal(tmp_path, monkeypatch, capsys):
+    path = write_config(tmp_path, TINY.replace("seeds: 2", "seeds: 1"))
+    run_experiment(path, tmp_path / "quiet", workers=1, progress=True)
+    assert capsys.readouterr().err == ""  # pytest's stderr is not a terminal
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    run_experiment(path, tmp_path / "bar", workers=1, progress=True)
+    assert "tiny: 100%" in terminal.text and "4/4 [" in terminal.text and "run/s]" in terminal.text

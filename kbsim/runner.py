@@ -23,6 +23,7 @@ import contextlib
 import importlib
 import io
 import json
+import logging
 import math
 import multiprocessing
 import os
@@ -51,6 +52,7 @@ __all__ = [
     "Interrupted",
     "ResultsConflictError",
     "RunFailure",
+    "SchedulerUnavailable",
     "load_results",
     "run_batch",
     "run_experiment",
@@ -68,6 +70,10 @@ _MAX_BATCH = 16
 
 class ResultsConflictError(ConfigError):
     """The results directory holds another config's runs (rerun with ``fresh=True``)."""
+
+
+class SchedulerUnavailable(ConnectionError):
+    """The Dask scheduler given by address cannot be reached."""
 
 
 class Interrupted(KeyboardInterrupt):
@@ -282,10 +288,20 @@ def _execute_dask(
 
     cluster = None
     if scheduler:
-        client = Client(scheduler, timeout="30s")
+        try:
+            client = Client(scheduler, timeout="30s")
+        except OSError as exc:
+            raise SchedulerUnavailable(
+                f"scheduler: cannot connect to {scheduler!r} ({exc}); expected the address "
+                "of a running Dask scheduler, e.g. tcp://host:8786"
+            ) from None
     else:
         cluster = LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            silence_logs=logging.ERROR,  # an interrupt's cancellations are expected, not news
         )
         client = Client(cluster)
         if log:

@@ -72,7 +72,7 @@ def _error(message: str) -> int:
 
 def run(args) -> int:
     from kbsim.config import ConfigError, config_from_args
-    from kbsim.runner import Interrupted, run_experiment
+    from kbsim.runner import Interrupted, SchedulerUnavailable, run_experiment
 
     if args.scheduler and args.executor == "local":
         return _error("--scheduler needs --executor dask")
@@ -100,7 +100,7 @@ def run(args) -> int:
             batch_size=args.batch_size,
             log=log,
         )
-    except ConfigError as exc:
+    except (ConfigError, SchedulerUnavailable) as exc:
         return _error(str(exc))
     except Interrupted as exc:
         log(f"interrupted by {exc}: completed runs are saved; rerun the same command to resume")

@@ -245,19 +245,21 @@ class MemoryStore:
 
     def tool_poll(self, kb_id: str, after_sequence: int, limit: int, now_us: int) -> dict[str, Any]:
         kb = self._kb(kb_id)
-        self._compact(kb, now_us)
+        # A poll is a read: it only hides what the window has dropped by now_us and
+        # leaves the dropping itself to the next save, so it never changes state.
+        oldest = kb.first_seq + self._expired_count(kb, now_us)
         latest = kb.next_seq - 1
         if after_sequence > latest:
             raise ToolError(
                 "invalid_argument",
                 f"after_sequence {after_sequence} is beyond the latest sequence {latest}",
             )
-        if after_sequence + 1 < kb.first_seq:
+        if after_sequence + 1 < oldest:
             raise ToolError(
                 "cursor_expired",
                 f"after_sequence {after_sequence} is older than the oldest kept event "
-                f"{kb.first_seq}; re-read and resume from latest_sequence",
-                oldest_available_sequence=kb.first_seq,
+                f"{oldest}; re-read and resume from latest_sequence",
+                oldest_available_sequence=oldest,
                 latest_sequence=latest,
             )
         start = after_sequence + 1 - kb.first_seq
@@ -311,16 +313,21 @@ class MemoryStore:
         kb.next_seq += 1
         self._compact(kb, version_us)
 
-    def _compact(self, kb: KnowledgeBase, now_us: int) -> None:
-        """Drop events older than the retention window (no-op when keeping all)."""
-        if self.event_retention_us is None or not kb.events:
-            return
+    def _expired_count(self, kb: KnowledgeBase, now_us: int) -> int:
+        """How many of the kept events are outside the retention window at ``now_us``."""
+        if self.event_retention_us is None:
+            return 0
         horizon = now_us - self.event_retention_us
         times = self._event_time[kb.kb_id]
-        drop = 0
-        while drop < len(times) and times[drop] < horizon:
-            drop += 1
+        expired = 0
+        while expired < len(times) and times[expired] < horizon:
+            expired += 1
+        return expired
+
+    def _compact(self, kb: KnowledgeBase, now_us: int) -> None:
+        """Drop events older than the retention window (no-op when keeping all)."""
+        drop = self._expired_count(kb, now_us)
         if drop:
             del kb.events[:drop]
-            del times[:drop]
+            del self._event_time[kb.kb_id][:drop]
             kb.first_seq += drop

@@ -83,18 +83,31 @@ class BM25Index:
         n_docs = len(self._doc_len)
         if n_docs == 0:
             return []
-        avg_len = self._total_len / n_docs
         k1, b = self.k1, self.b
+        # score = idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg_len))
+        base = k1 * (1.0 - b)
+        per_len = k1 * b * n_docs / self._total_len
         doc_len = self._doc_len
         scores: dict[str, float] = {}
+        get = scores.get
         for term in dict.fromkeys(tokenize(query)):
             bucket = self._postings.get(term)
             if not bucket:
                 continue
             df = len(bucket)
-            idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+            weight = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)) * (k1 + 1.0)
             for doc_id, tf in bucket.items():
-                norm = k1 * (1.0 - b + b * doc_len[doc_id] / avg_len)
-                scores[doc_id] = scores.get(doc_id, 0.0) + idf * tf * (k1 + 1.0) / (tf + norm)
-        best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
-        return best
+                scores[doc_id] = get(doc_id, 0.0) + weight * tf / (tf + base + per_len * doc_len[doc_id])
+        # (-score, id) tuples compare in C: best first, ties by id
+        ranked = [(-score, doc_id) for doc_id, score in scores.items()]
+        best = sorted(ranked) if len(ranked) <= limit else heapq.nsmallest(limit, ranked)
+        return [(doc_id, -negated) for negated, doc_id in best]
+
+    def copy(self) -> BM25Index:
+        """An independent copy (postings copied, immutable term tuples shared)."""
+        twin = BM25Index(self.k1, self.b, self.title_weight)
+        twin._postings = {term: dict(bucket) for term, bucket in self._postings.items()}
+        twin._doc_terms = dict(self._doc_terms)
+        twin._doc_len = dict(self._doc_len)
+        twin._total_len = self._total_len
+        return twin

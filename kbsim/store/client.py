@@ -26,7 +26,8 @@ DEFAULT_POLL_LIMIT = 100
 
 def json_size(result: dict[str, Any]) -> int:
     """Bytes of ``result`` as compact UTF-8 JSON: the text an agent pays for."""
-    return len(json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+    text = json.dumps(result, separators=(",", ":"), ensure_ascii=False)
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 class Client:
@@ -72,7 +73,8 @@ class Client:
     def call_sized(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], int]:
         """Like :meth:`call`, also returning the result's size in JSON bytes."""
         result = self.call(name, arguments)
-        return result, json_size(result)
+        sizer = getattr(self.store, "result_size", None)
+        return result, (json_size(result) if sizer is None else sizer(name, result))
 
     def _granted(self, kb_id: str, argument: str = "knowledge_base_id") -> str:
         if kb_id not in self.grants or not self.store.has_knowledge_base(kb_id):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kbsim.store.bm25 import BM25Index
-from kbsim.store.client import Client, Clock
+from kbsim.store.client import Client, Clock, json_size
 from kbsim.store.errors import ToolError
 from kbsim.store.timefmt import format_version, parse_version, seconds_to_us
 
@@ -42,6 +42,18 @@ class Article:
     content: str
     published: bool
     version_us: int
+    updated_at: str = ""
+    # JSON sizes of this version's search hit and read result, filled on first use
+    hit_json_len: int | None = None
+    read_json_len: int | None = None
+
+    def __post_init__(self) -> None:
+        self.updated_at = format_version(self.version_us)
+
+    def set_version(self, version_us: int) -> None:
+        self.version_us = version_us
+        self.updated_at = format_version(version_us)
+        self.hit_json_len = self.read_json_len = None
 
 
 @dataclass(slots=True)
@@ -57,6 +69,31 @@ class KnowledgeBase:
 
 def citation(kb_id: str, article_id: str, updated_at: str) -> dict[str, str]:
     return {"knowledge_base_id": kb_id, "article_id": article_id, "updated_at": updated_at}
+
+
+def search_hit(kb_id: str, article: Article) -> dict[str, Any]:
+    """One ``search_knowledge_base`` result item."""
+    return {
+        "article_id": article.article_id,
+        "title": article.title,
+        "snippet": article.content[:SNIPPET_CHARS],
+        "updated_at": article.updated_at,
+        "citation": citation(kb_id, article.article_id, article.updated_at),
+    }
+
+
+def read_result(kb_id: str, article: Article) -> dict[str, Any]:
+    """The ``read_knowledge_article`` result."""
+    return {
+        "article_id": article.article_id,
+        "title": article.title,
+        "content": article.content,
+        "updated_at": article.updated_at,
+        "citation": citation(kb_id, article.article_id, article.updated_at),
+    }
+
+
+_EMPTY_SEARCH_LEN = len('{"results":[]}')
 
 
 class MemoryStore:
@@ -92,6 +129,26 @@ class MemoryStore:
         self._kbs[kb_id] = KnowledgeBase(kb_id)
         self._event_time[kb_id] = []
 
+    def copy(self, event_retention_s: float | None = None) -> MemoryStore:
+        """An independent copy of every knowledge base, with its own retention window.
+
+        Cheaper than publishing a corpus again: the simulation builds each
+        seed's starting knowledge base once and copies it for every day.
+        """
+        twin = MemoryStore(event_retention_s=event_retention_s)
+        for kb_id, kb in self._kbs.items():
+            twin._kbs[kb_id] = KnowledgeBase(
+                kb_id,
+                articles={aid: copy.copy(article) for aid, article in kb.articles.items()},
+                index=kb.index.copy(),
+                events=list(kb.events),
+                first_seq=kb.first_seq,
+                next_seq=kb.next_seq,
+            )
+            twin._event_time[kb_id] = list(self._event_time[kb_id])
+        twin._idempotency = copy.deepcopy(self._idempotency)
+        return twin
+
     def knowledge_base_ids(self) -> list[str]:
         return list(self._kbs)
 
@@ -124,11 +181,11 @@ class MemoryStore:
         """Take an article out of search and reads; returns its final ``updated_at``."""
         article = self._published(kb_id, article_id)
         kb = self._kbs[kb_id]
-        article.version_us = max(seconds_to_us(at), article.version_us + 1)
+        article.set_version(max(seconds_to_us(at), article.version_us + 1))
         article.published = False
         kb.index.remove(article_id)
         self._append_event(kb, "article.unpublished", article_id, article.version_us)
-        return format_version(article.version_us)
+        return article.updated_at
 
     # -- ground truth (never through the agent's tools) ------------------------
 
@@ -137,7 +194,7 @@ class MemoryStore:
         article = self._kb(kb_id).articles.get(article_id)
         if article is None or not article.published:
             return None
-        return format_version(article.version_us)
+        return article.updated_at
 
     def article_state(self, kb_id: str, article_id: str) -> Article:
         """A copy of one article's full state, published or not."""
@@ -182,31 +239,38 @@ class MemoryStore:
 
     def tool_search(self, kb_id: str, query: str, limit: int) -> dict[str, Any]:
         kb = self._kb(kb_id)
-        results = []
-        for article_id, _score in kb.index.search(query, limit):
-            article = kb.articles[article_id]
-            updated_at = format_version(article.version_us)
-            results.append(
-                {
-                    "article_id": article_id,
-                    "title": article.title,
-                    "snippet": article.content[:SNIPPET_CHARS],
-                    "updated_at": updated_at,
-                    "citation": citation(kb_id, article_id, updated_at),
-                }
-            )
-        return {"results": results}
+        articles = kb.articles
+        return {
+            "results": [
+                search_hit(kb_id, articles[article_id]) for article_id, _score in kb.index.search(query, limit)
+            ]
+        }
 
     def tool_read(self, kb_id: str, article_id: str) -> dict[str, Any]:
-        article = self._published(kb_id, article_id)
-        updated_at = format_version(article.version_us)
-        return {
-            "article_id": article_id,
-            "title": article.title,
-            "content": article.content,
-            "updated_at": updated_at,
-            "citation": citation(kb_id, article_id, updated_at),
-        }
+        return read_result(kb_id, self._published(kb_id, article_id))
+
+    def result_size(self, name: str, result: dict[str, Any]) -> int:
+        """``json_size(result)`` for a result this store just returned, without re-encoding
+        search hits and reads: their sizes are cached per article version."""
+        if name == "search_knowledge_base":
+            hits = result["results"]
+            if not hits:
+                return _EMPTY_SEARCH_LEN
+            kb_id = hits[0]["citation"]["knowledge_base_id"]
+            articles = self._kbs[kb_id].articles
+            total = _EMPTY_SEARCH_LEN + len(hits) - 1
+            for hit in hits:
+                article = articles[hit["article_id"]]
+                if article.hit_json_len is None:
+                    article.hit_json_len = json_size(search_hit(kb_id, article))
+                total += article.hit_json_len
+            return total
+        if name == "read_knowledge_article":
+            article = self._kbs[result["citation"]["knowledge_base_id"]].articles[result["article_id"]]
+            if article.read_json_len is None:
+                article.read_json_len = json_size(read_result(result["citation"]["knowledge_base_id"], article))
+            return article.read_json_len
+        return json_size(result)
 
     def tool_edit(self, arguments: dict[str, Any], now_us: int) -> dict[str, Any]:
         kb_id = arguments["knowledge_base_id"]
@@ -298,14 +362,14 @@ class MemoryStore:
         content: str | None,
         title: str | None,
     ) -> str:
-        article.version_us = max(at_us, article.version_us + 1)
+        article.set_version(max(at_us, article.version_us + 1))
         if content is not None:
             article.content = content
         if title is not None:
             article.title = title
         kb.index.add(article.article_id, article.title, article.content)
         self._append_event(kb, "article.updated", article.article_id, article.version_us)
-        return format_version(article.version_us)
+        return article.updated_at
 
     def _append_event(self, kb: KnowledgeBase, kind: str, article_id: str, version_us: int) -> None:
         kb.events.append((kb.next_seq, kind, article_id, version_us))

@@ -8,6 +8,7 @@ string form is only produced at the tool boundary.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 #: The instant simulated second 0 maps to.
 DAY_START = datetime(2026, 1, 5, 9, 0, 0, tzinfo=UTC)
@@ -19,10 +20,25 @@ def seconds_to_us(at: float) -> int:
     return int(round(at * 1_000_000))
 
 
+_DAY_US = 86_400_000_000
+_START_OF_DAY_US = (DAY_START.hour * 3600 + DAY_START.minute * 60 + DAY_START.second) * 1_000_000
+
+
+@lru_cache(maxsize=64)
+def _date_text(day_offset: int) -> str:
+    return (DAY_START.date() + timedelta(days=day_offset)).isoformat()
+
+
 def format_version(version_us: int) -> str:
-    """Integer microseconds since day start -> ``2026-01-05T09:00:01.000000Z``."""
-    moment = DAY_START + timedelta(microseconds=version_us)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """Integer microseconds since day start -> ``2026-01-05T09:00:01.000000Z``.
+
+    Integer arithmetic instead of ``strftime``: this runs on every save.
+    """
+    day_offset, of_day = divmod(version_us + _START_OF_DAY_US, _DAY_US)
+    seconds, micros = divmod(of_day, 1_000_000)
+    hours, seconds = divmod(seconds, 3600)
+    minutes, seconds = divmod(seconds, 60)
+    return f"{_date_text(day_offset)}T{hours:02d}:{minutes:02d}:{seconds:02d}.{micros:06d}Z"
 
 
 def parse_version(text: str) -> int | None:

@@ -1,0 +1,122 @@
+"""Headline metrics of a run, and their summary over seeds with 95% intervals.
+
+``run_metrics`` turns one run's tables into long rows (metric, value,
+successes, trials); ``summarize`` pools rows over seeds: proportions get a
+Wilson interval on the pooled counts, means a t-interval over runs.
+Metric names are flat strings: ``stale_citation_share@h3``,
+``calls_per_check[poll]``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+Z95 = 1.959963984540054
+STRATEGIES = ("title", "reread", "poll")
+
+
+def wilson_interval(successes: float, trials: float, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval for a binomial proportion (NaNs when no trials)."""
+    if trials <= 0:
+        return math.nan, math.nan
+    p = successes / trials
+    denom = 1.0 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / denom
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def t_interval(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
+    """The t-interval for the mean of ``values`` (NaNs with fewer than two)."""
+    values = np.asarray(values, dtype=float)
+    values = values[~np.isnan(values)]
+    if len(values) < 2:
+        return math.nan, math.nan
+    mean = values.mean()
+    sem = values.std(ddof=1) / math.sqrt(len(values))
+    if sem == 0:
+        return mean, mean
+    half = stats.t.ppf(0.5 + confidence / 2, len(values) - 1) * sem
+    return mean - half, mean + half
+
+
+def _proportion(rows: list, metric: str, successes: float, trials: float) -> None:
+    value = successes / trials if trials else math.nan
+    rows.append((metric, value, float(successes), float(trials)))
+
+
+def _mean(rows: list, metric: str, value: float) -> None:
+    rows.append((metric, float(value), math.nan, math.nan))
+
+
+def run_metrics(tables: dict[str, pd.DataFrame], day_s: float | None = None) -> pd.DataFrame:
+    """One row per headline metric of one run (columns: metric, value, successes, trials).
+
+    ``day_s`` defaults to the time of the last check (the end of the day with
+    the default check interval).
+    """
+    citations, checks, edits = tables["citations"], tables["checks"], tables["edits"]
+    if day_s is None:
+        day_s = float(checks["time_s"].max()) if len(checks) else 0.0
+    rows: list = []
+    asked = citations["asked_s"].to_numpy(dtype=float)
+    stale_at = citations["first_stale_s"].to_numpy(dtype=float)
+    answer = citations["answer_id"].to_numpy()
+    hours = [h for h in range(1, int(math.floor(day_s / 3600.0 + 1e-9)) + 1)]
+    for label, t in [*((f"h{h}", h * 3600.0) for h in hours), ("end", day_s)]:
+        held = asked <= t
+        stale = held & (stale_at <= t)
+        _proportion(rows, f"stale_citation_share@{label}", stale.sum(), held.sum())
+        if held.any():
+            per_answer = pd.Series(stale[held]).groupby(answer[held]).any()
+            _proportion(rows, f"stale_answer_share@{label}", per_answer.sum(), len(per_answer))
+        else:
+            _proportion(rows, f"stale_answer_share@{label}", 0, 0)
+    gone = citations["gone_s"].to_numpy(dtype=float) <= day_s
+    _proportion(rows, "gone_citation_share@end", gone.sum(), len(gone))
+
+    if len(checks):
+        title = checks[checks["strategy"] == "title"]
+        _proportion(rows, "title_recall", title["true_positives"].sum(), title["true_stale"].sum())
+        for strategy in STRATEGIES:
+            mine = checks[checks["strategy"] == strategy]
+            _mean(rows, f"calls_per_check[{strategy}]", mine["calls"].mean())
+            _mean(rows, f"bytes_per_check[{strategy}]", mine["bytes"].mean())
+
+    if len(edits):
+        n = len(edits)
+        outcome = edits["outcome"]
+        _proportion(rows, "rejection_rate", (outcome == "conflict").sum(), n)
+        _proportion(rows, "gone_rate", (outcome == "gone").sum(), n)
+        retried = edits[edits["retries"] > 0]
+        _proportion(rows, "retry_success", (retried["retry_outcome"] == "applied").sum(), len(retried))
+        applied = edits["replay_ok"].notna()
+        _proportion(rows, "replay_success", (edits.loc[applied, "replay_ok"] == True).sum(), applied.sum())  # noqa: E712
+    return pd.DataFrame(rows, columns=["metric", "value", "successes", "trials"])
+
+
+def summarize(metrics: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Pool per-run metric rows over seeds, per group of ``by`` columns.
+
+    Returns columns ``*by, metric, value, ci_low, ci_high, n`` where ``n`` is
+    the number of runs pooled. Proportions: value is the pooled proportion,
+    the interval is Wilson's on the pooled counts. Means: value is the mean
+    over runs, the interval a t-interval.
+    """
+    keys = [*by, "metric"]
+    out = []
+    for key, group in metrics.groupby(keys, sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        if group["trials"].notna().all():
+            successes, trials = group["successes"].sum(), group["trials"].sum()
+            value = successes / trials if trials else math.nan
+            low, high = wilson_interval(successes, trials)
+        else:
+            value = group["value"].mean()
+            low, high = t_interval(group["value"].to_numpy())
+        out.append((*key, value, low, high, len(group)))
+    return pd.DataFrame(out, columns=[*keys, "value", "ci_low", "ci_high", "n"])

@@ -1,0 +1,200 @@
+"""The agent's three ways of finding its stale citations, and the ground truth.
+
+Plain functions over a tool client (no SimPy): each returns what it flagged
+and what it cost. A citation is flagged "gone" (unpublished) or "changed".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kbsim.sim.records import CitationRecord
+from kbsim.store import Client, MemoryStore, ToolError, json_size
+
+GONE = "gone"
+CHANGED = "changed"
+
+
+class StalenessMismatch(AssertionError):
+    """A strategy that must be exact flagged something other than the truth."""
+
+
+@dataclass
+class CheckOutcome:
+    """What one strategy flagged (citation index -> GONE/CHANGED) and its cost."""
+
+    flagged: dict[int, str] = field(default_factory=dict)
+    calls: int = 0
+    bytes: int = 0
+    cursor_expired: bool = False
+
+    def call(self, client: Client, name: str, arguments: dict) -> dict | None:
+        """Make one tool call, counting it; returns None on not_found."""
+        self.calls += 1
+        try:
+            result, size = client.call_sized(name, arguments)
+        except ToolError as error:
+            self.bytes += json_size({"error": error.to_dict()})
+            if error.code == "not_found":
+                return None
+            raise
+        self.bytes += size
+        return result
+
+
+def true_staleness(
+    store: MemoryStore, kb_id: str, citations: Sequence[CitationRecord]
+) -> dict[int, str]:
+    """Ground truth from the store: index -> GONE/CHANGED for every stale citation."""
+    truth: dict[int, str] = {}
+    current: dict[str, str | None] = {}
+    for index, cited in enumerate(citations):
+        article_id = cited.article_id
+        if article_id not in current:
+            current[article_id] = store.current_version(kb_id, article_id)
+        version = current[article_id]
+        if version is None:
+            truth[index] = GONE
+        elif version != cited.cited_version:
+            truth[index] = CHANGED
+    return truth
+
+
+def check_by_title(
+    client: Client, kb_id: str, citations: Sequence[CitationRecord], limit: int
+) -> CheckOutcome:
+    """Search each cited title again; flags only retitled or vanished articles."""
+    outcome = CheckOutcome()
+    verdicts: dict[tuple[str, str], str | None] = {}
+    for index, cited in enumerate(citations):
+        key = (cited.article_id, cited.cited_title)
+        if key not in verdicts:
+            result = outcome.call(
+                client,
+                "search_knowledge_base",
+                {"knowledge_base_id": kb_id, "query": cited.cited_title[:200], "limit": limit},
+            )
+            hits = {hit["article_id"]: hit["title"] for hit in result["results"]}
+            if cited.article_id not in hits:
+                verdicts[key] = GONE
+            elif hits[cited.article_id] != cited.cited_title:
+                verdicts[key] = CHANGED
+            else:
+                verdicts[key] = None
+        if verdicts[key] is not None:
+            outcome.flagged[index] = verdicts[key]
+    return outcome
+
+
+def reread_articles(
+    outcome: CheckOutcome, client: Client, kb_id: str, article_ids
+) -> dict[str, str | None]:
+    """Read each article once; its current version, or None when gone."""
+    current: dict[str, str | None] = {}
+    for article_id in article_ids:
+        result = outcome.call(
+            client, "read_knowledge_article", {"knowledge_base_id": kb_id, "article_id": article_id}
+        )
+        current[article_id] = None if result is None else result["updated_at"]
+    return current
+
+
+def flag_citations(citations: Sequence[CitationRecord], known: dict[str, str | None]) -> dict[int, str]:
+    flagged: dict[int, str] = {}
+    for index, cited in enumerate(citations):
+        if cited.article_id not in known:
+            continue
+        version = known[cited.article_id]
+        if version is None:
+            flagged[index] = GONE
+        elif version != cited.cited_version:
+            flagged[index] = CHANGED
+    return flagged
+
+
+def check_by_rereading(client: Client, kb_id: str, citations: Sequence[CitationRecord]) -> CheckOutcome:
+    """Read every cited article by id and compare ``updated_at``."""
+    outcome = CheckOutcome()
+    distinct = dict.fromkeys(cited.article_id for cited in citations)
+    outcome.flagged = flag_citations(citations, reread_articles(outcome, client, kb_id, distinct))
+    return outcome
+
+
+@dataclass
+class PollState:
+    """What the polling agent keeps between checks: one cursor and what it has learnt.
+
+    ``known`` maps an article to the current version last seen by a re-read
+    (None when gone); an article absent from it has not moved since cited.
+    """
+
+    cursor: int
+    known: dict[str, str | None] = field(default_factory=dict)
+
+
+def check_by_polling(
+    client: Client,
+    kb_id: str,
+    citations: Sequence[CitationRecord],
+    state: PollState,
+    page_size: int,
+) -> CheckOutcome:
+    """Page through the event log from the saved cursor; re-read only what moved.
+
+    On ``cursor_expired`` (the log no longer reaches back to the cursor) it
+    falls back to re-reading every cited article and resumes from the latest
+    sequence.
+    """
+    outcome = CheckOutcome()
+    cited_ids = dict.fromkeys(cited.article_id for cited in citations)
+    moved: dict[str, None] = {}
+    after = state.cursor
+    while True:
+        outcome.calls += 1
+        try:
+            page, size = client.call_sized(
+                "poll_resource_events",
+                {
+                    "resource_type": "knowledge_base",
+                    "resource_id": kb_id,
+                    "after_sequence": after,
+                    "limit": page_size,
+                },
+            )
+        except ToolError as error:
+            if error.code != "cursor_expired":
+                raise
+            outcome.bytes += json_size({"error": error.to_dict()})
+            outcome.cursor_expired = True
+            moved = dict.fromkeys(a for a in cited_ids if state.known.get(a, "") is not None)
+            after = error.details["latest_sequence"]
+            break
+        outcome.bytes += size
+        for event in page["events"]:
+            if event["article_id"] in cited_ids:
+                moved[event["article_id"]] = None
+        after = page["next_sequence"]
+        if not page["has_more"]:
+            break
+    state.cursor = after
+    # An article already known gone stays gone; everything else that moved is re-read.
+    to_read = [a for a in moved if state.known.get(a, "") is not None]
+    state.known.update(reread_articles(outcome, client, kb_id, to_read))
+    outcome.flagged = flag_citations(citations, state.known)
+    return outcome
+
+
+def verify_exact(check_index: int, strategy: str, flagged: dict[int, str], truth: dict[int, str]) -> None:
+    """Raise :class:`StalenessMismatch` naming the check and the difference."""
+    if flagged == truth:
+        return
+    missed = sorted(set(truth) - set(flagged))
+    extra = sorted(set(flagged) - set(truth))
+    mislabelled = sorted(i for i in set(truth) & set(flagged) if truth[i] != flagged[i])
+    raise StalenessMismatch(
+        f"check {check_index}: strategy {strategy!r} disagrees with the ground truth: "
+        f"missed citations {missed[:10]}, wrongly flagged {extra[:10]}, "
+        f"gone/changed mixed up {mislabelled[:10]} "
+        f"({len(truth)} truly stale, {len(flagged)} flagged)"
+    )

@@ -1,0 +1,91 @@
+"""A seeded synthetic corpus that a lexical search engine can work with.
+
+Words are pronounceable syllable strings. Titles are drawn uniformly from the
+vocabulary (so title words are mostly rare, high-idf terms); bodies are drawn
+Zipf-like over the vocabulary (a few common words, a long tail), so a query
+made of an article's title words ranks that article first and also matches
+the other articles that use those words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kbsim.params import CorpusParams
+
+_ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "st", "tr")
+_VOWELS = ("a", "e", "i", "o", "u", "ai", "ou")
+
+
+def make_vocabulary(size: int) -> list[str]:
+    """``size`` distinct pronounceable words, in a fixed order (no randomness)."""
+    syllables = [onset + vowel for onset in _ONSETS for vowel in _VOWELS]
+    words: list[str] = []
+    n = len(syllables)
+    i = 0
+    while len(words) < size:
+        # base-n digits of i, at least two syllables per word
+        digits, value = [], i
+        while True:
+            digits.append(syllables[value % n])
+            value //= n
+            if value == 0:
+                break
+        if len(digits) == 1:
+            digits.append(syllables[(i * 7 + 3) % n])
+        words.append("".join(reversed(digits)))
+        i += 1
+    return words
+
+
+@dataclass
+class Corpus:
+    """The vocabulary and the generators of titles and bodies."""
+
+    vocabulary: list[str]
+    body_weights: np.ndarray
+    params: CorpusParams
+
+    @classmethod
+    def build(cls, params: CorpusParams) -> Corpus:
+        size = max(params.min_vocabulary, int(params.vocabulary_per_article * params.articles))
+        ranks = np.arange(1, size + 1, dtype=float)
+        weights = 1.0 / ranks
+        return cls(make_vocabulary(size), np.cumsum(weights / weights.sum()), params)
+
+    def title(self, rng: np.random.Generator) -> str:
+        picks = rng.choice(len(self.vocabulary), size=self.params.title_words, replace=False)
+        return " ".join(self.vocabulary[i].capitalize() if j == 0 else self.vocabulary[i]
+                        for j, i in enumerate(picks))
+
+    def body(self, rng: np.random.Generator) -> str:
+        picks = np.searchsorted(self.body_weights, rng.random(self.params.body_words), side="right")
+        picks = np.minimum(picks, len(self.vocabulary) - 1)
+        return " ".join(map(self.vocabulary.__getitem__, picks.tolist())) + "."
+
+    def retitle(self, title: str, rng: np.random.Generator) -> str:
+        """The title with one word replaced by a new one."""
+        words = title.split()
+        position = int(rng.integers(len(words)))
+        replacement = self.vocabulary[int(rng.integers(len(self.vocabulary)))]
+        words[position] = replacement.capitalize() if position == 0 else replacement
+        return " ".join(words)
+
+    def articles(self, rng: np.random.Generator) -> list[tuple[str, str]]:
+        """``params.articles`` (title, body) pairs, drawn in bulk."""
+        n, k, size = self.params.articles, self.params.title_words, len(self.vocabulary)
+        title_picks = rng.integers(size, size=(n, k))
+        for row in range(n):  # titles repeat no word; redraw the rare row that does
+            while len(set(title_picks[row].tolist())) < k:
+                title_picks[row] = rng.integers(size, size=k)
+        body_picks = np.searchsorted(self.body_weights, rng.random((n, self.params.body_words)), side="right")
+        body_picks = np.minimum(body_picks, size - 1)
+        word = self.vocabulary.__getitem__
+        pairs = []
+        for title_row, body_row in zip(title_picks.tolist(), body_picks.tolist(), strict=True):
+            words = list(map(word, title_row))
+            words[0] = words[0].capitalize()
+            pairs.append((" ".join(words), " ".join(map(word, body_row)) + "."))
+        return pairs

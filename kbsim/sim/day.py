@@ -1,0 +1,220 @@
+"""One simulated day: wire the store, the actors and the random streams, run, tabulate."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from functools import lru_cache
+from statistics import NormalDist
+
+import numpy as np
+import pandas as pd
+import simpy
+
+from kbsim.params import CorpusParams, DayParams
+from kbsim.sim.corpus import Corpus
+from kbsim.sim.popularity import Popularity
+from kbsim.sim.processes import Answer, agent_edit, asker, checker, editor
+from kbsim.sim.records import CheckRecord, CitationRecord, DayLog, EditRecord, SaveRecord
+from kbsim.store import MemoryStore, parse_version
+
+KB_ID = "kb-1"
+SAVE_KINDS = ("content", "content_and_title", "unpublish")
+STREAMS = ("corpus", "editors", "askers", "agent", "tail")
+
+
+def streams(seed: int) -> dict[str, np.random.Generator]:
+    """One independent generator per named stream, all from ``SeedSequence(seed)``."""
+    children = np.random.SeedSequence(seed).spawn(len(STREAMS))
+    return {name: np.random.default_rng(child) for name, child in zip(STREAMS, children, strict=True)}
+
+
+def arrival_times(rng: np.random.Generator, count: int, day_s: float, model: str) -> np.ndarray:
+    """``count`` uniform times in the day, or a Poisson process with that mean count."""
+    if model == "uniform":
+        return np.sort(rng.uniform(0.0, day_s, size=count))
+    n = rng.poisson(count)
+    return np.sort(rng.uniform(0.0, day_s, size=n))
+
+
+def _save_arrivals(params: DayParams, rngs) -> Iterator[tuple[float, str]]:
+    """The day's saves, then (only when edits run past the day) Poisson saves at the same rate."""
+    saves = params.saves
+    rng = rngs["editors"]
+    times = arrival_times(rng, saves.count, params.day_s, params.arrivals)
+    mix = saves.mix
+    shares = [mix.content, mix.content_and_title, mix.unpublish]
+    kinds = rng.choice(len(SAVE_KINDS), size=len(times), p=shares)
+    for time_s, kind in zip(times, kinds, strict=True):
+        yield float(time_s), SAVE_KINDS[kind]
+    if not params.edit.enabled or saves.count == 0:
+        return
+    tail = rngs["tail"]
+    rate = saves.count / params.day_s
+    time_s = params.day_s
+    while True:
+        time_s += float(tail.exponential(1.0 / rate))
+        yield time_s, SAVE_KINDS[int(tail.choice(len(SAVE_KINDS), p=shares))]
+
+
+def _approval_delays(params: DayParams, uniforms: np.ndarray) -> Iterator[float]:
+    """Approval delays from pre-drawn uniforms (inverse CDF), so every delay
+    distribution consumes the agent's stream identically."""
+    edit = params.edit
+    for u in uniforms:
+        if edit.delay_distribution == "fixed":
+            yield float(edit.delay_s)
+        elif edit.delay_distribution == "exponential":
+            yield float(-edit.delay_s * math.log1p(-u))
+        else:
+            yield float(edit.delay_s * math.exp(edit.lognormal_sigma * NormalDist().inv_cdf(u)))
+
+
+def run_day(params: DayParams, seed: int, *, trace: bool = False) -> dict[str, pd.DataFrame]:
+    """Simulate one day; returns the tidy tables ``citations``, ``checks``, ``edits``, ``saves``.
+
+    The same ``(params, seed)`` gives identical tables. Random streams are
+    spawned from ``SeedSequence(seed)`` alone, so days that differ only in
+    parameters share common random numbers.
+    """
+    tables, _ = simulate_day(params, seed, trace=trace)
+    return tables
+
+
+@lru_cache(maxsize=8)
+def starting_knowledge_base(corpus_params: CorpusParams, seed: int):
+    """The corpus, the published knowledge base and the popularity ranking of a seed.
+
+    Built once per ``(corpus params, seed)`` in a process and copied for each
+    day (the days of a sweep share their seed's corpus); never mutated.
+    """
+    rng = streams(seed)["corpus"]
+    corpus = Corpus.build(corpus_params)
+    store = MemoryStore()
+    store.create_knowledge_base(KB_ID)
+    article_ids = [
+        store.publish_article(KB_ID, title=title, content=body, at=0.0) for title, body in corpus.articles(rng)
+    ]
+    ranking = rng.permutation(len(article_ids))
+    return corpus, store, article_ids, ranking
+
+
+def simulate_day(params: DayParams, seed: int, *, trace: bool = False):
+    """Like :func:`run_day`, also returning the :class:`DayLog` (with the trace if asked)."""
+    rngs = streams(seed)
+    corpus, template, article_ids, ranking = starting_knowledge_base(params.corpus, seed)
+    store = template.copy(event_retention_s=params.event_retention_s)
+    questions_by = Popularity(article_ids, ranking, params.zipf_s)
+    saves_by = (
+        questions_by if params.saves.popularity == "zipf" else Popularity(article_ids, ranking, 0.0)
+    )
+
+    def is_published(article_id: str) -> bool:
+        return store.current_version(KB_ID, article_id) is not None
+
+    log = DayLog(trace=[] if trace else None)
+    env = simpy.Environment()
+    client = store.client(grants={KB_ID}, clock=lambda: env.now)
+
+    rng_editors, rng_askers, rng_agent = rngs["editors"], rngs["askers"], rngs["agent"]
+    save_arrivals = _save_arrivals(params, rngs)
+    question_times = arrival_times(rng_askers, params.questions.count, params.day_s, params.arrivals)
+
+    edit_processes = []
+    retries_per_edit = 1 + params.edit.max_retries
+
+    def on_answer(answer: Answer) -> None:
+        # Drawn for every answer, edits on or off, so the same answers are edited
+        # (after the same uniform delays) in every day of a sweep.
+        chosen = rng_agent.random() < params.edit.share
+        uniforms = rng_agent.random(retries_per_edit)
+        if params.edit.enabled and chosen and answer.citations:
+            delays = _approval_delays(params, uniforms)
+            edit_processes.append(
+                env.process(agent_edit(env, client, store, KB_ID, answer, delays, params, log))
+            )
+
+    env.process(
+        editor(
+            env,
+            store,
+            KB_ID,
+            save_arrivals,
+            lambda: saves_by.draw(rng_editors, is_published),
+            corpus,
+            rng_editors,
+            log,
+        )
+    )
+    asking = env.process(
+        asker(
+            env,
+            client,
+            store,
+            KB_ID,
+            question_times,
+            lambda: questions_by.draw(rng_askers, is_published),
+            questions_by.rank_of,
+            params,
+            rng_askers,
+            log,
+            on_answer,
+        )
+    )
+    checking = env.process(checker(env, client, store, KB_ID, params, log))
+    env.run(until=simpy.AllOf(env, [asking, checking]))
+    if edit_processes:
+        env.run(until=simpy.AllOf(env, edit_processes))
+    return tabulate(log, params, seed), log
+
+
+def tabulate(log: DayLog, params: DayParams, seed: int) -> dict[str, pd.DataFrame]:
+    """The day's records as tidy tables, one row per record, ``seed`` on every row."""
+    saves = _frame(log.saves, SaveRecord)
+    citations = _frame(log.citations, CitationRecord)
+    citations = _add_staleness(citations, saves, params.day_s)
+    tables = {
+        "citations": citations,
+        "checks": _frame(log.checks, CheckRecord),
+        "edits": _frame(log.edits, EditRecord),
+        "saves": saves,
+    }
+    for name, table in tables.items():
+        table.insert(0, "seed", seed)
+        tables[name] = table
+    return tables
+
+
+def _frame(records: list, record_type) -> pd.DataFrame:
+    columns = list(record_type.__dataclass_fields__)
+    if not records:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    return pd.DataFrame([[getattr(r, c) for c in columns] for r in records], columns=columns)
+
+
+def _add_staleness(citations: pd.DataFrame, saves: pd.DataFrame, day_s: float) -> pd.DataFrame:
+    """When each citation went stale (the first save after its version) and whether it is gone."""
+    by_article: dict[str, list[tuple[int, float, str]]] = {}
+    for time_s, kind, article_id, version in zip(
+        saves["time_s"], saves["kind"], saves["article_id"], saves["version"], strict=True
+    ):
+        by_article.setdefault(article_id, []).append((parse_version(version), time_s, kind))
+    first_stale, gone_s = [], []
+    for article_id, cited in zip(citations["article_id"], citations["cited_version"], strict=True):
+        cited_us = parse_version(cited)
+        stale_at, gone_at = math.nan, math.nan
+        for version_us, time_s, kind in by_article.get(article_id, ()):
+            if version_us > cited_us:
+                if math.isnan(stale_at):
+                    stale_at = time_s
+                if kind == "unpublish":
+                    gone_at = time_s
+                    break
+        first_stale.append(stale_at)
+        gone_s.append(gone_at)
+    citations = citations.copy()
+    citations["first_stale_s"] = pd.Series(first_stale, index=citations.index, dtype=float)
+    citations["gone_s"] = pd.Series(gone_s, index=citations.index, dtype=float)
+    citations["stale_at_end"] = citations["first_stale_s"] <= day_s
+    citations["gone_at_end"] = citations["gone_s"] <= day_s
+    return citations

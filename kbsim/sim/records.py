@@ -1,0 +1,95 @@
+"""What the processes append while a day runs: plain frozen records.
+
+Each list becomes one tidy table (``pd.DataFrame(records)``) in
+:func:`kbsim.sim.day.run_day`; nothing here knows about SimPy or pandas.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+
+class TraceEntry(NamedTuple):
+    """One step of a process, for trace tests: who did what, when."""
+
+    actor: str
+    time_s: float
+    what: str
+
+
+@dataclass(frozen=True, slots=True)
+class SaveRecord:
+    """One save of an article, by a person or by the agent."""
+
+    time_s: float
+    actor: str  # "people" | "agent"
+    kind: str  # "content" | "content_and_title" | "unpublish" | "agent_edit"
+    article_id: str
+    version: str  # the updated_at the save produced
+
+
+@dataclass(frozen=True, slots=True)
+class CitationRecord:
+    """One citation the agent gave in an answer."""
+
+    answer_id: int
+    position: int  # 0 = top hit
+    asked_s: float
+    target_article_id: str  # the article the question was about
+    article_id: str
+    popularity_rank: int  # 0 = most popular
+    cited_version: str
+    cited_title: str
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRecord:
+    """One check of every citation held, by one strategy."""
+
+    check_index: int
+    time_s: float
+    strategy: str  # "title" | "reread" | "poll"
+    calls: int
+    bytes: int
+    citations_held: int
+    flagged: int
+    flagged_gone: int
+    flagged_changed: int
+    true_stale: int
+    true_gone: int
+    true_changed: int
+    true_positives: int
+    cursor_expired: bool
+
+
+@dataclass(frozen=True, slots=True)
+class EditRecord:
+    """One edit attempt of the edit experiment (first try, retry and replay)."""
+
+    answer_id: int
+    article_id: str
+    asked_s: float
+    delay_s: float
+    edit_s: float
+    outcome: str  # "applied" | "conflict" | "gone"
+    retries: int
+    retry_outcome: str  # "none" | "applied" | "conflict" | "gone"
+    replay_ok: bool | None  # None when nothing was applied
+    people_saves_between: int
+
+
+@dataclass
+class DayLog:
+    """Everything a day appends; turned into tables once, at the end."""
+
+    saves: list[SaveRecord] = field(default_factory=list)
+    citations: list[CitationRecord] = field(default_factory=list)
+    checks: list[CheckRecord] = field(default_factory=list)
+    edits: list[EditRecord] = field(default_factory=list)
+    trace: list[TraceEntry] | None = None
+
+    def note(self, actor: str, time_s: float, what: str) -> None:
+        """Append a trace entry when tracing is on (a no-op otherwise)."""
+        if self.trace is not None:
+            self.trace.append(TraceEntry(actor, time_s, what))

@@ -19,11 +19,22 @@ How it stays correct with several threads and processes on one file:
 - a writer that waits longer than ``busy_timeout_s`` for the write lock gets
   :class:`StoreBusyError` naming the timeout.
 
-Search uses one FTS5 table per knowledge base, ranked by ``bm25()`` with the
-title weighted three times the body. The index holds the text as
-:func:`~kbsim.store.bm25.tokenize` splits it, so both backends match exactly
-the same terms and a query returns the same set of articles; only the scores
-(and so the order among similar articles) may differ.
+Search uses one FTS5 table per knowledge base and its ``bm25()`` ranking,
+arranged so that both backends rank exactly alike (a simulated day gives the
+same tables on either):
+
+- the index holds the text as :func:`~kbsim.store.bm25.tokenize` splits it,
+  so both match exactly the same terms;
+- the title column holds the title's terms ``TITLE_WEIGHT`` times, so that
+  FTS5's term frequencies *and* document lengths are the in-memory index's
+  title-weighted ones (``bm25()`` column weights would scale only the former);
+- each query term is looked up on its own, and its ``bm25()`` score is
+  re-weighted from FTS5's IDF, ``log((N - n + 0.5) / (n + 0.5))`` (floored at
+  1e-6, so a term in half the articles counts for nothing), to the in-memory
+  index's ``log(1 + (N - n + 0.5) / (n + 0.5))``; the per-term scores are summed.
+
+Scores then equal the in-memory ones up to floating-point rounding (about
+1e-15 relative); ties are broken by article id on both.
 
 User strings (knowledge-base ids, titles, contents, keys) are stored as UTF-8
 BLOBs with ``surrogatepass``, so any Python string the tool schema admits,
@@ -32,7 +43,9 @@ including a lone surrogate, round-trips exactly as it does in memory.
 
 from __future__ import annotations
 
+import heapq
 import json
+import math
 import os
 import sqlite3
 import threading
@@ -41,16 +54,17 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from kbsim.store.bm25 import tokenize
+from kbsim.store.bm25 import BM25Index, tokenize
 from kbsim.store.client import Client, Clock
 from kbsim.store.errors import ToolError
 from kbsim.store.memory import (
-    SNIPPET_CHARS,
     Article,
     article_id_for,
     article_not_found,
     citation,
     kb_not_found,
+    read_result,
+    search_hit,
 )
 from kbsim.store.timefmt import format_version, parse_version, seconds_to_us
 
@@ -59,14 +73,18 @@ from kbsim.store.timefmt import format_version, parse_version, seconds_to_us
 SCHEMA_VERSION = 1
 #: ``PRAGMA application_id`` of a kbsim file ("kbsi"): tells it from other SQLite files.
 APPLICATION_ID = 0x6B627369
-#: Column weights of ``bm25()``: (title, body).
-BM25_WEIGHTS = (3.0, 1.0)
+_REFERENCE_INDEX = BM25Index()
+#: How many body occurrences one title occurrence counts as (as in memory).
+TITLE_WEIGHT = _REFERENCE_INDEX.title_weight
+if (_REFERENCE_INDEX.k1, _REFERENCE_INDEX.b) != (1.2, 0.75):  # FTS5's bm25() fixes these
+    raise ImportError("SQLiteStore ranks like BM25Index only with k1=1.2, b=0.75")
 
 _SCHEMA = """
 CREATE TABLE knowledge_bases (
     kb_rowid      INTEGER PRIMARY KEY,
     kb_id         BLOB NOT NULL UNIQUE,
     article_count INTEGER NOT NULL DEFAULT 0,
+    published     INTEGER NOT NULL DEFAULT 0,
     first_seq     INTEGER NOT NULL DEFAULT 1,
     next_seq      INTEGER NOT NULL DEFAULT 1
 );
@@ -134,15 +152,10 @@ def _lookup(value: Any) -> bytes | None:
     return _encode(value) if isinstance(value, str) else None
 
 
-def _indexed(text: str) -> str:
-    """The text the FTS5 index holds: exactly the terms :func:`tokenize` finds."""
-    return " ".join(tokenize(text))
-
-
-def _fts_query(query: str) -> str | None:
-    """Any of the query's terms (BM25 scores every article holding one), or None if none."""
-    terms = dict.fromkeys(tokenize(query))
-    return " OR ".join(f'"{term}"' for term in terms) or None
+def _indexed(title: str, content: str) -> tuple[str, str]:
+    """The (title, body) the FTS5 index holds: the terms :func:`tokenize` finds,
+    the title's ``TITLE_WEIGHT`` times."""
+    return " ".join(tokenize(title) * TITLE_WEIGHT), " ".join(tokenize(content))
 
 
 def fts5_available() -> bool:
@@ -433,12 +446,13 @@ class SQLiteStore:
                 (kb_rowid, _encode(article_id), _encode(title), _encode(content), version),
             ).lastrowid
             conn.execute(
-                "UPDATE knowledge_bases SET article_count = ? WHERE kb_rowid = ?",
+                "UPDATE knowledge_bases SET article_count = ?, published = published + 1 "
+                "WHERE kb_rowid = ?",
                 (article_count + 1, kb_rowid),
             )
             conn.execute(
                 f"INSERT INTO fts_{kb_rowid} (rowid, title, body) VALUES (?, ?, ?)",
-                (article_rowid, _indexed(title), _indexed(content)),
+                (article_rowid, *_indexed(title, content)),
             )
             self._append_event(conn, kb_rowid, "article.published", article_id, version)
         return article_id
@@ -472,6 +486,10 @@ class SQLiteStore:
                 (version, row.article_rowid),
             )
             conn.execute(f"DELETE FROM fts_{row.kb_rowid} WHERE rowid = ?", (row.article_rowid,))
+            conn.execute(
+                "UPDATE knowledge_bases SET published = published - 1 WHERE kb_rowid = ?",
+                (row.kb_rowid,),
+            )
             self._append_event(conn, row.kb_rowid, "article.unpublished", article_id, version)
         return format_version(version)
 
@@ -567,46 +585,32 @@ class SQLiteStore:
             return self._kb_row(conn, kb_id) is not None
 
     def tool_search(self, kb_id: str, query: str, limit: int) -> dict[str, Any]:
-        match = _fts_query(query)
         with self._read() as conn:
             kb_rowid = self._kb_rowid(conn, kb_id)
-            if match is None:
-                return {"results": []}
-            fts = f"fts_{kb_rowid}"
-            rows = conn.execute(
-                "SELECT a.article_id, a.title, a.content, a.version_us FROM "
-                f"(SELECT rowid AS hit, bm25({fts}, ?, ?) AS score FROM {fts} "
-                f" WHERE {fts} MATCH ?) AS m "
-                "JOIN articles AS a ON a.article_rowid = m.hit "
-                "ORDER BY m.score, a.article_id LIMIT ?",
-                (*BM25_WEIGHTS, match, limit),
-            ).fetchall()
+            best = self._rank(conn, kb_rowid, query, limit)
+            rows = {}
+            if best:
+                marks = ", ".join("?" * len(best))
+                for article_id, title, content, version in conn.execute(
+                    "SELECT article_id, title, content, version_us FROM articles "
+                    f"WHERE kb_rowid = ? AND article_id IN ({marks})",
+                    (kb_rowid, *best),
+                ):
+                    rows[article_id] = (title, content, version)
         results = []
-        for article_id, title, content, version in rows:
-            article_id = _decode(article_id)
-            updated_at = format_version(version)
-            results.append(
-                {
-                    "article_id": article_id,
-                    "title": _decode(title),
-                    "snippet": _decode(content)[:SNIPPET_CHARS],
-                    "updated_at": updated_at,
-                    "citation": citation(kb_id, article_id, updated_at),
-                }
-            )
+        for article_id in best:
+            title, content, version = rows[article_id]
+            article = Article(_decode(article_id), _decode(title), _decode(content), True, version)
+            results.append(search_hit(kb_id, article))
         return {"results": results}
 
     def tool_read(self, kb_id: str, article_id: str) -> dict[str, Any]:
         with self._read() as conn:
             row = self._published(conn, kb_id, article_id)
-        updated_at = format_version(row.version_us)
-        return {
-            "article_id": article_id,
-            "title": _decode(row.title),
-            "content": _decode(row.content),
-            "updated_at": updated_at,
-            "citation": citation(kb_id, article_id, updated_at),
-        }
+        article = Article(
+            article_id, _decode(row.title), _decode(row.content), True, row.version_us
+        )
+        return read_result(kb_id, article)
 
     def tool_edit(self, arguments: dict[str, Any], now_us: int) -> dict[str, Any]:
         kb_id = arguments["knowledge_base_id"]
@@ -692,6 +696,39 @@ class SQLiteStore:
 
     # -- internals (each runs inside the caller's transaction) --------------------------
 
+    def _rank(
+        self, conn: sqlite3.Connection, kb_rowid: int, query: str, limit: int
+    ) -> list[bytes]:
+        """The ``limit`` best article ids for ``query``, best first, ties by id."""
+        terms = dict.fromkeys(tokenize(query))
+        if not terms:
+            return []
+        n_docs = conn.execute(
+            "SELECT published FROM knowledge_bases WHERE kb_rowid = ?", (kb_rowid,)
+        ).fetchone()[0]
+        fts = f"fts_{kb_rowid}"
+        lookup = (
+            f"SELECT a.article_id, bm25({fts}) FROM {fts} "
+            f"JOIN articles AS a ON a.article_rowid = {fts}.rowid WHERE {fts} MATCH ?"
+        )
+        scores: dict[bytes, float] = {}
+        get = scores.get
+        for term in terms:
+            hits = conn.execute(lookup, (f'"{term}"',)).fetchall()
+            if not hits:
+                continue
+            ratio = (n_docs - len(hits) + 0.5) / (len(hits) + 0.5)
+            fts5_idf = math.log(ratio)
+            if fts5_idf <= 0.0:
+                fts5_idf = 1e-6  # as FTS5 does
+            # bm25() is minus idf times the term-frequency part: swap in our idf.
+            factor = -math.log(1.0 + ratio) / fts5_idf
+            for article_id, score in hits:
+                scores[article_id] = get(article_id, 0.0) + score * factor
+        ranked = [(-score, _decode(article_id)) for article_id, score in scores.items()]
+        best = sorted(ranked) if len(ranked) <= limit else heapq.nsmallest(limit, ranked)
+        return [_encode(article_id) for _, article_id in best]
+
     def _kb_row(self, conn: sqlite3.Connection, kb_id: str) -> tuple[int, int, int, int] | None:
         """(kb_rowid, article_count, first_seq, next_seq), or None if there is no such KB."""
         row = conn.execute(
@@ -742,7 +779,7 @@ class SQLiteStore:
         )
         conn.execute(
             f"UPDATE fts_{row.kb_rowid} SET title = ?, body = ? WHERE rowid = ?",
-            (_indexed(_decode(new_title)), _indexed(_decode(new_content)), row.article_rowid),
+            (*_indexed(_decode(new_title), _decode(new_content)), row.article_rowid),
         )
         self._append_event(conn, row.kb_rowid, "article.updated", row.article_id, version)
         return version

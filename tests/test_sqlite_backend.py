@@ -293,6 +293,11 @@ def test_a_directory_is_refused(tmp_path):
         SQLiteStore(tmp_path)
 
 
+def test_a_missing_directory_is_named(tmp_path):
+    with pytest.raises(StoreFileError, match="does not exist"):
+        SQLiteStore(tmp_path / "nowhere" / "kb.db")
+
+
 def test_an_empty_file_becomes_a_new_store(tmp_path):
     path = tmp_path / "empty.db"
     path.touch()

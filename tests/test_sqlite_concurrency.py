@@ -46,9 +46,8 @@ def shared_arguments(round_no: int) -> dict[str, str]:
     }
 
 
-def edit_worker(path: str, worker: str, seed: int, start: Any) -> dict[str, Any]:
+def edit_worker(store: SQLiteStore, worker: str, seed: int, start: Any) -> dict[str, Any]:
     """Race CAS edits and shared edits; returns what this worker saw."""
-    store = SQLiteStore(path, busy_timeout_s=60.0)
     client = store.client({KB}, clock=lambda: 0.0)
     rng = random.Random(seed)
     attempts = conflicts = 0
@@ -92,12 +91,12 @@ def edit_worker(path: str, worker: str, seed: int, start: Any) -> dict[str, Any]
             result = client.call("edit_knowledge_article", shared_arguments(next_round))
             shared.append((f"shared-{next_round}", result["replayed"], result["updated_at"]))
             next_round += 1
-    store.close()
     return {"attempts": attempts, "conflicts": conflicts, "applied": applied, "shared": shared}
 
 
 def process_main(path: str, worker: str, seed: int, start: Any, results: Any) -> None:
-    results.put(edit_worker(path, worker, seed, start))
+    with SQLiteStore(path, busy_timeout_s=60.0) as store:
+        results.put(edit_worker(store, worker, seed, start))
 
 
 def test_threads_and_processes_race_cas_edits(tmp_path, record_property):
@@ -120,9 +119,13 @@ def test_threads_and_processes_race_cas_edits(tmp_path, record_property):
     outcomes: list[dict[str, Any]] = []
     errors: list[BaseException] = []
 
+    # The threads share one store object (as a server's thread pool would); each
+    # thread gets its own connection. Each process opens the file itself.
+    shared_store = SQLiteStore(path, busy_timeout_s=60.0)
+
     def thread_main(n: int) -> None:
         try:
-            outcomes.append(edit_worker(path, f"t{n}", n, start))
+            outcomes.append(edit_worker(shared_store, f"t{n}", n, start))
         except BaseException as exc:  # re-raised below, in the test's thread
             errors.append(exc)
 
@@ -131,6 +134,7 @@ def test_threads_and_processes_race_cas_edits(tmp_path, record_property):
         thread.start()
     for thread in threads:
         thread.join()
+    shared_store.close()
     outcomes += [results.get(timeout=120) for _ in processes]
     for process in processes:
         process.join(timeout=30)

@@ -274,6 +274,11 @@ class SQLiteStore:
         file = Path(self.path)
         if file.is_dir():
             raise StoreFileError(f"path {self.path!r} is a directory, not a kbsim database")
+        if not file.exists() and not file.absolute().parent.is_dir():
+            raise StoreFileError(
+                f"cannot create {self.path!r}: directory {str(file.absolute().parent)!r} "
+                "does not exist"
+            )
         if not file.exists() or file.stat().st_size == 0:
             return
         try:

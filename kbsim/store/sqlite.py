@@ -356,6 +356,8 @@ class SQLiteStore:
         if os.getpid() != self._pid:
             # A connection must not cross fork(): a child opens its own and leaves the
             # parent's alone (closing them here could drop the parent's file locks).
+            if self._in_memory:
+                raise RuntimeError("an in-memory SQLiteStore cannot be used after fork()")
             self._pid = os.getpid()
             self._local = threading.local()
             self._connections = []

@@ -37,20 +37,28 @@ def arrival_times(rng: np.random.Generator, count: int, day_s: float, model: str
     return np.sort(rng.uniform(0.0, day_s, size=n))
 
 
+def day_save_arrivals(params: DayParams, rng: np.random.Generator, offset_s: float = 0.0):
+    """One day of people's saves as ``(time_s, kind)``, times shifted by ``offset_s``."""
+    saves = params.saves
+    times = arrival_times(rng, saves.count, params.day_s, params.arrivals)
+    kinds = rng.choice(len(SAVE_KINDS), size=len(times), p=save_shares(params))
+    for time_s, kind in zip(times, kinds, strict=True):
+        yield offset_s + float(time_s), SAVE_KINDS[kind]
+
+
+def save_shares(params: DayParams) -> list[float]:
+    mix = params.saves.mix
+    return [mix.content, mix.content_and_title, mix.unpublish]
+
+
 def _save_arrivals(params: DayParams, rngs) -> Iterator[tuple[float, str]]:
     """The day's saves, then (only when edits run past the day) Poisson saves at the same rate."""
-    saves = params.saves
-    rng = rngs["editors"]
-    times = arrival_times(rng, saves.count, params.day_s, params.arrivals)
-    mix = saves.mix
-    shares = [mix.content, mix.content_and_title, mix.unpublish]
-    kinds = rng.choice(len(SAVE_KINDS), size=len(times), p=shares)
-    for time_s, kind in zip(times, kinds, strict=True):
-        yield float(time_s), SAVE_KINDS[kind]
-    if not params.edit.enabled or saves.count == 0:
+    yield from day_save_arrivals(params, rngs["editors"])
+    if not params.edit.enabled or params.saves.count == 0:
         return
     tail = rngs["tail"]
-    rate = saves.count / params.day_s
+    rate = params.saves.count / params.day_s
+    shares = save_shares(params)
     time_s = params.day_s
     while True:
         time_s += float(tail.exponential(1.0 / rate))
@@ -70,14 +78,16 @@ def _approval_delays(params: DayParams, uniforms: np.ndarray) -> Iterator[float]
             yield float(edit.delay_s * math.exp(edit.lognormal_sigma * NormalDist().inv_cdf(u)))
 
 
-def run_day(params: DayParams, seed: int, *, trace: bool = False) -> dict[str, pd.DataFrame]:
+def run_day(
+    params: DayParams, seed: int, *, trace: bool = False, env: simpy.Environment | None = None
+) -> dict[str, pd.DataFrame]:
     """Simulate one day; returns the tidy tables ``citations``, ``checks``, ``edits``, ``saves``.
 
     The same ``(params, seed)`` gives identical tables. Random streams are
     spawned from ``SeedSequence(seed)`` alone, so days that differ only in
     parameters share common random numbers.
     """
-    tables, _ = simulate_day(params, seed, trace=trace)
+    tables, _ = simulate_day(params, seed, trace=trace, env=env)
     return tables
 
 
@@ -99,8 +109,12 @@ def starting_knowledge_base(corpus_params: CorpusParams, seed: int):
     return corpus, store, article_ids, ranking
 
 
-def simulate_day(params: DayParams, seed: int, *, trace: bool = False):
-    """Like :func:`run_day`, also returning the :class:`DayLog` (with the trace if asked)."""
+def simulate_day(params: DayParams, seed: int, *, trace: bool = False, env: simpy.Environment | None = None):
+    """Like :func:`run_day`, also returning the :class:`DayLog` (with the trace if asked).
+
+    ``env`` lets a caller supply its own (fresh) environment, e.g. one that
+    counts scheduled events for a benchmark.
+    """
     rngs = streams(seed)
     corpus, template, article_ids, ranking = starting_knowledge_base(params.corpus, seed)
     store = template.copy(event_retention_s=params.event_retention_s)
@@ -113,7 +127,7 @@ def simulate_day(params: DayParams, seed: int, *, trace: bool = False):
         return store.current_version(KB_ID, article_id) is not None
 
     log = DayLog(trace=[] if trace else None)
-    env = simpy.Environment()
+    env = simpy.Environment() if env is None else env
     client = store.client(grants={KB_ID}, clock=lambda: env.now)
 
     rng_editors, rng_askers, rng_agent = rngs["editors"], rngs["askers"], rngs["agent"]

@@ -62,7 +62,7 @@ def editor(
             )
         else:
             version = store.save_article(kb_id, article_id, at=env.now, content=corpus.body(rng))
-        log.saves.append(SaveRecord(env.now, "people", kind, article_id, version))
+        log.add_save(SaveRecord(env.now, "people", kind, article_id, version))
         log.note("people", env.now, f"{kind} {article_id}")
 
 
@@ -215,7 +215,7 @@ def agent_edit(
         else:
             retry_outcome = status
         if status == "applied":
-            log.saves.append(SaveRecord(env.now, "agent", "agent_edit", cited.article_id, result["updated_at"]))
+            log.add_save(SaveRecord(env.now, "agent", "agent_edit", cited.article_id, result["updated_at"]))
             replay_ok = _replay_writes_nothing(client, store, kb_id, arguments, result)
             break
         if status == "gone" or attempt >= params.edit.max_retries:
@@ -234,12 +234,7 @@ def agent_edit(
         version, content = current["updated_at"], current["content"]
         if params.edit.retry_waits_approval:
             yield env.timeout(next(delays))
-    people_between = sum(
-        1
-        for save in log.saves
-        if save.actor == "people" and save.article_id == cited.article_id
-        and answer.asked_s < save.time_s <= edit_s
-    )
+    people_between = log.people_saves_between(cited.article_id, answer.asked_s, edit_s)
     log.edits.append(
         EditRecord(
             answer_id=answer.answer_id,

@@ -6,6 +6,7 @@ Each list becomes one tidy table (``pd.DataFrame(records)``) in
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -88,6 +89,18 @@ class DayLog:
     checks: list[CheckRecord] = field(default_factory=list)
     edits: list[EditRecord] = field(default_factory=list)
     trace: list[TraceEntry] | None = None
+    # article id -> times of people's saves, for counting saves between a read and an edit
+    people_save_times: dict[str, list[float]] = field(default_factory=dict)
+
+    def add_save(self, save: SaveRecord) -> None:
+        self.saves.append(save)
+        if save.actor == "people":
+            self.people_save_times.setdefault(save.article_id, []).append(save.time_s)
+
+    def people_saves_between(self, article_id: str, after_s: float, until_s: float) -> int:
+        """People's saves of an article in ``(after_s, until_s]``."""
+        times = self.people_save_times.get(article_id, ())
+        return bisect_right(times, until_s) - bisect_right(times, after_s)
 
     def note(self, actor: str, time_s: float, what: str) -> None:
         """Append a trace entry when tracing is on (a no-op otherwise)."""

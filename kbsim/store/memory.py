@@ -123,7 +123,9 @@ class MemoryStore:
     def create_knowledge_base(self, kb_id: str) -> None:
         """Create an empty knowledge base; its id must be new."""
         if not isinstance(kb_id, str) or not kb_id:
-            raise ToolError("invalid_argument", f"knowledge_base_id must be a non-empty string, got {kb_id!r}")
+            raise ToolError(
+                "invalid_argument", f"knowledge_base_id must be a non-empty string, got {kb_id!r}"
+            )
         if kb_id in self._kbs:
             raise ToolError("invalid_argument", f"knowledge_base_id {kb_id!r} already exists")
         self._kbs[kb_id] = KnowledgeBase(kb_id)
@@ -173,7 +175,9 @@ class MemoryStore:
     ) -> str:
         """A person's save of a published article; returns the new ``updated_at``."""
         if content is None and title is None:
-            raise ToolError("invalid_argument", "save_article needs content or title (both are None)")
+            raise ToolError(
+                "invalid_argument", "save_article needs content or title (both are None)"
+            )
         article = self._published(kb_id, article_id)
         return self._apply_update(self._kbs[kb_id], article, seconds_to_us(at), content, title)
 
@@ -338,7 +342,8 @@ class MemoryStore:
             for seq, kind, article_id, version in chunk
         ]
         next_sequence = chunk[-1][0] if chunk else after_sequence
-        return {"events": events, "next_sequence": next_sequence, "has_more": next_sequence < latest}
+        has_more = next_sequence < latest
+        return {"events": events, "next_sequence": next_sequence, "has_more": has_more}
 
     # -- internals --------------------------------------------------------------
 

@@ -1,0 +1,30 @@
+"""Write one named section of benchmarks/RESULTS.md, keeping the others."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import re
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+HEADER = "# Benchmark results\n\nEach section is rewritten by the script named in it; `make bench` runs them all.\n"
+
+
+def machine_line() -> str:
+    """Where and when: the machine is shared and noisy, so sections compare ratios within one run."""
+    cpu = platform.processor() or platform.machine()
+    return (
+        f"Machine: {platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}. Date: {datetime.date.today().isoformat()}."
+    )
+
+
+def write_section(title: str, body: str) -> None:
+    """Replace (or append) the ``## title`` section of RESULTS.md with ``body``."""
+    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else HEADER
+    section = f"## {title}\n\n{body.strip()}\n\n"
+    pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.S | re.M)
+    text = pattern.sub(lambda _: section, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + section
+    RESULTS.write_text(text.rstrip("\n") + "\n", encoding="utf-8")

@@ -1,0 +1,63 @@
+"""``kbsim serve``: serve a simulated knowledge base to MCP clients over stdio."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+
+def register(subparsers) -> None:
+    from kbsim.serve import DEFAULT_KB_ID, DEFAULT_SEED, DEFAULT_SPEED
+
+    parser = subparsers.add_parser(
+        "serve",
+        help="serve the knowledge base as a stdio MCP server (the four tools)",
+        description=(
+            "Serve a simulated knowledge base as an MCP server over stdio. stdout carries "
+            "the protocol; logs go to stderr."
+        ),
+    )
+    parser.add_argument("--config", metavar="CONFIG",
+                        help="YAML file of day parameters (corpus, saves, zipf_s, ...)")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                        help=f"seed of the corpus and of people's saves (default {DEFAULT_SEED})")
+    parser.add_argument("--db", metavar="PATH",
+                        help="serve a SQLite store at PATH (created and filled on first use)")
+    parser.add_argument("--kb-id", default=DEFAULT_KB_ID,
+                        help=f"id of the served knowledge base (default {DEFAULT_KB_ID})")
+    parser.add_argument("--grant", action="append", metavar="KB_ID",
+                        help="a knowledge base id the agent may use (repeatable; "
+                             "default: the served one)")
+    parser.add_argument("--live", action="store_true",
+                        help="people keep saving articles while serving (accelerated time)")
+    parser.add_argument("--speed", type=float, default=DEFAULT_SPEED,
+                        help="simulated seconds per wall-clock second "
+                             f"(default {DEFAULT_SPEED:g}: a simulated minute per second)")
+    parser.add_argument("--log-level", default="INFO",
+                        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+                        help="stderr log level (default INFO)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kbsim.serve import ServeConfigError, load_day_params, serve
+
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=args.log_level,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+    )
+    if not args.speed > 0:
+        print(f"kbsim serve: --speed must be > 0, got {args.speed:g}", file=sys.stderr)
+        return 2
+    try:
+        params = load_day_params(args.config)
+        serve(params, seed=args.seed, db=args.db, kb_id=args.kb_id, grants=args.grant,
+              live=args.live, speed=args.speed)
+    except ServeConfigError as exc:
+        print(f"kbsim serve: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0

@@ -23,6 +23,7 @@ from pathlib import Path
 import kbsim
 from kbsim import SQLiteStore, parse_version
 from kbsim.store.bm25 import tokenize
+from kbsim.store.sqlite import TITLE_WEIGHT
 
 KB = "kb"
 ARTICLES = ["art-000001", "art-000002", "art-000003"]
@@ -105,7 +106,8 @@ def check_after_kill(path: Path, journals: list[Path]) -> tuple[int, bool | None
             titled = [by_event[at] for at in last if "title" in by_event[at]]
             assert title == (titled[-1]["title"] if titled else f"title {article_id}")
         key_bytes = article_id.encode()
-        assert indexed[key_bytes] == " ".join(tokenize(title)) + "|" + " ".join(tokenize(content))
+        index_title = " ".join(tokenize(title) * TITLE_WEIGHT)
+        assert indexed[key_bytes] == index_title + "|" + " ".join(tokenize(content))
 
     for journal in journals:
         lines = journal.read_text().split("\n")

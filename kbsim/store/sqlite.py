@@ -61,10 +61,13 @@ from kbsim.store.memory import (
     Article,
     article_id_for,
     article_not_found,
+    check_poll_cursor,
+    check_replay,
     citation,
     kb_not_found,
     read_result,
     search_hit,
+    version_conflict,
 )
 from kbsim.store.timefmt import format_version, parse_version, seconds_to_us
 
@@ -629,21 +632,13 @@ class SQLiteStore:
                 (_encode(key),),
             ).fetchone()
             if previous is not None:
-                if json.loads(previous[0]) != arguments:
-                    raise ToolError(
-                        "idempotency_key_reused",
-                        f"idempotency_key {key!r} was already used with different arguments",
-                    )
+                check_replay(key, json.loads(previous[0]), arguments)
                 return {**json.loads(previous[1]), "replayed": True}
             article_id = arguments["article_id"]
             row = self._published(conn, kb_id, article_id)
             expected = parse_version(arguments["expected_version"])
             if expected != row.version_us:
-                raise ToolError(
-                    "version_conflict",
-                    f"expected_version {arguments['expected_version']!r} is not the current "
-                    f"version of article {article_id!r}; re-read it and retry",
-                )
+                raise version_conflict(arguments)
             title = arguments.get("title")
             version = self._apply_update(conn, row, now_us, arguments["content"], title)
             updated_at = format_version(version)
@@ -667,19 +662,7 @@ class SQLiteStore:
             # the dropping itself to the next save.
             oldest = self._oldest_kept(conn, kb_rowid, first_seq, next_seq, now_us)
             latest = next_seq - 1
-            if after_sequence > latest:
-                raise ToolError(
-                    "invalid_argument",
-                    f"after_sequence {after_sequence} is beyond the latest sequence {latest}",
-                )
-            if after_sequence + 1 < oldest:
-                raise ToolError(
-                    "cursor_expired",
-                    f"after_sequence {after_sequence} is older than the oldest kept event "
-                    f"{oldest}; re-read and resume from latest_sequence",
-                    oldest_available_sequence=oldest,
-                    latest_sequence=latest,
-                )
+            check_poll_cursor(after_sequence, oldest, latest)
             rows = conn.execute(
                 "SELECT sequence, type, article_id, version_us FROM events "
                 "WHERE kb_rowid = ? AND sequence > ? ORDER BY sequence LIMIT ?",

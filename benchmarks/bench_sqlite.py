@@ -9,7 +9,7 @@ day with edits (``run_day``), on MemoryStore and on SQLiteStore, the latter
 by handing the day a starting knowledge base whose ``copy()`` is a
 SQLiteStore (as tests/test_sqlite_day.py does; run_day itself takes no store).
 
-Writes the "## SQLite backend" section of benchmarks/RESULTS.md (that section
+Writes the "SQLite backend" section of benchmarks/RESULTS.md (that section
 only; the others are kept).
 
 Usage: python benchmarks/bench_sqlite.py [--calls 2000] [--days 5] [--seed 1]
@@ -18,28 +18,27 @@ Usage: python benchmarks/bench_sqlite.py [--calls 2000] [--days 5] [--seed 1]
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import re
 import shlex
+import sqlite3
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
-import kbsim
-import kbsim.sim.day as sim_day
-from kbsim.params import DayParams
-from kbsim.sim.corpus import Corpus
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results_file import machine_line, write_section  # noqa: E402
+
+import kbsim  # noqa: E402
+import kbsim.sim.day as sim_day  # noqa: E402
+from kbsim.params import DayParams  # noqa: E402
+from kbsim.sim.corpus import Corpus  # noqa: E402
 
 KB = "kb-bench"
-SECTION = "## SQLite backend"
-RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+TITLE = "SQLite backend"
 TOOLS = ("read", "edit", "poll", "search")
 
 
@@ -156,19 +155,6 @@ def day_seconds(params: DayParams, seeds: list[int], open_store=None) -> float:
     return statistics.median(times)
 
 
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-        cpu = re.search(r"model name\s*:\s*(.+)", text).group(1).strip()
-    except (OSError, AttributeError):
-        pass
-    return (
-        f"{platform.platform()}, {cpu}, {os.cpu_count()} CPUs, Python "
-        f"{platform.python_version()}, SQLite {kbsim.store.sqlite.sqlite3.sqlite_version}"
-    )
-
-
 def section(tools: dict[str, dict[str, float]], days: dict[str, float], calls: int,
             n_days: int, command: str) -> str:
     backends = list(tools)
@@ -187,7 +173,7 @@ def section(tools: dict[str, dict[str, float]], days: dict[str, float], calls: i
     rows.append("| one day | " + " | ".join(cells) + " |")
     return "\n".join(
         [
-            SECTION,
+            f"{machine_line()} SQLite {sqlite3.sqlite_version}. Command: `{command}`.",
             "",
             f"Median µs per `client.call`, {calls:,} calls per tool, on the simulation's corpus",
             "of 400 articles (read: a random article; search: 3 words of a random title, limit",
@@ -198,27 +184,14 @@ def section(tools: dict[str, dict[str, float]], days: dict[str, float], calls: i
             "",
             *rows,
             "",
-            "- file FULL is the default: each applied save is fsynced before the call returns",
-            "  (about 0.3 ms here); NORMAL survives a crash of the process, not a power cut.",
+            "- file (FULL) is the default: each applied save is fsynced before the call",
+            "  returns, so edit FULL - NORMAL is this disk's fsync; NORMAL also survives a",
+            "  killed process (tests/test_sqlite_crash.py) but may lose the last saves on a",
+            "  power cut. Reads, searches and polls never write, so the modes tie there.",
             "- SQLite search looks up each query term in FTS5 and re-weights its bm25() to",
             "  the in-memory BM25, so both backends rank identically (tests/test_sqlite_day.py).",
-            f"- machine: {machine()}",
-            f"- date: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}",
-            f"- command: `{command}`",
-            "",
         ]
     )
-
-
-def write_section(text: str, path: Path = RESULTS) -> None:
-    """Replace (or append) this section of ``path``, keeping every other section."""
-    old = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(old):
-        new = pattern.sub(lambda _: text + "\n", old, count=1)
-    else:
-        new = old.rstrip("\n") + "\n\n" + text
-    path.write_text(new.rstrip("\n") + "\n", encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -226,7 +199,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=2_000)
     parser.add_argument("--days", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         paths = iter(Path(tmp, f"bench-{n}.db") for n in range(10**6))
@@ -249,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         days = {name: day_seconds(params, seeds, opener) for name, opener in openers.items()}
     command = "python " + shlex.join(["benchmarks/bench_sqlite.py", *sys.argv[1:]])
     text = section(tools, days, args.calls, args.days, command)
-    write_section(text, args.output)
+    write_section(TITLE, text)
     print(text)
     return 0
 

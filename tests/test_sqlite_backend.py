@@ -22,6 +22,7 @@ import pytest
 import kbsim
 from kbsim import MemoryStore, SQLiteStore, ToolError, format_version
 from kbsim.store import sqlite as sqlite_backend
+from kbsim.store.bm25 import BM25Index
 from kbsim.store.sqlite import SCHEMA_VERSION, StoreBusyError, StoreFileError
 
 WORDS = [f"{syllable}{n}" for syllable in ("ka", "lo", "mi", "ru", "te") for n in range(40)]
@@ -184,6 +185,13 @@ def test_exact_title_queries_find_the_article_first_and_the_same_ranking():
         assert len(memory_hits) < 20, "corpus too dense: the sets would be truncated"
         assert memory_hits[0]["article_id"] == article_id
         assert sqlite_hits == memory_hits
+
+
+def test_memory_bm25_uses_the_parameters_fts5_fixes():
+    """SQLiteStore can rank exactly like MemoryStore only while BM25Index keeps
+    FTS5's k1 and b (and indexes titles TITLE_WEIGHT times)."""
+    index = BM25Index()
+    assert (index.k1, index.b, index.title_weight) == (1.2, 0.75, sqlite_backend.TITLE_WEIGHT)
 
 
 def test_search_skips_unpublished_and_sees_new_titles():

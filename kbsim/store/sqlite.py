@@ -76,11 +76,9 @@ from kbsim.store.timefmt import format_version, parse_version, seconds_to_us
 SCHEMA_VERSION = 1
 #: ``PRAGMA application_id`` of a kbsim file ("kbsi"): tells it from other SQLite files.
 APPLICATION_ID = 0x6B627369
-_REFERENCE_INDEX = BM25Index()
-#: How many body occurrences one title occurrence counts as (as in memory).
-TITLE_WEIGHT = _REFERENCE_INDEX.title_weight
-if (_REFERENCE_INDEX.k1, _REFERENCE_INDEX.b) != (1.2, 0.75):  # FTS5's bm25() fixes these
-    raise ImportError("SQLiteStore ranks like BM25Index only with k1=1.2, b=0.75")
+#: How many body occurrences one title occurrence counts as (MemoryStore's BM25Index
+#: default). FTS5's bm25() fixes k1=1.2 and b=0.75, which are BM25Index's defaults too.
+TITLE_WEIGHT = BM25Index().title_weight
 
 _SCHEMA = """
 CREATE TABLE knowledge_bases (

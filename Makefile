@@ -31,6 +31,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_store.py
 	$(PY) benchmarks/bench_day.py
+	$(PY) benchmarks/bench_sqlite.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache build *.egg-info

@@ -30,6 +30,8 @@ lint: $(STAMP)
 ## make bench: benchmarks, results written to benchmarks/RESULTS.md
 bench: $(STAMP)
 	$(PY) benchmarks/bench_store.py
+	$(PY) benchmarks/bench_day.py
+	$(PY) benchmarks/bench_sqlite.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache build *.egg-info

@@ -30,7 +30,7 @@ import kbsim
 from kbsim.params import DayParams
 from kbsim.sim import streams
 from kbsim.sim.day import KB_ID as SIM_KB_ID
-from kbsim.sim.day import SAVE_KINDS, arrival_times, starting_knowledge_base
+from kbsim.sim.day import day_save_arrivals, starting_knowledge_base
 from kbsim.sim.popularity import Popularity
 from kbsim.sim.processes import editor
 from kbsim.sim.records import DayLog
@@ -187,14 +187,8 @@ def people_arrivals(params: DayParams, rng: np.random.Generator,
     """
     if params.saves.count == 0:
         return
-    mix = params.saves.mix
-    shares = [mix.content, mix.content_and_title, mix.unpublish]
     for day in itertools.count():
-        times = arrival_times(rng, params.saves.count, params.day_s, params.arrivals)
-        kinds = rng.choice(len(SAVE_KINDS), size=len(times), p=shares)
-        offset = start_s + day * params.day_s
-        for time_s, kind in zip(times, kinds, strict=True):
-            yield offset + float(time_s), SAVE_KINDS[kind]
+        yield from day_save_arrivals(params, rng, start_s + day * params.day_s)
 
 
 def live_people(env, store, lock: threading.Lock, kb_id: str, params: DayParams, seed: int,

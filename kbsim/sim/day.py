@@ -37,20 +37,28 @@ def arrival_times(rng: np.random.Generator, count: int, day_s: float, model: str
     return np.sort(rng.uniform(0.0, day_s, size=n))
 
 
+def day_save_arrivals(params: DayParams, rng: np.random.Generator, offset_s: float = 0.0):
+    """One day of people's saves as ``(time_s, kind)``, times shifted by ``offset_s``."""
+    saves = params.saves
+    times = arrival_times(rng, saves.count, params.day_s, params.arrivals)
+    kinds = rng.choice(len(SAVE_KINDS), size=len(times), p=save_shares(params))
+    for time_s, kind in zip(times, kinds, strict=True):
+        yield offset_s + float(time_s), SAVE_KINDS[kind]
+
+
+def save_shares(params: DayParams) -> list[float]:
+    mix = params.saves.mix
+    return [mix.content, mix.content_and_title, mix.unpublish]
+
+
 def _save_arrivals(params: DayParams, rngs) -> Iterator[tuple[float, str]]:
     """The day's saves, then (only when edits run past the day) Poisson saves at the same rate."""
-    saves = params.saves
-    rng = rngs["editors"]
-    times = arrival_times(rng, saves.count, params.day_s, params.arrivals)
-    mix = saves.mix
-    shares = [mix.content, mix.content_and_title, mix.unpublish]
-    kinds = rng.choice(len(SAVE_KINDS), size=len(times), p=shares)
-    for time_s, kind in zip(times, kinds, strict=True):
-        yield float(time_s), SAVE_KINDS[kind]
-    if not params.edit.enabled or saves.count == 0:
+    yield from day_save_arrivals(params, rngs["editors"])
+    if not params.edit.enabled or params.saves.count == 0:
         return
     tail = rngs["tail"]
-    rate = saves.count / params.day_s
+    rate = params.saves.count / params.day_s
+    shares = save_shares(params)
     time_s = params.day_s
     while True:
         time_s += float(tail.exponential(1.0 / rate))

@@ -35,6 +35,40 @@ def kb_not_found(kb_id: str) -> ToolError:
     return ToolError("not_found", f"knowledge_base_id {kb_id!r} not found")
 
 
+def check_replay(key: str, first_arguments: dict[str, Any], arguments: dict[str, Any]) -> None:
+    """A repeated idempotency key is a replay only with the very same arguments."""
+    if first_arguments != arguments:
+        raise ToolError(
+            "idempotency_key_reused",
+            f"idempotency_key {key!r} was already used with different arguments",
+        )
+
+
+def version_conflict(arguments: dict[str, Any]) -> ToolError:
+    return ToolError(
+        "version_conflict",
+        f"expected_version {arguments['expected_version']!r} is not the current "
+        f"version of article {arguments['article_id']!r}; re-read it and retry",
+    )
+
+
+def check_poll_cursor(after_sequence: int, oldest: int, latest: int) -> None:
+    """Refuse a cursor beyond the log, or older than the oldest event still kept."""
+    if after_sequence > latest:
+        raise ToolError(
+            "invalid_argument",
+            f"after_sequence {after_sequence} is beyond the latest sequence {latest}",
+        )
+    if after_sequence + 1 < oldest:
+        raise ToolError(
+            "cursor_expired",
+            f"after_sequence {after_sequence} is older than the oldest kept event "
+            f"{oldest}; re-read and resume from latest_sequence",
+            oldest_available_sequence=oldest,
+            latest_sequence=latest,
+        )
+
+
 @dataclass(slots=True)
 class Article:
     article_id: str
@@ -123,7 +157,9 @@ class MemoryStore:
     def create_knowledge_base(self, kb_id: str) -> None:
         """Create an empty knowledge base; its id must be new."""
         if not isinstance(kb_id, str) or not kb_id:
-            raise ToolError("invalid_argument", f"knowledge_base_id must be a non-empty string, got {kb_id!r}")
+            raise ToolError(
+                "invalid_argument", f"knowledge_base_id must be a non-empty string, got {kb_id!r}"
+            )
         if kb_id in self._kbs:
             raise ToolError("invalid_argument", f"knowledge_base_id {kb_id!r} already exists")
         self._kbs[kb_id] = KnowledgeBase(kb_id)
@@ -173,7 +209,9 @@ class MemoryStore:
     ) -> str:
         """A person's save of a published article; returns the new ``updated_at``."""
         if content is None and title is None:
-            raise ToolError("invalid_argument", "save_article needs content or title (both are None)")
+            raise ToolError(
+                "invalid_argument", "save_article needs content or title (both are None)"
+            )
         article = self._published(kb_id, article_id)
         return self._apply_update(self._kbs[kb_id], article, seconds_to_us(at), content, title)
 
@@ -279,21 +317,13 @@ class MemoryStore:
         previous = self._idempotency.get(key)
         if previous is not None:
             first_arguments, first_result = previous
-            if first_arguments != arguments:
-                raise ToolError(
-                    "idempotency_key_reused",
-                    f"idempotency_key {key!r} was already used with different arguments",
-                )
+            check_replay(key, first_arguments, arguments)
             return {**copy.deepcopy(first_result), "replayed": True}
         article_id = arguments["article_id"]
         article = self._published(kb_id, article_id)
         expected = parse_version(arguments["expected_version"])
         if expected != article.version_us:
-            raise ToolError(
-                "version_conflict",
-                f"expected_version {arguments['expected_version']!r} is not the current "
-                f"version of article {article_id!r}; re-read it and retry",
-            )
+            raise version_conflict(arguments)
         updated_at = self._apply_update(
             self._kbs[kb_id], article, now_us, arguments["content"], arguments.get("title")
         )
@@ -309,21 +339,11 @@ class MemoryStore:
 
     def tool_poll(self, kb_id: str, after_sequence: int, limit: int, now_us: int) -> dict[str, Any]:
         kb = self._kb(kb_id)
-        self._compact(kb, now_us)
+        # A poll is a read: it only hides what the window has dropped by now_us and
+        # leaves the dropping itself to the next save, so it never changes state.
+        oldest = kb.first_seq + self._expired_count(kb, now_us)
         latest = kb.next_seq - 1
-        if after_sequence > latest:
-            raise ToolError(
-                "invalid_argument",
-                f"after_sequence {after_sequence} is beyond the latest sequence {latest}",
-            )
-        if after_sequence + 1 < kb.first_seq:
-            raise ToolError(
-                "cursor_expired",
-                f"after_sequence {after_sequence} is older than the oldest kept event "
-                f"{kb.first_seq}; re-read and resume from latest_sequence",
-                oldest_available_sequence=kb.first_seq,
-                latest_sequence=latest,
-            )
+        check_poll_cursor(after_sequence, oldest, latest)
         start = after_sequence + 1 - kb.first_seq
         chunk = kb.events[start : start + limit]
         events = [
@@ -336,7 +356,8 @@ class MemoryStore:
             for seq, kind, article_id, version in chunk
         ]
         next_sequence = chunk[-1][0] if chunk else after_sequence
-        return {"events": events, "next_sequence": next_sequence, "has_more": next_sequence < latest}
+        has_more = next_sequence < latest
+        return {"events": events, "next_sequence": next_sequence, "has_more": has_more}
 
     # -- internals --------------------------------------------------------------
 
@@ -375,16 +396,21 @@ class MemoryStore:
         kb.next_seq += 1
         self._compact(kb, version_us)
 
-    def _compact(self, kb: KnowledgeBase, now_us: int) -> None:
-        """Drop events older than the retention window (no-op when keeping all)."""
-        if self.event_retention_us is None or not kb.events:
-            return
+    def _expired_count(self, kb: KnowledgeBase, now_us: int) -> int:
+        """How many of the kept events are outside the retention window at ``now_us``."""
+        if self.event_retention_us is None:
+            return 0
         horizon = now_us - self.event_retention_us
         times = self._event_time[kb.kb_id]
-        drop = 0
-        while drop < len(times) and times[drop] < horizon:
-            drop += 1
+        expired = 0
+        while expired < len(times) and times[expired] < horizon:
+            expired += 1
+        return expired
+
+    def _compact(self, kb: KnowledgeBase, now_us: int) -> None:
+        """Drop events older than the retention window (no-op when keeping all)."""
+        drop = self._expired_count(kb, now_us)
         if drop:
             del kb.events[:drop]
-            del times[:drop]
+            del self._event_time[kb.kb_id][:drop]
             kb.first_seq += drop

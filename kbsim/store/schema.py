@@ -20,6 +20,7 @@ from typing import Any
 import fastjsonschema
 
 from kbsim.store.errors import ToolError
+from kbsim.store.timefmt import is_rfc3339
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,8 @@ TOOL_NAMES: tuple[str, ...] = tuple(tool_definitions())
 def _validator(name: str):
     schema = copy.deepcopy(tool_definitions()[name].input_schema)
     schema["additionalProperties"] = False
-    return fastjsonschema.compile(schema)
+    # fastjsonschema's own date-time regex admits non-ASCII digits and "+0000" offsets.
+    return fastjsonschema.compile(schema, formats={"date-time": is_rfc3339})
 
 
 def _argument_name(exc: fastjsonschema.JsonSchemaValueException) -> str:

@@ -7,6 +7,7 @@ string form is only produced at the tool boundary.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
@@ -41,16 +42,45 @@ def format_version(version_us: int) -> str:
     return f"{_date_text(day_offset)}T{hours:02d}:{minutes:02d}:{seconds:02d}.{micros:06d}Z"
 
 
-def parse_version(text: str) -> int | None:
-    """An RFC 3339 date-time -> microseconds since day start, or None if unparsable.
+# RFC 3339 section 5.6 date-time, ASCII digits only; "T" and "Z" may be lower case.
+_RFC3339 = re.compile(
+    r"(\d{4}-\d\d-\d\d)[Tt](\d\d:\d\d:\d\d)(?:\.(\d+))?([Zz]|[+-]\d\d:\d\d)", re.ASCII
+)
 
-    Any offset is accepted, so ``...Z`` and ``...+00:00`` name the same version.
-    """
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
+
+def _parse_rfc3339(text: str) -> tuple[datetime, str] | None:
+    """``(moment to the microsecond, fraction digits beyond the sixth)`` or None."""
+    match = _RFC3339.fullmatch(text)
+    if match is None:
         return None
-    if moment.tzinfo is None:
+    date, clock, fraction, offset = match.groups()
+    fraction = fraction or ""
+    offset = "+00:00" if offset in ("Z", "z") else offset
+    try:
+        moment = datetime.fromisoformat(f"{date}T{clock}.{fraction[:6]:0<6}{offset}")
+    except ValueError:  # no such day, hour 24, minute 60, offset out of range ...
+        return None
+    return moment, fraction[6:]
+
+
+def is_rfc3339(text: object) -> bool:
+    """True if ``text`` is an RFC 3339 date-time (the ``format: date-time`` check)."""
+    return isinstance(text, str) and _parse_rfc3339(text) is not None
+
+
+def parse_version(text: str) -> int | None:
+    """An RFC 3339 date-time -> microseconds since day start, or None.
+
+    None means no version can be that instant: the text is not RFC 3339, or
+    it names a time finer than a microsecond. Any offset and either case of
+    ``T``/``Z`` are accepted, so ``...Z``, ``...z`` and ``...+00:00`` name the
+    same version.
+    """
+    parsed = _parse_rfc3339(text)
+    if parsed is None:
+        return None
+    moment, finer = parsed
+    if finer.strip("0"):
         return None
     delta = moment - DAY_START
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds

@@ -1,0 +1,66 @@
+"""Shared fixtures: a store factory over every backend, and a small seeded corpus.
+
+Store tests use only the public API and ``snapshot()``, so a new backend is
+one more entry in ``BACKENDS``.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import kbsim
+
+#: backend name -> build(path_stem, **options) -> a fresh, empty store
+BACKENDS = {
+    "memory": lambda path_stem, **options: kbsim.MemoryStore(**options),
+    # a file in WAL mode, as users run it; NORMAL skips the per-save fsync (same semantics)
+    "sqlite": lambda path_stem, **o: kbsim.SQLiteStore(f"{path_stem}.db", synchronous="NORMAL", **o),
+}
+
+
+@pytest.fixture(params=sorted(BACKENDS))
+def store(request, tmp_path):
+    """A factory: ``store(**options)`` builds a fresh, empty store of one backend."""
+    build = BACKENDS[request.param]
+    counter = itertools.count(1)
+
+    def make(**options):
+        return build(tmp_path / f"store-{next(counter)}", **options)
+
+    return make
+
+
+_SYLLABLES = ("ka", "lo", "mi", "nu", "pe", "ra", "si", "tu", "ve", "zo")
+
+
+def seed_corpus(store, kb_id: str = "kb-1", n_articles: int = 30, seed: int = 7) -> list[str]:
+    """Create ``kb_id`` and publish ``n_articles`` at t=0; returns their ids.
+
+    Titles are 4 distinct words, bodies 30 words, from a vocabulary of
+    4 words per article, so that a title query finds its article first and
+    usually others too.
+    """
+    rng = np.random.default_rng(np.random.SeedSequence(seed))
+    vocabulary = [
+        "".join(parts) for parts in itertools.product(_SYLLABLES, repeat=3)
+    ][: 4 * n_articles]
+    store.create_knowledge_base(kb_id)
+    titles: set[str] = set()
+    ids = []
+    while len(ids) < n_articles:
+        title = " ".join(rng.choice(vocabulary, size=4, replace=False))
+        body = " ".join(rng.choice(vocabulary, size=30))
+        if title in titles:
+            continue
+        titles.add(title)
+        ids.append(store.publish_article(kb_id, title=title, content=body, at=0.0))
+    return ids
+
+
+@pytest.fixture
+def corpus():
+    """The :func:`seed_corpus` helper (a fixture, so tests need not import conftest)."""
+    return seed_corpus

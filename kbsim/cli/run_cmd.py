@@ -72,8 +72,8 @@ def _error(message: str) -> int:
 
 def run(args) -> int:
     from kbsim.config import ConfigError, config_from_args
-    from kbsim.runner import Interrupted, SchedulerUnavailable, run_experiment
     from kbsim.metrics import format_summary
+    from kbsim.runner import Interrupted, SchedulerUnavailable, run_experiment
 
     if args.scheduler and args.executor == "local":
         return _error("--scheduler needs --executor dask")

@@ -16,8 +16,7 @@ install: $(STAMP)
 
 ## make reproduce: install, run the reference study, write results and figures
 reproduce: $(STAMP)
-	$(PY) -m kbsim tools > /dev/null
-	@echo "The reference study is not built yet: ran 'kbsim tools' as a smoke check."
+	$(PY) -m kbsim run experiments/reference.yaml --out results
 
 ## make test: install (with dev extras) and run the whole suite
 test: $(STAMP)
@@ -31,6 +30,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_store.py
 	$(PY) benchmarks/bench_day.py
+	$(PY) benchmarks/bench_sqlite.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache build *.egg-info

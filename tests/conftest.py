@@ -16,6 +16,8 @@ import kbsim
 #: backend name -> build(path_stem, **options) -> a fresh, empty store
 BACKENDS = {
     "memory": lambda path_stem, **options: kbsim.MemoryStore(**options),
+    # a file in WAL mode, as users run it; NORMAL skips the per-save fsync (same semantics)
+    "sqlite": lambda path_stem, **o: kbsim.SQLiteStore(f"{path_stem}.db", synchronous="NORMAL", **o),
 }
 
 

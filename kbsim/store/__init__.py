@@ -5,6 +5,7 @@ from kbsim.store.client import DEFAULT_POLL_LIMIT, DEFAULT_SEARCH_LIMIT, Client,
 from kbsim.store.errors import ERROR_CODES, ToolError
 from kbsim.store.memory import MemoryStore, article_id_for
 from kbsim.store.schema import TOOL_NAMES, ToolDefinition, tool_definitions, validate_arguments
+from kbsim.store.sqlite import SQLiteStore, StoreBusyError, StoreFileError
 from kbsim.store.timefmt import DAY_START, format_version, parse_version, seconds_to_us
 
 __all__ = [
@@ -15,6 +16,9 @@ __all__ = [
     "DEFAULT_SEARCH_LIMIT",
     "ERROR_CODES",
     "MemoryStore",
+    "SQLiteStore",
+    "StoreBusyError",
+    "StoreFileError",
     "TOOL_NAMES",
     "ToolDefinition",
     "ToolError",

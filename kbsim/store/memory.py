@@ -35,6 +35,40 @@ def kb_not_found(kb_id: str) -> ToolError:
     return ToolError("not_found", f"knowledge_base_id {kb_id!r} not found")
 
 
+def check_replay(key: str, first_arguments: dict[str, Any], arguments: dict[str, Any]) -> None:
+    """A repeated idempotency key is a replay only with the very same arguments."""
+    if first_arguments != arguments:
+        raise ToolError(
+            "idempotency_key_reused",
+            f"idempotency_key {key!r} was already used with different arguments",
+        )
+
+
+def version_conflict(arguments: dict[str, Any]) -> ToolError:
+    return ToolError(
+        "version_conflict",
+        f"expected_version {arguments['expected_version']!r} is not the current "
+        f"version of article {arguments['article_id']!r}; re-read it and retry",
+    )
+
+
+def check_poll_cursor(after_sequence: int, oldest: int, latest: int) -> None:
+    """Refuse a cursor beyond the log, or older than the oldest event still kept."""
+    if after_sequence > latest:
+        raise ToolError(
+            "invalid_argument",
+            f"after_sequence {after_sequence} is beyond the latest sequence {latest}",
+        )
+    if after_sequence + 1 < oldest:
+        raise ToolError(
+            "cursor_expired",
+            f"after_sequence {after_sequence} is older than the oldest kept event "
+            f"{oldest}; re-read and resume from latest_sequence",
+            oldest_available_sequence=oldest,
+            latest_sequence=latest,
+        )
+
+
 @dataclass(slots=True)
 class Article:
     article_id: str
@@ -283,21 +317,13 @@ class MemoryStore:
         previous = self._idempotency.get(key)
         if previous is not None:
             first_arguments, first_result = previous
-            if first_arguments != arguments:
-                raise ToolError(
-                    "idempotency_key_reused",
-                    f"idempotency_key {key!r} was already used with different arguments",
-                )
+            check_replay(key, first_arguments, arguments)
             return {**copy.deepcopy(first_result), "replayed": True}
         article_id = arguments["article_id"]
         article = self._published(kb_id, article_id)
         expected = parse_version(arguments["expected_version"])
         if expected != article.version_us:
-            raise ToolError(
-                "version_conflict",
-                f"expected_version {arguments['expected_version']!r} is not the current "
-                f"version of article {article_id!r}; re-read it and retry",
-            )
+            raise version_conflict(arguments)
         updated_at = self._apply_update(
             self._kbs[kb_id], article, now_us, arguments["content"], arguments.get("title")
         )
@@ -317,19 +343,7 @@ class MemoryStore:
         # leaves the dropping itself to the next save, so it never changes state.
         oldest = kb.first_seq + self._expired_count(kb, now_us)
         latest = kb.next_seq - 1
-        if after_sequence > latest:
-            raise ToolError(
-                "invalid_argument",
-                f"after_sequence {after_sequence} is beyond the latest sequence {latest}",
-            )
-        if after_sequence + 1 < oldest:
-            raise ToolError(
-                "cursor_expired",
-                f"after_sequence {after_sequence} is older than the oldest kept event "
-                f"{oldest}; re-read and resume from latest_sequence",
-                oldest_available_sequence=oldest,
-                latest_sequence=latest,
-            )
+        check_poll_cursor(after_sequence, oldest, latest)
         start = after_sequence + 1 - kb.first_seq
         chunk = kb.events[start : start + limit]
         events = [

@@ -1,0 +1,135 @@
+"""``kbsim run CONFIG`` (alias ``kbsim sweep``): run an experiment config, resumably.
+
+Exit codes: 0 all runs done; 1 some runs failed (recorded under
+``errors/``; rerun to retry them); 2 a bad config or a results directory
+that holds another config's runs (nothing written); 128 + signal number
+when interrupted (completed runs are kept; rerun the same command to resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+EPILOG = """\
+examples:
+  kbsim run experiments/reference.yaml
+  kbsim run experiments/zipf_sweep.yaml --workers 8 --set saves.count=500
+  kbsim sweep experiments/zipf_sweep.yaml --executor dask --scheduler tcp://10.0.0.5:8786
+  kbsim run experiments/reference.yaml --seeds 3 --set edit.delay_s=60 --out /tmp/results
+"""
+
+
+def register(subparsers) -> None:
+    from kbsim.config import add_config_arguments
+
+    parser = subparsers.add_parser(
+        "run",
+        aliases=["sweep"],
+        help="run an experiment config (scenarios x sweep x seeds), resumably",
+        description="Run every scenario x sweep point x seed of CONFIG that is not done yet, "
+        "write each run's tables as Parquet under OUT/<experiment>/, then summarise all runs "
+        "into summary.csv and print it.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("config", metavar="CONFIG", help="experiment YAML file")
+    parser.add_argument("--out", default="results", metavar="DIR", help="default: results")
+    add_config_arguments(parser)
+    parser.add_argument(
+        "--executor",
+        choices=("local", "dask"),
+        default=None,
+        help="local process pool (default) or Dask",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="processes (local) or LocalCluster workers (dask); default: CPU count",
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="an existing Dask scheduler, e.g. tcp://host:8786 (implies --executor dask)",
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=None, metavar="N", help="runs per task (default: auto)"
+    )
+    parser.add_argument(
+        "--fresh", action="store_true", help="discard this experiment's previous results first"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(func=run)
+
+
+def _error(message: str) -> int:
+    print(f"kbsim run: error: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args) -> int:
+    from kbsim.config import ConfigError, config_from_args
+    from kbsim.metrics import format_summary
+    from kbsim.runner import Interrupted, SchedulerUnavailable, run_experiment
+
+    if args.scheduler and args.executor == "local":
+        return _error("--scheduler needs --executor dask")
+    for name in ("workers", "batch_size"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            return _error(f"--{name.replace('_', '-')}: expected at least 1, got {value}")
+    try:
+        config = config_from_args(args)
+    except ConfigError as exc:
+        return _error(str(exc))
+
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    try:
+        result = run_experiment(
+            config,
+            args.out,
+            executor=args.executor or ("dask" if args.scheduler else "local"),
+            workers=args.workers,
+            scheduler=args.scheduler,
+            fresh=args.fresh,
+            progress=not args.no_progress,
+            batch_size=args.batch_size,
+            log=log,
+        )
+    except (ConfigError, SchedulerUnavailable) as exc:
+        return _error(str(exc))
+    except Interrupted as exc:
+        log(f"interrupted by {exc}: completed runs are saved; rerun the same command to resume")
+        return 128 + exc.signum
+    except KeyboardInterrupt:
+        log("interrupted: completed runs are saved; rerun the same command to resume")
+        return 130
+
+    if not result.summary.empty:
+        table = format_summary(result.summary)
+        try:
+            print(table, flush=True)
+        except BrokenPipeError:  # e.g. piped into head: the results are on disk regardless
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (silence the exit-time flush)
+    log(
+        "headline metrics: value [95% CI] pooled over seeds; every metric, per hour too, is in summary.csv"
+    )
+    log(
+        f"{result.runs_total} runs ({result.runs_reused} reused, {result.runs_computed} computed, "
+        f"{len(result.failures)} failed) in {result.wall_time_s:.1f} s with {result.executor} "
+        f"x{result.workers}; results in {result.directory}"
+    )
+    if result.failures:
+        for failure in result.failures[:20]:
+            where = f"{failure.run_id} {failure.scenario} {failure.point} seed={failure.seed}"
+            log(f"  failed {where}: {failure.error}")
+        if len(result.failures) > 20:
+            log(f"  ... and {len(result.failures) - 20} more")
+        log(f"tracebacks: {result.directory / 'errors'}/<run_id>.json; rerun to retry them")
+        return 1
+    return 0

@@ -1,0 +1,821 @@
+"""A durable store backend on SQLite, with exactly the in-memory store's semantics.
+
+``SQLiteStore(path)`` keeps knowledge bases, articles, event logs and
+idempotency records in one SQLite file (or ``":memory:"``). It answers the
+same people's methods and the same ``tool_*`` methods as
+:class:`~kbsim.store.memory.MemoryStore`, so :class:`~kbsim.store.client.Client`
+(validation, grants, dispatch) is shared, and ``snapshot()`` returns the same
+structure so that tests can compare the two backends directly.
+
+How it stays correct with several threads and processes on one file:
+
+- every save (a person's or the agent's edit) is one ``BEGIN IMMEDIATE``
+  transaction: lookup, compare-and-swap, update, search-index update, event
+  append and idempotency record commit together or not at all;
+- reads that need more than one statement run in one read transaction
+  (WAL gives each a consistent snapshot, and readers never block the writer);
+- each thread gets its own connection (an in-memory database, which a second
+  connection could not see, has one connection behind a lock);
+- a writer that waits longer than ``busy_timeout_s`` for the write lock gets
+  :class:`StoreBusyError` naming the timeout.
+
+Search uses one FTS5 table per knowledge base and its ``bm25()`` ranking,
+arranged so that both backends rank exactly alike (a simulated day gives the
+same tables on either):
+
+- the index holds the text as :func:`~kbsim.store.bm25.tokenize` splits it,
+  so both match exactly the same terms;
+- the title column holds the title's terms ``TITLE_WEIGHT`` times, so that
+  FTS5's term frequencies *and* document lengths are the in-memory index's
+  title-weighted ones (``bm25()`` column weights would scale only the former);
+- each query term is looked up on its own, and its ``bm25()`` score is
+  re-weighted from FTS5's IDF, ``log((N - n + 0.5) / (n + 0.5))`` (floored at
+  1e-6, so a term in half the articles counts for nothing), to the in-memory
+  index's ``log(1 + (N - n + 0.5) / (n + 0.5))``; the per-term scores are summed.
+
+Scores then equal the in-memory ones up to floating-point rounding (about
+1e-15 relative); ties are broken by article id on both.
+
+User strings (knowledge-base ids, titles, contents, keys) are stored as UTF-8
+BLOBs with ``surrogatepass``, so any Python string the tool schema admits,
+including a lone surrogate, round-trips exactly as it does in memory.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import math
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from kbsim.store.bm25 import BM25Index, tokenize
+from kbsim.store.client import Client, Clock
+from kbsim.store.errors import ToolError
+from kbsim.store.memory import (
+    Article,
+    article_id_for,
+    article_not_found,
+    check_poll_cursor,
+    check_replay,
+    citation,
+    kb_not_found,
+    read_result,
+    search_hit,
+    version_conflict,
+)
+from kbsim.store.timefmt import format_version, parse_version, seconds_to_us
+
+#: Version of the on-disk layout, kept in ``PRAGMA user_version``. A later
+#: version adds an entry to ``_MIGRATIONS`` that upgrades a file in place.
+SCHEMA_VERSION = 1
+#: ``PRAGMA application_id`` of a kbsim file ("kbsi"): tells it from other SQLite files.
+APPLICATION_ID = 0x6B627369
+#: How many body occurrences one title occurrence counts as (MemoryStore's BM25Index
+#: default). FTS5's bm25() fixes k1=1.2 and b=0.75, which are BM25Index's defaults too.
+TITLE_WEIGHT = BM25Index().title_weight
+
+_SCHEMA = """
+CREATE TABLE knowledge_bases (
+    kb_rowid      INTEGER PRIMARY KEY,
+    kb_id         BLOB NOT NULL UNIQUE,
+    article_count INTEGER NOT NULL DEFAULT 0,
+    published     INTEGER NOT NULL DEFAULT 0,
+    first_seq     INTEGER NOT NULL DEFAULT 1,
+    next_seq      INTEGER NOT NULL DEFAULT 1
+);
+CREATE TABLE articles (
+    article_rowid INTEGER PRIMARY KEY,
+    kb_rowid      INTEGER NOT NULL REFERENCES knowledge_bases (kb_rowid),
+    article_id    BLOB NOT NULL,
+    title         BLOB NOT NULL,
+    content       BLOB NOT NULL,
+    published     INTEGER NOT NULL,
+    version_us    INTEGER NOT NULL,
+    UNIQUE (kb_rowid, article_id)
+);
+CREATE TABLE events (
+    kb_rowid   INTEGER NOT NULL REFERENCES knowledge_bases (kb_rowid),
+    sequence   INTEGER NOT NULL,
+    type       TEXT NOT NULL,
+    article_id BLOB NOT NULL,
+    version_us INTEGER NOT NULL,
+    PRIMARY KEY (kb_rowid, sequence)
+) WITHOUT ROWID;
+CREATE TABLE idempotency (
+    recorded        INTEGER PRIMARY KEY,
+    idempotency_key BLOB NOT NULL UNIQUE,
+    arguments       TEXT NOT NULL,
+    result          TEXT NOT NULL
+);
+"""
+
+# from_version -> statements that bring a file to from_version + 1 (none yet).
+_MIGRATIONS: dict[int, str] = {}
+
+_SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
+
+
+class _ArticleRow(NamedTuple):
+    """A published article as one transaction read it."""
+
+    kb_rowid: int
+    article_rowid: int
+    article_id: str
+    title: bytes
+    content: bytes
+    version_us: int
+
+
+class StoreFileError(RuntimeError):
+    """The file is not a kbsim database, or was written by a newer kbsim; it was left untouched."""
+
+
+class StoreBusyError(RuntimeError):
+    """Another connection held the database's write lock for longer than ``busy_timeout_s``."""
+
+
+def _encode(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "surrogatepass")
+
+
+def _lookup(value: Any) -> bytes | None:
+    """An id as bound in a lookup; a non-string matches nothing, as a dict lookup would."""
+    return _encode(value) if isinstance(value, str) else None
+
+
+def _indexed(title: str, content: str) -> tuple[str, str]:
+    """The (title, body) the FTS5 index holds: the terms :func:`tokenize` finds,
+    the title's ``TITLE_WEIGHT`` times."""
+    return " ".join(tokenize(title) * TITLE_WEIGHT), " ".join(tokenize(content))
+
+
+def fts5_available() -> bool:
+    """Whether this Python's SQLite library was built with FTS5."""
+    probe = sqlite3.connect(":memory:")
+    try:
+        probe.execute("CREATE VIRTUAL TABLE probe USING fts5(text)")
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
+class SQLiteStore:
+    """One or more knowledge bases in a SQLite file: durable and safe to share.
+
+    Several threads, and several processes each opening the same path, may
+    use one file at once; every rule of the in-memory store (compare-and-swap,
+    gapless sequences, idempotent edits, event retention) holds across them.
+
+    Args:
+        path: a file path, or ``":memory:"`` for a private in-memory database.
+        event_retention_s: keep events for this many simulated seconds after
+            they were written; ``None`` (the default) keeps everything.
+        busy_timeout_s: how long a writer waits for another connection's
+            write lock before :class:`StoreBusyError`.
+        synchronous: SQLite's ``PRAGMA synchronous``. ``"FULL"`` (the default)
+            makes every applied save survive a power cut; ``"NORMAL"`` is
+            several times faster per save and still survives a crash of the
+            process (but may lose the latest saves on power loss).
+
+    Raises:
+        StoreFileError: ``path`` holds something other than a kbsim database,
+            or a kbsim database of a newer schema version; the file is not
+            modified.
+        RuntimeError: this Python's SQLite lacks the FTS5 extension.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        event_retention_s: float | None = None,
+        *,
+        busy_timeout_s: float = 5.0,
+        synchronous: str = "FULL",
+    ) -> None:
+        if event_retention_s is not None and not event_retention_s > 0:
+            raise ValueError(f"event_retention_s must be > 0 or None, got {event_retention_s!r}")
+        if not busy_timeout_s > 0:
+            raise ValueError(f"busy_timeout_s must be > 0, got {busy_timeout_s!r}")
+        if str(synchronous).upper() not in _SYNCHRONOUS:
+            raise ValueError(
+                f"synchronous must be one of {', '.join(_SYNCHRONOUS)}, got {synchronous!r}"
+            )
+        self.path = os.fspath(path)
+        if not self.path:
+            raise ValueError("path must be a file path or ':memory:', got ''")
+        if not fts5_available():
+            raise RuntimeError(
+                f"the SQLite library {sqlite3.sqlite_version} used by this Python was built "
+                "without FTS5, which SQLiteStore needs for search; use a Python whose sqlite3 "
+                "has FTS5 (the python.org and most Linux builds do) or MemoryStore"
+            )
+        self.event_retention_s = event_retention_s
+        self.event_retention_us = (
+            None if event_retention_s is None else seconds_to_us(event_retention_s)
+        )
+        self.busy_timeout_s = float(busy_timeout_s)
+        self.synchronous = str(synchronous).upper()
+        self._in_memory = self.path == ":memory:"
+        self._pid = os.getpid()
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
+        # An in-memory database lives in one connection, shared behind this lock.
+        self._shared_lock = threading.RLock() if self._in_memory else None
+        self._kb_rowids: dict[str, int] = {}
+        self._closed = False
+        if not self._in_memory:
+            self._check_existing_file()
+        self._initialise()
+
+    # -- opening and closing -----------------------------------------------------
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({self.path!r})"
+
+    def __reduce__(self):
+        # A file store travels to another process as its path; each side opens its own
+        # connections. A private in-memory database cannot be shared that way.
+        if self._in_memory:
+            raise TypeError("an in-memory SQLiteStore cannot be sent to another process")
+        return (
+            _reopen,
+            (self.path, self.event_retention_s, self.busy_timeout_s, self.synchronous),
+        )
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close every connection this store opened (in this process)."""
+        with self._connections_lock:
+            connections, self._connections = self._connections, []
+        for conn in connections:
+            conn.close()
+        self._local = threading.local()
+        self._closed = True
+
+    def _check_existing_file(self) -> None:
+        """Refuse, without writing anything, a file that is not a kbsim database we can use."""
+        file = Path(self.path)
+        if file.is_dir():
+            raise StoreFileError(f"path {self.path!r} is a directory, not a kbsim database")
+        if not file.exists() and not file.absolute().parent.is_dir():
+            raise StoreFileError(
+                f"cannot create {self.path!r}: directory {str(file.absolute().parent)!r} "
+                "does not exist"
+            )
+        if not file.exists() or file.stat().st_size == 0:
+            return
+        try:
+            probe = sqlite3.connect(
+                f"{file.absolute().as_uri()}?mode=ro", uri=True, timeout=self.busy_timeout_s
+            )
+        except sqlite3.Error as exc:
+            raise StoreFileError(f"cannot open {self.path!r} read-only to check it: {exc}") from exc
+        try:
+            self._check_header(probe)
+        except sqlite3.DatabaseError as exc:
+            if self._is_busy(exc):
+                raise self._busy_error() from exc
+            raise StoreFileError(
+                f"{self.path!r} is not a kbsim database (SQLite: {exc}); it was left unchanged"
+            ) from exc
+        finally:
+            probe.close()
+
+    def _check_header(self, conn: sqlite3.Connection) -> bool:
+        """True if ``conn`` holds an empty database (to be initialised), False if a current one.
+
+        Raises StoreFileError for anything else.
+        """
+        application_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        user_version = conn.execute("PRAGMA user_version").fetchone()[0]
+        objects = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if application_id == 0 and user_version == 0 and objects == 0:
+            return True
+        if application_id != APPLICATION_ID:
+            raise StoreFileError(
+                f"{self.path!r} is a SQLite database but not a kbsim database "
+                f"(application_id {application_id:#x}, expected {APPLICATION_ID:#x}); "
+                "it was left unchanged"
+            )
+        if user_version > SCHEMA_VERSION:
+            raise StoreFileError(
+                f"{self.path!r} has kbsim schema version {user_version}, newer than the "
+                f"version {SCHEMA_VERSION} this kbsim reads; upgrade kbsim to open it "
+                "(the file was left unchanged)"
+            )
+        if user_version < SCHEMA_VERSION and not all(
+            v in _MIGRATIONS for v in range(user_version, SCHEMA_VERSION)
+        ):
+            raise StoreFileError(
+                f"{self.path!r} has kbsim schema version {user_version}, which this kbsim "
+                f"cannot migrate to version {SCHEMA_VERSION}; it was left unchanged"
+            )
+        return False
+
+    def _initialise(self) -> None:
+        """Create the schema in an empty database, or migrate an older one, atomically."""
+        with self._write() as conn:
+            if self._check_header(conn):
+                # One statement at a time: executescript() would COMMIT first.
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            else:
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                for from_version in range(version, SCHEMA_VERSION):
+                    for statement in _MIGRATIONS[from_version].split(";"):
+                        if statement.strip():
+                            conn.execute(statement)
+                    conn.execute(f"PRAGMA user_version = {from_version + 1}")
+        if not self._in_memory:
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if mode.lower() != "wal":
+                raise StoreFileError(f"{self.path!r} could not be switched to WAL mode ({mode})")
+
+    def _connection(self) -> sqlite3.Connection:
+        """This thread's connection (the shared one for an in-memory database)."""
+        if os.getpid() != self._pid:
+            # A connection must not cross fork(): a child opens its own and leaves the
+            # parent's alone (closing them here could drop the parent's file locks).
+            if self._in_memory:
+                raise RuntimeError("an in-memory SQLiteStore cannot be used after fork()")
+            self._pid = os.getpid()
+            self._local = threading.local()
+            self._connections = []
+            self._connections_lock = threading.Lock()
+        if self._closed:
+            raise RuntimeError(f"{self!r} is closed")
+        if self._in_memory and self._connections:
+            return self._connections[0]
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(
+                self.path,
+                timeout=self.busy_timeout_s,
+                isolation_level=None,  # we issue BEGIN / COMMIT ourselves
+                check_same_thread=False,  # close() may run on another thread
+            )
+            conn.execute(f"PRAGMA synchronous = {self.synchronous}")
+            self._local.conn = conn
+            with self._connections_lock:
+                self._connections.append(conn)
+        return conn
+
+    @staticmethod
+    def _is_busy(exc: sqlite3.Error) -> bool:
+        name = getattr(exc, "sqlite_errorname", "")
+        return name.startswith("SQLITE_BUSY") or "database is locked" in str(exc)
+
+    def _busy_error(self) -> StoreBusyError:
+        return StoreBusyError(
+            f"SQLite database {self.path!r} stayed locked by another connection for longer "
+            f"than busy_timeout_s={self.busy_timeout_s:g}; nothing was changed, retry later "
+            "or raise busy_timeout_s"
+        )
+
+    @contextmanager
+    def _transaction(self, begin: str) -> Iterator[sqlite3.Connection]:
+        with self._shared_lock or nullcontext():
+            conn = self._connection()
+            try:
+                conn.execute(begin)
+                try:
+                    yield conn
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                if self._is_busy(exc):
+                    raise self._busy_error() from exc
+                raise
+
+    def _write(self):
+        """One all-or-nothing write transaction holding the write lock from its start."""
+        return self._transaction("BEGIN IMMEDIATE")
+
+    def _read(self):
+        """One read transaction: a consistent snapshot across its statements."""
+        return self._transaction("BEGIN")
+
+    # -- people's side -------------------------------------------------------------
+
+    def create_knowledge_base(self, kb_id: str) -> None:
+        """Create an empty knowledge base; its id must be new."""
+        if not isinstance(kb_id, str) or not kb_id:
+            raise ToolError(
+                "invalid_argument", f"knowledge_base_id must be a non-empty string, got {kb_id!r}"
+            )
+        with self._write() as conn:
+            if self._kb_row(conn, kb_id) is not None:
+                raise ToolError("invalid_argument", f"knowledge_base_id {kb_id!r} already exists")
+            kb_rowid = conn.execute(
+                "INSERT INTO knowledge_bases (kb_id) VALUES (?)", (_encode(kb_id),)
+            ).lastrowid
+            conn.execute(f"CREATE VIRTUAL TABLE fts_{kb_rowid} USING fts5(title, body)")
+
+    def knowledge_base_ids(self) -> list[str]:
+        with self._read() as conn:
+            rows = conn.execute("SELECT kb_id FROM knowledge_bases ORDER BY kb_rowid").fetchall()
+        return [_decode(kb_id) for (kb_id,) in rows]
+
+    def publish_article(self, kb_id: str, *, title: str, content: str, at: float) -> str:
+        """Publish a new article; returns its id."""
+        with self._write() as conn:
+            kb_rowid, article_count, _, _ = self._kb(conn, kb_id)
+            article_id = article_id_for(article_count + 1)
+            version = seconds_to_us(at)
+            article_rowid = conn.execute(
+                "INSERT INTO articles (kb_rowid, article_id, title, content, published, "
+                "version_us) VALUES (?, ?, ?, ?, 1, ?)",
+                (kb_rowid, _encode(article_id), _encode(title), _encode(content), version),
+            ).lastrowid
+            conn.execute(
+                "UPDATE knowledge_bases SET article_count = ?, published = published + 1 "
+                "WHERE kb_rowid = ?",
+                (article_count + 1, kb_rowid),
+            )
+            conn.execute(
+                f"INSERT INTO fts_{kb_rowid} (rowid, title, body) VALUES (?, ?, ?)",
+                (article_rowid, *_indexed(title, content)),
+            )
+            self._append_event(conn, kb_rowid, "article.published", article_id, version)
+        return article_id
+
+    def save_article(
+        self,
+        kb_id: str,
+        article_id: str,
+        *,
+        at: float,
+        content: str | None = None,
+        title: str | None = None,
+    ) -> str:
+        """A person's save of a published article; returns the new ``updated_at``."""
+        if content is None and title is None:
+            raise ToolError(
+                "invalid_argument", "save_article needs content or title (both are None)"
+            )
+        with self._write() as conn:
+            row = self._published(conn, kb_id, article_id)
+            version = self._apply_update(conn, row, seconds_to_us(at), content, title)
+        return format_version(version)
+
+    def unpublish_article(self, kb_id: str, article_id: str, *, at: float) -> str:
+        """Take an article out of search and reads; returns its final ``updated_at``."""
+        with self._write() as conn:
+            row = self._published(conn, kb_id, article_id)
+            version = max(seconds_to_us(at), row.version_us + 1)
+            conn.execute(
+                "UPDATE articles SET published = 0, version_us = ? WHERE article_rowid = ?",
+                (version, row.article_rowid),
+            )
+            conn.execute(f"DELETE FROM fts_{row.kb_rowid} WHERE rowid = ?", (row.article_rowid,))
+            conn.execute(
+                "UPDATE knowledge_bases SET published = published - 1 WHERE kb_rowid = ?",
+                (row.kb_rowid,),
+            )
+            self._append_event(conn, row.kb_rowid, "article.unpublished", article_id, version)
+        return format_version(version)
+
+    # -- ground truth (never through the agent's tools) ------------------------------
+
+    def current_version(self, kb_id: str, article_id: str) -> str | None:
+        """The article's ``updated_at`` if it is published, else ``None``."""
+        with self._read() as conn:
+            kb_rowid = self._kb_rowid(conn, kb_id)
+            row = conn.execute(
+                "SELECT published, version_us FROM articles WHERE kb_rowid = ? AND article_id = ?",
+                (kb_rowid, _lookup(article_id)),
+            ).fetchone()
+        if row is None or not row[0]:
+            return None
+        return format_version(row[1])
+
+    def article_state(self, kb_id: str, article_id: str) -> Article:
+        """A copy of one article's full state, published or not."""
+        with self._read() as conn:
+            kb_rowid = self._kb_rowid(conn, kb_id)
+            row = conn.execute(
+                "SELECT title, content, published, version_us FROM articles "
+                "WHERE kb_rowid = ? AND article_id = ?",
+                (kb_rowid, _lookup(article_id)),
+            ).fetchone()
+        if row is None:
+            raise article_not_found(kb_id, article_id)
+        title, content, published, version = row
+        return Article(article_id, _decode(title), _decode(content), bool(published), version)
+
+    def published_article_ids(self, kb_id: str) -> list[str]:
+        with self._read() as conn:
+            kb_rowid = self._kb_rowid(conn, kb_id)
+            rows = conn.execute(
+                "SELECT article_id FROM articles WHERE kb_rowid = ? AND published "
+                "ORDER BY article_rowid",
+                (kb_rowid,),
+            ).fetchall()
+        return [_decode(article_id) for (article_id,) in rows]
+
+    def latest_sequence(self, kb_id: str) -> int:
+        with self._read() as conn:
+            return self._kb(conn, kb_id)[3] - 1
+
+    def snapshot(self) -> dict[str, Any]:
+        """Every piece of state, in the same structure as ``MemoryStore.snapshot()``."""
+        with self._read() as conn:
+            kbs = {}
+            for kb_rowid, kb_id, first_seq, next_seq in conn.execute(
+                "SELECT kb_rowid, kb_id, first_seq, next_seq FROM knowledge_bases "
+                "ORDER BY kb_rowid"
+            ).fetchall():
+                articles = conn.execute(
+                    "SELECT article_id, title, content, published, version_us FROM articles "
+                    "WHERE kb_rowid = ? ORDER BY article_rowid",
+                    (kb_rowid,),
+                ).fetchall()
+                events = conn.execute(
+                    "SELECT sequence, type, article_id, version_us FROM events "
+                    "WHERE kb_rowid = ? ORDER BY sequence",
+                    (kb_rowid,),
+                ).fetchall()
+                index_docs = conn.execute(f"SELECT count(*) FROM fts_{kb_rowid}").fetchone()[0]
+                kbs[_decode(kb_id)] = {
+                    "articles": [
+                        (_decode(a), _decode(t), _decode(c), bool(p), v)
+                        for a, t, c, p, v in articles
+                    ],
+                    "events": [(s, kind, _decode(a), v) for s, kind, a, v in events],
+                    "first_seq": first_seq,
+                    "next_seq": next_seq,
+                    "index_docs": index_docs,
+                }
+            idempotency = {
+                _decode(key): (json.loads(arguments), json.loads(result))
+                for key, arguments, result in conn.execute(
+                    "SELECT idempotency_key, arguments, result FROM idempotency ORDER BY recorded"
+                )
+            }
+        return {"kbs": kbs, "idempotency": idempotency}
+
+    # -- the agent's side ----------------------------------------------------------
+
+    def client(self, grants: set[str] | frozenset[str], clock: Clock) -> Client:
+        """The agent's view: tool calls limited to ``grants``, timed by ``clock()``."""
+        return Client(self, grants, clock)
+
+    def has_knowledge_base(self, kb_id: str) -> bool:
+        if kb_id in self._kb_rowids:
+            return True
+        with self._read() as conn:
+            return self._kb_row(conn, kb_id) is not None
+
+    def tool_search(self, kb_id: str, query: str, limit: int) -> dict[str, Any]:
+        with self._read() as conn:
+            kb_rowid = self._kb_rowid(conn, kb_id)
+            best = self._rank(conn, kb_rowid, query, limit)
+            rows = {}
+            if best:
+                marks = ", ".join("?" * len(best))
+                for article_id, title, content, version in conn.execute(
+                    "SELECT article_id, title, content, version_us FROM articles "
+                    f"WHERE kb_rowid = ? AND article_id IN ({marks})",
+                    (kb_rowid, *best),
+                ):
+                    rows[article_id] = (title, content, version)
+        results = []
+        for article_id in best:
+            title, content, version = rows[article_id]
+            article = Article(_decode(article_id), _decode(title), _decode(content), True, version)
+            results.append(search_hit(kb_id, article))
+        return {"results": results}
+
+    def tool_read(self, kb_id: str, article_id: str) -> dict[str, Any]:
+        with self._read() as conn:
+            row = self._published(conn, kb_id, article_id)
+        article = Article(
+            article_id, _decode(row.title), _decode(row.content), True, row.version_us
+        )
+        return read_result(kb_id, article)
+
+    def tool_edit(self, arguments: dict[str, Any], now_us: int) -> dict[str, Any]:
+        kb_id = arguments["knowledge_base_id"]
+        key = arguments["idempotency_key"]
+        with self._write() as conn:
+            self._kb_rowid(conn, kb_id)
+            previous = conn.execute(
+                "SELECT arguments, result FROM idempotency WHERE idempotency_key = ?",
+                (_encode(key),),
+            ).fetchone()
+            if previous is not None:
+                check_replay(key, json.loads(previous[0]), arguments)
+                return {**json.loads(previous[1]), "replayed": True}
+            article_id = arguments["article_id"]
+            row = self._published(conn, kb_id, article_id)
+            expected = parse_version(arguments["expected_version"])
+            if expected != row.version_us:
+                raise version_conflict(arguments)
+            title = arguments.get("title")
+            version = self._apply_update(conn, row, now_us, arguments["content"], title)
+            updated_at = format_version(version)
+            result = {
+                "article_id": article_id,
+                "title": title if title is not None else _decode(row.title),
+                "updated_at": updated_at,
+                "citation": citation(kb_id, article_id, updated_at),
+                "replayed": False,
+            }
+            conn.execute(
+                "INSERT INTO idempotency (idempotency_key, arguments, result) VALUES (?, ?, ?)",
+                (_encode(key), json.dumps(arguments), json.dumps(result)),
+            )
+        return result
+
+    def tool_poll(self, kb_id: str, after_sequence: int, limit: int, now_us: int) -> dict[str, Any]:
+        with self._read() as conn:
+            kb_rowid, _, first_seq, next_seq = self._kb(conn, kb_id)
+            # A poll is a read: it hides what the window has dropped by now_us and leaves
+            # the dropping itself to the next save.
+            oldest = self._oldest_kept(conn, kb_rowid, first_seq, next_seq, now_us)
+            latest = next_seq - 1
+            check_poll_cursor(after_sequence, oldest, latest)
+            rows = conn.execute(
+                "SELECT sequence, type, article_id, version_us FROM events "
+                "WHERE kb_rowid = ? AND sequence > ? ORDER BY sequence LIMIT ?",
+                (kb_rowid, after_sequence, limit),
+            ).fetchall()
+        events = [
+            {
+                "sequence": seq,
+                "type": kind,
+                "article_id": _decode(article_id),
+                "updated_at": format_version(version),
+            }
+            for seq, kind, article_id, version in rows
+        ]
+        next_sequence = rows[-1][0] if rows else after_sequence
+        return {
+            "events": events,
+            "next_sequence": next_sequence,
+            "has_more": next_sequence < latest,
+        }
+
+    # -- internals (each runs inside the caller's transaction) --------------------------
+
+    def _rank(
+        self, conn: sqlite3.Connection, kb_rowid: int, query: str, limit: int
+    ) -> list[bytes]:
+        """The ``limit`` best article ids for ``query``, best first, ties by id."""
+        terms = dict.fromkeys(tokenize(query))
+        if not terms:
+            return []
+        n_docs = conn.execute(
+            "SELECT published FROM knowledge_bases WHERE kb_rowid = ?", (kb_rowid,)
+        ).fetchone()[0]
+        fts = f"fts_{kb_rowid}"
+        lookup = (
+            f"SELECT a.article_id, bm25({fts}) FROM {fts} "
+            f"JOIN articles AS a ON a.article_rowid = {fts}.rowid WHERE {fts} MATCH ?"
+        )
+        scores: dict[bytes, float] = {}
+        get = scores.get
+        for term in terms:
+            hits = conn.execute(lookup, (f'"{term}"',)).fetchall()
+            if not hits:
+                continue
+            ratio = (n_docs - len(hits) + 0.5) / (len(hits) + 0.5)
+            fts5_idf = math.log(ratio)
+            if fts5_idf <= 0.0:
+                fts5_idf = 1e-6  # as FTS5 does
+            # bm25() is minus idf times the term-frequency part: swap in our idf.
+            factor = -math.log(1.0 + ratio) / fts5_idf
+            for article_id, score in hits:
+                scores[article_id] = get(article_id, 0.0) + score * factor
+        ranked = [(-score, _decode(article_id)) for article_id, score in scores.items()]
+        best = sorted(ranked) if len(ranked) <= limit else heapq.nsmallest(limit, ranked)
+        return [_encode(article_id) for _, article_id in best]
+
+    def _kb_row(self, conn: sqlite3.Connection, kb_id: str) -> tuple[int, int, int, int] | None:
+        """(kb_rowid, article_count, first_seq, next_seq), or None if there is no such KB."""
+        row = conn.execute(
+            "SELECT kb_rowid, article_count, first_seq, next_seq FROM knowledge_bases "
+            "WHERE kb_id = ?",
+            (_lookup(kb_id),),
+        ).fetchone()
+        if row is not None:
+            self._kb_rowids[kb_id] = row[0]
+        return row
+
+    def _kb(self, conn: sqlite3.Connection, kb_id: str) -> tuple[int, int, int, int]:
+        row = self._kb_row(conn, kb_id)
+        if row is None:
+            raise kb_not_found(kb_id)
+        return row
+
+    def _kb_rowid(self, conn: sqlite3.Connection, kb_id: str) -> int:
+        # Knowledge bases are never deleted, so a rowid once seen stays right.
+        kb_rowid = self._kb_rowids.get(kb_id) if isinstance(kb_id, str) else None
+        return self._kb(conn, kb_id)[0] if kb_rowid is None else kb_rowid
+
+    def _published(self, conn: sqlite3.Connection, kb_id: str, article_id: str) -> _ArticleRow:
+        kb_rowid = self._kb_rowid(conn, kb_id)
+        row = conn.execute(
+            "SELECT article_rowid, title, content, version_us FROM articles "
+            "WHERE kb_rowid = ? AND article_id = ? AND published",
+            (kb_rowid, _lookup(article_id)),
+        ).fetchone()
+        if row is None:
+            raise article_not_found(kb_id, article_id)
+        return _ArticleRow(kb_rowid, row[0], article_id, row[1], row[2], row[3])
+
+    def _apply_update(
+        self,
+        conn: sqlite3.Connection,
+        row: _ArticleRow,
+        at_us: int,
+        content: str | None,
+        title: str | None,
+    ) -> int:
+        version = max(at_us, row.version_us + 1)
+        new_title = row.title if title is None else _encode(title)
+        new_content = row.content if content is None else _encode(content)
+        conn.execute(
+            "UPDATE articles SET title = ?, content = ?, version_us = ? WHERE article_rowid = ?",
+            (new_title, new_content, version, row.article_rowid),
+        )
+        conn.execute(
+            f"UPDATE fts_{row.kb_rowid} SET title = ?, body = ? WHERE rowid = ?",
+            (*_indexed(_decode(new_title), _decode(new_content)), row.article_rowid),
+        )
+        self._append_event(conn, row.kb_rowid, "article.updated", row.article_id, version)
+        return version
+
+    def _append_event(
+        self, conn: sqlite3.Connection, kb_rowid: int, kind: str, article_id: str, version: int
+    ) -> None:
+        first_seq, next_seq = conn.execute(
+            "SELECT first_seq, next_seq FROM knowledge_bases WHERE kb_rowid = ?", (kb_rowid,)
+        ).fetchone()
+        conn.execute(
+            "INSERT INTO events (kb_rowid, sequence, type, article_id, version_us) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (kb_rowid, next_seq, kind, _encode(article_id), version),
+        )
+        next_seq += 1
+        oldest = self._oldest_kept(conn, kb_rowid, first_seq, next_seq, version)
+        if oldest > first_seq:
+            conn.execute(
+                "DELETE FROM events WHERE kb_rowid = ? AND sequence < ?", (kb_rowid, oldest)
+            )
+        conn.execute(
+            "UPDATE knowledge_bases SET first_seq = ?, next_seq = ? WHERE kb_rowid = ?",
+            (oldest, next_seq, kb_rowid),
+        )
+
+    def _oldest_kept(
+        self, conn: sqlite3.Connection, kb_rowid: int, first_seq: int, next_seq: int, now_us: int
+    ) -> int:
+        """The first sequence the retention window keeps at ``now_us``.
+
+        As in memory, the window drops the longest run of kept events, from the
+        oldest, that were all written before the horizon.
+        """
+        if self.event_retention_us is None:
+            return first_seq
+        horizon = now_us - self.event_retention_us
+        row = conn.execute(
+            "SELECT sequence FROM events WHERE kb_rowid = ? AND version_us >= ? "
+            "ORDER BY sequence LIMIT 1",
+            (kb_rowid, horizon),
+        ).fetchone()
+        return next_seq if row is None else row[0]
+
+
+def _reopen(
+    path: str, event_retention_s: float | None, busy_timeout_s: float, synchronous: str
+) -> SQLiteStore:
+    return SQLiteStore(
+        path, event_retention_s, busy_timeout_s=busy_timeout_s, synchronous=synchronous
+    )

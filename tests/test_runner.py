@@ -1,0 +1,339 @@
+"""The experiment runner: tidy per-run Parquet, summary, resume, failures, real interrupts."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import kbsim.runner
+from kbsim.cli import main
+from kbsim.config import load_config
+from kbsim.metrics import summarize
+from kbsim.runner import ResultsConflictError, load_results, run_experiment
+from kbsim.sim import run_day
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLES = ("citations", "checks", "edits", "metrics")
+
+TINY = """\
+params:
+  day_hours: 2
+  corpus: {articles: 30}
+  questions.count: 20
+  saves.count: 30
+seeds: 2
+scenarios:
+  zipf: {}
+  control: {saves.popularity: uniform}
+sweep:
+  edit.delay_s: [null, 60]
+"""
+
+
+def write_config(directory: Path, text: str = TINY, name: str = "tiny") -> Path:
+    path = directory / f"{name}.yaml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def flaky_run_day(params, seed):
+    """The real day, except that seed 2 always fails (run in pool workers by import path)."""
+    if seed == 2:
+        raise RuntimeError(f"boom for seed {seed}")
+    return run_day(params, seed)
+
+
+def files_under(directory: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(directory)): p.read_bytes()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file() and p.name != ".lock"
+    }
+
+
+def sorted_tables(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    keys = {
+        "citations": ["run_id", "answer_id", "position"],
+        "checks": ["run_id", "check_index", "strategy"],
+        "edits": ["run_id", "answer_id"],
+        "metrics": ["run_id", "metric"],
+        "runs": ["run_id"],
+    }
+    return {name: tables[name].sort_values(by).reset_index(drop=True) for name, by in keys.items()}
+
+
+def test_sweep_writes_tidy_tables_manifest_and_summary(tmp_path):
+    config = load_config(write_config(tmp_path))
+    result = run_experiment(config, tmp_path / "out", workers=2, progress=False)
+    directory = tmp_path / "out" / "tiny"
+    runs = config.runs()
+    assert (result.directory, result.runs_total, result.runs_computed) == (directory, 8, 8)
+    assert result.failures == [] and result.runs_reused == 0
+
+    manifest = json.loads((directory / "manifest.json").read_text())
+    assert manifest["fingerprint"] == config.fingerprint()
+    assert [r["run_id"] for r in manifest["runs"]] == [r.run_id for r in runs]
+    files = files_under(directory)
+    assert not [name for name in files if name.endswith(".tmp")]
+    for run in runs:
+        for name in (*TABLES, "saves"):
+            assert f"runs/{run.run_id}/{name}.parquet" in files
+        marker = json.loads(files[f"runs/{run.run_id}/run.json"])
+        assert (marker["scenario"], marker["seed"]) == (run.scenario, run.seed)
+
+    tables = load_results(directory)
+    for name in TABLES:
+        frame = tables[name]
+        assert list(frame.columns[:2]) == ["scenario", "run_id"] and "edit.delay_s" in frame
+        labels = frame.groupby("run_id")[["scenario", "edit.delay_s"]].first()
+        for run in runs:
+            if run.run_id in labels.index:
+                scenario, delay = labels.loc[run.run_id]
+                assert scenario == run.scenario
+                assert (pd.isna(delay) and run.point["edit.delay_s"] is None) or (delay == run.point["edit.delay_s"])
+    assert set(tables["metrics"]["run_id"]) == {r.run_id for r in runs}
+
+    # each run's table is exactly run_day(params, seed) with the labels in front
+    run = runs[-1]
+    mine = tables["citations"][tables["citations"]["run_id"] == run.run_id]
+    mine = mine.drop(columns=["scenario", "run_id", "edit.delay_s"]).reset_index(drop=True)
+    direct = run_day(run.params, run.seed)["citations"]
+    pd.testing.assert_frame_equal(mine, direct, check_dtype=False)
+
+    summary = result.summary
+    assert list(summary.columns) == [
+        "scenario", "edit.delay_s", "metric", "value", "ci_low", "ci_high", "n",
+    ]  # fmt: skip
+    points = summary[["scenario", "edit.delay_s"]].drop_duplicates()
+    assert [tuple(p) for p in points.fillna(-1).itertuples(index=False)] == [
+        ("zipf", -1), ("zipf", 60.0), ("control", -1), ("control", 60.0),
+    ]  # fmt: skip
+    assert (summary["n"] == 2).all()
+    metrics = tables["metrics"]
+    control_60 = metrics[(metrics["scenario"] == "control") & (metrics["edit.delay_s"] == 60)]
+    expected = summarize(control_60, by=["scenario"]).drop(columns="scenario")
+    got = summary[(summary["scenario"] == "control") & (summary["edit.delay_s"] == 60)]
+    pd.testing.assert_frame_equal(
+        got.drop(columns=["scenario", "edit.delay_s"]).reset_index(drop=True),
+        expected.reset_index(drop=True),
+        check_dtype=False,
+    )
+    assert "rejection_rate" in set(got["metric"])
+    on_disk = pd.read_csv(directory / "summary.csv")
+    assert list(on_disk.columns) == list(summary.columns) and len(on_disk) == len(summary)
+
+    # same config, other workers and batch size: byte-identical results
+    again = run_experiment(config, tmp_path / "again", workers=1, batch_size=3, progress=False).directory
+    assert files_under(again).keys() == files.keys()
+    for name, data in files_under(again).items():
+        if not name.endswith("run.json"):  # run.json holds the wall time
+            assert data == files[name], name
+
+
+def test_rerun_computes_only_missing_runs(tmp_path):
+    path = write_config(tmp_path)
+    first = run_experiment(path, tmp_path / "out", workers=2, progress=False)
+    before = sorted_tables(load_results(first.directory))
+    runs_dir = first.directory / "runs"
+    ids = sorted(p.name for p in runs_dir.iterdir())
+    gone, unmarked, kept = ids[0], ids[1], ids[2:]
+    for p in (runs_dir / gone).iterdir():
+        p.unlink()
+    (runs_dir / gone).rmdir()
+    (runs_dir / unmarked / "run.json").unlink()  # tables written, marker not: incomplete
+    (runs_dir / unmarked / ".citations.parquet.999.tmp").write_bytes(b"half")
+    stamps = {i: (runs_dir / i / "run.json").stat().st_mtime_ns for i in kept}
+
+    second = run_experiment(path, tmp_path / "out", workers=2, progress=False)
+    assert (second.runs_reused, second.runs_computed, second.failures) == (6, 2, [])
+    assert {i: (runs_dir / i / "run.json").stat().st_mtime_ns for i in kept} == stamps
+    assert not list(first.directory.rglob("*.tmp"))
+    after = sorted_tables(load_results(second.directory))
+    for name in before:
+        pd.testing.assert_frame_equal(after[name], before[name])
+    pd.testing.assert_frame_equal(second.summary, first.summary)
+
+
+def test_changed_config_refuses_to_mix_unless_fresh(tmp_path, capsys):
+    path = write_config(tmp_path)
+    out = tmp_path / "out"
+    assert main(["run", str(path), "--out", str(out), "--workers", "2", "--no-progress"]) == 0
+    printed = capsys.readouterr()
+    assert "stale_citation_share@end" in printed.out and "8 runs" in printed.err
+    manifest = (out / "tiny" / "manifest.json").read_bytes()
+    assert main(["run", str(path), "--out", str(out), "--set", "saves.count=31"]) == 2
+    err = capsys.readouterr().err
+    assert "manifest.json: fingerprint: " in err and "holds results of a different config" in err
+    assert "--fresh" in err
+    assert (out / "tiny" / "manifest.json").read_bytes() == manifest
+    with pytest.raises(ResultsConflictError):
+        run_experiment(load_config(path, ["seeds=3"]), out, progress=False)
+
+    argv = ["run", str(path), "--out", str(out), "--set", "saves.count=31", "--fresh"]
+    assert main([*argv, "--workers", "2", "--no-progress"]) == 0
+    config = load_config(path, ["saves.count=31"])
+    manifest = json.loads((out / "tiny" / "manifest.json").read_text())
+    assert manifest["fingerprint"] == config.fingerprint()
+    run_ids = {p.name for p in (out / "tiny" / "runs").iterdir()}
+    assert run_ids == {r.run_id for r in config.runs()}
+
+
+def test_failing_runs_are_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch, capsys):
+    path = write_config(tmp_path)
+    flaky = f"{__name__}:flaky_run_day"
+    real_run_experiment = kbsim.runner.run_experiment
+
+    def with_flaky_day(*args, **kwargs):
+        return real_run_experiment(*args, run_day=flaky, **kwargs)
+
+    monkeypatch.setattr(kbsim.runner, "run_experiment", with_flaky_day)
+    out = tmp_path / "out"
+    assert main(["run", str(path), "--out", str(out), "--workers", "2", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "4 failed" in err and "RuntimeError: boom for seed 2" in err
+    directory = out / "tiny"
+    config = load_config(path)
+    failed = {r.run_id: r for r in config.runs() if r.seed == 2}
+    records = {p.stem: json.loads(p.read_text()) for p in (directory / "errors").iterdir()}
+    assert records.keys() == failed.keys()
+    for run_id, record in records.items():
+        assert record["seed"] == 2 and record["scenario"] == failed[run_id].scenario
+        assert record["params"] == failed[run_id].params.model_dump(mode="json")
+        assert "RuntimeError: boom for seed 2" in record["traceback"]
+    tables = load_results(directory)
+    assert tables["runs"]["status"].value_counts().to_dict() == {"done": 4, "failed": 4}
+    assert sorted(tables["errors"]["run_id"]) == sorted(failed)
+    assert (pd.read_csv(directory / "summary.csv")["n"] == 1).all()
+
+    monkeypatch.setattr(kbsim.runner, "run_experiment", real_run_experiment)
+    assert main(["run", str(path), "--out", str(out), "--workers", "2", "--no-progress"]) == 0
+    assert "4 already done, 4 to run" in capsys.readouterr().err
+    assert not list((directory / "errors").iterdir())
+    assert (pd.read_csv(directory / "summary.csv")["n"] == 2).all()
+
+
+# ------------------------------------------------------------ real interrupts
+
+SLOWER = """\
+params:
+  day_hours: 4
+  corpus: {articles: 60}
+  questions.count: 40
+  saves.count: 80
+seeds: 6
+scenarios:
+  zipf: {}
+  control: {saves.popularity: uniform}
+sweep:
+  edit.delay_s: [null, 5, 600]
+"""
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("uninterrupted")
+    path = write_config(directory, SLOWER, name="slower")
+    result = run_experiment(path, directory / "out", workers=2, progress=False)
+    assert result.runs_computed == 36
+    return sorted_tables(load_results(result.directory)), result.summary
+
+
+def kbsim_run(config: Path, out: Path) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    argv = [sys.executable, "-m", "kbsim", "run", str(config), "--out", str(out)]
+    argv += ["--workers", "1", "--batch-size", "1"]
+    return subprocess.Popen(
+        argv,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, like a command in a terminal
+    )
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_interrupted_sweep_resumes_to_the_uninterrupted_result(signum, tmp_path, uninterrupted):
+    config = write_config(tmp_path, SLOWER, name="slower")
+    out = tmp_path / "out"
+    runs_dir = out / "slower" / "runs"
+    process = kbsim_run(config, out)
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(runs_dir.glob("*/run.json"))) < 3:
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline
+            time.sleep(0.005)
+        if signum == signal.SIGINT:
+            os.killpg(process.pid, signum)  # Ctrl-C: the whole group, pool workers included
+        else:
+            process.send_signal(signum)  # kill PID
+        _, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == (-signum if signum == signal.SIGKILL else 128 + signum), err
+    if signum != signal.SIGKILL:
+        assert "rerun the same command to resume" in err
+        assert not list(out.rglob("*.tmp"))  # nothing half-written
+    json.loads((out / "slower" / "manifest.json").read_text())  # complete, parseable
+    done = {p.parent.name for p in runs_dir.glob("*/run.json")}
+    assert 3 <= len(done) < 36, "the signal must land part-way through the sweep"
+    stamps = {i: (runs_dir / i / "run.json").stat().st_mtime_ns for i in done}
+
+    process = kbsim_run(config, out)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    assert f"36 runs, {len(done)} already done, {36 - len(done)} to run" in err
+    assert {i: (runs_dir / i / "run.json").stat().st_mtime_ns for i in done} == stamps
+    assert not list(out.rglob("*.tmp"))
+    tables = sorted_tables(load_results(out / "slower"))
+    expected, expected_summary = uninterrupted
+    assert tables["runs"]["run_id"].is_unique and (tables["runs"]["status"] == "done").all()
+    for name in expected:
+        pd.testing.assert_frame_equal(tables[name], expected[name])
+    pd.testing.assert_frame_equal(pd.read_csv(out / "slower" / "summary.csv"), _csv(expected_summary))
+
+
+def _csv(frame: pd.DataFrame) -> pd.DataFrame:
+    import io
+
+    return pd.read_csv(io.StringIO(frame.to_csv(index=False)))
+
+
+class Terminal:
+    """A stand-in stderr that says it is a terminal and keeps what is written."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_progress_bar_only_on_a_terminal(tmp_path, monkeypatch, capsys):
+    path = write_config(tmp_path, TINY.replace("seeds: 2", "seeds: 1"))
+    run_experiment(path, tmp_path / "quiet", workers=1, progress=True)
+    assert capsys.readouterr().err == ""  # pytest's stderr is not a terminal
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    run_experiment(path, tmp_path / "bar", workers=1, progress=True)
+    assert "tiny: 100%" in terminal.text and "4/4 [" in terminal.text and "run/s]" in terminal.text

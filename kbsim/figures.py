@@ -10,8 +10,8 @@ frames with :mod:`kbsim.analysis` and the predictions with
 study's table ``docs/results.md``.
 
 Quick mode (``--quick`` or ``KBSIM_QUICK=1``) runs a few seeds and thins
-every sweep to a handful of points, into ``results/quick/`` so that quick
-and full results never mix.
+every sweep to a handful of points, into ``results/quick/`` (the CLI draws its
+figures there too), so that quick and full results never mix.
 """
 
 from __future__ import annotations
@@ -789,3 +789,31 @@ def reproduction_table(exps: dict[str, Experiment]) -> pd.DataFrame:
     heading = "original write-up (TO FILL IN)"
     table.insert(1, heading, [WRITEUP_FIGURES.get(metric, "") for metric in table["metric"]])
     return table
+
+
+def agent_edit_effect(exps: dict[str, Experiment], key: str = "zipf_s") -> pd.DataFrame:
+    """Analytic end-of-day staleness along the Zipf sweep, Zipf and control saves, with and
+    without the agent's own edits: how much of the sweep's staleness the agent causes itself."""
+    rows = []
+    for _, point in exps["zipf_sweep"].points.iterrows():
+        params = point["params"]
+        for label, day in (
+            ("with agent edits", params),
+            (
+                "without agent edits",
+                params.model_copy(
+                    update={"edit": params.edit.model_copy(update={"delay_s": None})}
+                ),
+            ),
+        ):
+            end = analytic.predict_end_staleness(day)
+            rows.append(
+                {
+                    key: point[key],
+                    "saves": point["save_popularity"],
+                    "agent": label,
+                    "stale_citations": end["stale_citation_share"],
+                }
+            )
+    frame = pd.DataFrame(rows).drop_duplicates([key, "saves", "agent"])
+    return frame.pivot_table(index=key, columns=["saves", "agent"], values="stale_citations")

@@ -9,6 +9,9 @@ import pytest
 from kbsim import figures
 from kbsim.cli import main
 
+# One worker runs this module, so the tiny study below is built once.
+pytestmark = pytest.mark.xdist_group("plots")
+
 # Tiny days (60 articles, 3 hours) under the real experiment names and swept keys.
 DAY = """\
 params:

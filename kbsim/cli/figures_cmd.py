@@ -45,12 +45,18 @@ def register(subparsers) -> None:
         "--experiments", default="experiments", metavar="DIR", help="default: experiments"
     )
     parser.add_argument("--results", default="results", metavar="DIR", help="default: results")
-    parser.add_argument("--figures", default="figures", metavar="DIR", help="default: figures")
+    parser.add_argument(
+        "--figures",
+        default=None,
+        metavar="DIR",
+        help="default: figures (RESULTS/quick/figures with --quick)",
+    )
     parser.add_argument(
         "--docs",
-        default="docs/results.md",
+        default=None,
         metavar="FILE",
-        help="the results table written with a full set (default: docs/results.md)",
+        help="the results table written with a full set (default: docs/results.md; "
+        "not written with --quick unless given)",
     )
     parser.add_argument(
         "--workers",
@@ -72,14 +78,18 @@ def run(args) -> int:
     from kbsim.figures import build_figures, quick_from_env
 
     started = time.perf_counter()
+    quick = args.quick or quick_from_env()
+    # quick figures never overwrite the full study's figures or results table
+    figures_dir = args.figures or (f"{args.results}/quick/figures" if quick else "figures")
+    docs = args.docs or (None if quick else "docs/results.md")
     try:
         written = build_figures(
             args.only,
-            quick=args.quick or quick_from_env(),
+            quick=quick,
             experiments_dir=args.experiments,
             results_dir=args.results,
-            figures_dir=args.figures,
-            docs_path=args.docs,
+            figures_dir=figures_dir,
+            docs_path=docs,
             workers=args.workers,
             fresh=args.fresh,
             log=lambda line: print(line, file=sys.stderr),

@@ -150,8 +150,10 @@ def save_figure(fig: Figure, out_dir: str | Path, name: str) -> list[Path]:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / f"{name}.png", out_dir / f"{name}.svg"]
-    fig.savefig(paths[0], dpi=150, metadata={"Software": None})
-    fig.savefig(paths[1], metadata={"Date": None, "Creator": None})
+    # fixed metadata and SVG ids: the same results give byte-identical files
+    with plt.rc_context({"svg.hashsalt": "kbsim"}):
+        fig.savefig(paths[0], dpi=150, metadata={"Software": None})
+        fig.savefig(paths[1], metadata={"Date": None, "Creator": None})
     plt.close(fig)
     return paths
 

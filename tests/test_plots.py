@@ -119,6 +119,9 @@ def test_a_second_call_reuses_results_and_never_simulates(study, monkeypatch):
         log=again.append,
     )
     assert any("0 to run" in line for line in again)
+    for suffix in ("png", "svg"):  # the same results draw byte-identical files
+        first = (root / "figures" / f"edit_rejections.{suffix}").read_bytes()
+        assert (root / "again" / f"edit_rejections.{suffix}").read_bytes() == first
     assert sorted(p.name for p in (root / "again").iterdir()) == [
         "edit_rejections.png",
         "edit_rejections.svg",

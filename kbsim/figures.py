@@ -733,7 +733,7 @@ def edit_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
     for metric in ("rejection_rate", "gone_rate", "retry_success"):
         for delay in delays:
             hit = summary[(summary[key] == delay) & (summary["metric"] == metric)]
-            if not len(hit):
+            if not len(hit) or hit["value"].isna().all():  # e.g. no retries at this delay
                 continue
             value, low, high = hit[["value", "ci_low", "ci_high"]].iloc[0]
             rows.append(

@@ -506,6 +506,7 @@ def build_figures(
     workers: int | None = None,
     log: Callable[[str], None] | None = None,
     fresh: bool = False,
+    readme_path: str | Path | None = None,
 ) -> list[Path]:
     """Run what is missing, draw the figures, write figures/README.md and the results table.
 
@@ -540,7 +541,48 @@ def build_figures(
         written.append(write_figures_readme(figures_dir, quick))
         if docs_path is not None:
             written.append(write_results_markdown(exps, docs_path, figures_dir))
+            if readme_path is not None and Path(readme_path).exists():
+                written.append(update_readme_results(exps, readme_path, figures_dir))
     return written
+
+
+README_START = "<!-- results:start (rewritten by `kbsim figures`) -->"
+README_END = "<!-- results:end -->"
+#: Figures embedded in README.md; docs/results.md embeds all of them.
+README_FIGURES = ("staleness_over_day", "check_cost", "edit_rejections")
+
+
+def update_readme_results(exps: dict[str, Experiment], readme_path: str | Path, figures_dir: str | Path) -> Path:
+    """Rewrite the block between the results markers of README.md: the reference table and
+    the main figures, so the README always shows the last full run."""
+    path = Path(readme_path)
+    text = path.read_text(encoding="utf-8")
+    if README_START not in text or README_END not in text:
+        raise ValueError(f"{path} has no {README_START!r} ... {README_END!r} block to rewrite")
+    try:
+        rel = Path(os.path.relpath(Path(figures_dir).resolve(), path.parent.resolve()))
+    except ValueError:
+        rel = Path(figures_dir).resolve()
+    reference = exps["reference"]
+    shows = {spec.name: spec.shows for spec in FIGURES}
+    lines = [
+        README_START,
+        "",
+        f"The reference study (`experiments/{reference.name}.yaml`, {reference.seeds} seeds per scenario): "
+        "value [95% t-interval over seeds]. Staleness and check costs from days without agent edits; "
+        "edit rows from the days with edits. All figures and their captions: "
+        "[docs/results.md](docs/results.md) and [figures/README.md](figures/README.md).",
+        "",
+        analysis.markdown_table(reference_results(exps)),
+        "",
+    ]
+    for name in README_FIGURES:
+        lines += [f"![{shows[name]}]({(rel / (name + '.png')).as_posix()})", ""]
+    lines.append(README_END)
+    head, rest = text.split(README_START, 1)
+    _, tail = rest.split(README_END, 1)
+    path.write_text(head + "\n".join(lines) + tail, encoding="utf-8")
+    return path
 
 
 def regenerate_command(name: str | None = None, quick: bool = False) -> str:

@@ -69,12 +69,16 @@ def study(tmp_path_factory):
     experiments.mkdir()
     for name, body in CONFIGS.items():
         (experiments / f"{name}.yaml").write_text(DAY + textwrap.dedent(body))
+    (root / "README.md").write_text(
+        f"# kbsim\n\n## Results\n\n{figures.README_START}\nstale text\n{figures.README_END}\n\n## Tour\n"
+    )
     log: list[str] = []
     written = figures.build_figures(
         experiments_dir=experiments,
         results_dir=root / "results",
         figures_dir=root / "figures",
         docs_path=root / "docs" / "results.md",
+        readme_path=root / "README.md",
         workers=1,
         log=log.append,
     )
@@ -99,6 +103,11 @@ def test_every_figure_is_written_with_readme_and_results_table(study):
         and "Edits rejected (conflict), delay 10 min" in results
     )
     assert all(f"(../figures/{name}.png)" in results for name in figures.FIGURE_NAMES)
+    # The README's results block is rewritten in place, the rest of it kept.
+    top = (root / "README.md").read_text()
+    assert "stale text" not in top and top.startswith("# kbsim") and top.endswith("## Tour\n")
+    assert "Citations stale at end of day" in top
+    assert all(f"(figures/{name}.png)" in top for name in figures.README_FIGURES)
 
 
 def test_a_second_call_reuses_results_and_never_simulates(study, monkeypatch):

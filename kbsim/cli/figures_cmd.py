@@ -90,6 +90,7 @@ def run(args) -> int:
             results_dir=args.results,
             figures_dir=figures_dir,
             docs_path=docs,
+            readme_path=None if (quick or args.docs) else "README.md",
             workers=args.workers,
             fresh=args.fresh,
             log=lambda line: print(line, file=sys.stderr),

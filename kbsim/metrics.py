@@ -13,7 +13,6 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 Z95 = 1.959963984540054
 STRATEGIES = ("title", "reread", "poll")
@@ -42,6 +41,8 @@ def t_interval(values: np.ndarray, confidence: float = 0.95) -> tuple[float, flo
     sem = values.std(ddof=1) / math.sqrt(len(values))
     if sem == 0:
         return mean, mean
+    from scipy import stats  # imported here: scipy.stats costs ~0.5 s to import, runs never need it
+
     half = stats.t.ppf(0.5 + confidence / 2, len(values) - 1) * sem
     return mean - half, mean + half
 

@@ -16,8 +16,12 @@ install: $(STAMP)
 
 ## make reproduce: install, run the reference study, write results and figures
 reproduce: $(STAMP)
-	$(PY) -m kbsim tools > /dev/null
-	@echo "The reference study is not built yet: ran 'kbsim tools' as a smoke check."
+	$(PY) -m kbsim run experiments/reference.yaml --out results
+	$(PY) -m kbsim figures
+
+## make figures: run missing results (cached) and write figures/, figures/README.md, docs/results.md
+figures: $(STAMP)
+	$(PY) -m kbsim figures $(if $(QUICK),--quick)
 
 ## make test: install (with dev extras) and run the whole suite
 test: $(STAMP)

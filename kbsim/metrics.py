@@ -27,7 +27,9 @@ def wilson_interval(successes: float, trials: float, z: float = Z95) -> tuple[fl
     denom = 1.0 + z * z / trials
     centre = (p + z * z / (2 * trials)) / denom
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    low, high = centre - half, centre + half
+    # At p = 0 or 1 the bound is exactly 0 or 1; floating point leaves ~1e-18 of noise.
+    return (0.0 if successes == 0 else max(0.0, low)), (1.0 if successes == trials else min(1.0, high))
 
 
 def t_interval(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
@@ -120,3 +122,67 @@ def summarize(metrics: pd.DataFrame, by: list[str]) -> pd.DataFrame:
             low, high = t_interval(group["value"].to_numpy())
         out.append((*key, value, low, high, len(group)))
     return pd.DataFrame(out, columns=[*keys, "value", "ci_low", "ci_high", "n"])
+
+
+#: Metrics a terminal summary shows; the full set (per hour too) is in summary.csv.
+HEADLINE_METRICS = (
+    "stale_citation_share@end",
+    "stale_answer_share@end",
+    "gone_citation_share@end",
+    "title_recall",
+    "calls_per_check[title]",
+    "calls_per_check[reread]",
+    "calls_per_check[poll]",
+    "bytes_per_check[title]",
+    "bytes_per_check[reread]",
+    "bytes_per_check[poll]",
+    "rejection_rate",
+    "gone_rate",
+    "retry_success",
+    "replay_success",
+)
+
+
+def format_summary(summary: pd.DataFrame, max_columns: int = 10) -> str:
+    """The headline metrics as text: a metric per row, a scenario x sweep point per column,
+    ``value [ci_low, ci_high]``. Falls back to long form when there are many points."""
+    head = summary[summary["metric"].isin(HEADLINE_METRICS)].copy()
+    if head.empty:
+        return "(no metrics)"
+    group_columns = [c for c in head.columns if c not in ("metric", "value", "ci_low", "ci_high", "n")]
+
+    def number(value: float) -> str:
+        return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+    def cell(row) -> str:
+        if pd.isna(row["value"]):
+            return "n/a"
+        if pd.isna(row["ci_low"]):
+            return number(row["value"])
+        return f"{number(row['value'])} [{number(row['ci_low'])}, {number(row['ci_high'])}]"
+
+    head["cell"] = head.apply(cell, axis=1)
+    def label(value) -> str:
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return "none"
+        if isinstance(value, float) and value.is_integer():
+            return str(int(value))
+        return str(value)
+
+    head["group"] = [" ".join(label(v) for v in row) for row in head[group_columns].itertuples(index=False)]
+    if not group_columns:
+        head["group"] = "all"
+    order = {m: i for i, m in enumerate(HEADLINE_METRICS)}
+    if head["group"].nunique() <= max_columns:
+        wide = head.pivot(index="metric", columns="group", values="cell")
+        wide = wide[list(dict.fromkeys(head["group"]))]
+        wide = wide.loc[sorted(wide.index, key=order.get)].fillna("-")
+        wide.columns.name = " ".join(group_columns)
+        blocks = []
+        # Split into blocks of columns that fit a terminal.
+        columns = list(wide.columns)
+        for start in range(0, len(columns), 4):
+            blocks.append(wide[columns[start : start + 4]].to_string())
+        return "\n\n".join(blocks)
+    long = head.sort_values(["group", "metric"], key=lambda s: s.map(order) if s.name == "metric" else s)
+    return long[[*group_columns, "metric", "cell"]].rename(columns={"cell": "value [95% CI]"}).to_string(index=False)

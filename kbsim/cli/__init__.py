@@ -11,7 +11,12 @@ import importlib
 import sys
 
 #: Sub-command modules, in the order ``kbsim --help`` lists them.
-COMMAND_MODULES = ("kbsim.cli.tools_cmd", "kbsim.cli.run_cmd", "kbsim.cli.serve_cmd")
+COMMAND_MODULES = (
+    "kbsim.cli.tools_cmd",
+    "kbsim.cli.run_cmd",
+    "kbsim.cli.serve_cmd",
+    "kbsim.cli.figures_cmd",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

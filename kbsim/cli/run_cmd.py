@@ -72,6 +72,7 @@ def _error(message: str) -> int:
 
 def run(args) -> int:
     from kbsim.config import ConfigError, config_from_args
+    from kbsim.metrics import format_summary
     from kbsim.runner import Interrupted, SchedulerUnavailable, run_experiment
 
     if args.scheduler and args.executor == "local":
@@ -110,11 +111,14 @@ def run(args) -> int:
         return 130
 
     if not result.summary.empty:
-        table = result.summary.to_string(index=False, float_format=lambda v: f"{v:.4g}")
+        table = format_summary(result.summary)
         try:
             print(table, flush=True)
         except BrokenPipeError:  # e.g. piped into head: the results are on disk regardless
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (silence the exit-time flush)
+    log(
+        "headline metrics: value [95% CI] pooled over seeds; every metric, per hour too, is in summary.csv"
+    )
     log(
         f"{result.runs_total} runs ({result.runs_reused} reused, {result.runs_computed} computed, "
         f"{len(result.failures)} failed) in {result.wall_time_s:.1f} s with {result.executor} "

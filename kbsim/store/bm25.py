@@ -88,19 +88,27 @@ class BM25Index:
         base = k1 * (1.0 - b)
         per_len = k1 * b * n_docs / self._total_len
         doc_len = self._doc_len
+        postings = self._postings
         scores: dict[str, float] = {}
-        get = scores.get
         for term in dict.fromkeys(tokenize(query)):
-            bucket = self._postings.get(term)
+            bucket = postings.get(term)
             if not bucket:
                 continue
             df = len(bucket)
             weight = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)) * (k1 + 1.0)
-            for doc_id, tf in bucket.items():
-                scores[doc_id] = get(doc_id, 0.0) + weight * tf / (tf + base + per_len * doc_len[doc_id])
+            if not scores:  # the first term fills the table in one comprehension
+                scores = {d: weight * tf / (tf + base + per_len * doc_len[d]) for d, tf in bucket.items()}
+                continue
+            get = scores.get
+            for d, tf in bucket.items():
+                scores[d] = get(d, 0.0) + weight * tf / (tf + base + per_len * doc_len[d])
         # (-score, id) tuples compare in C: best first, ties by id
         ranked = [(-score, doc_id) for doc_id, score in scores.items()]
-        best = sorted(ranked) if len(ranked) <= limit else heapq.nsmallest(limit, ranked)
+        if len(ranked) > 4 * limit:
+            best = heapq.nsmallest(limit, ranked)
+        else:
+            ranked.sort()
+            best = ranked[:limit]
         return [(doc_id, -negated) for negated, doc_id in best]
 
     def copy(self) -> BM25Index:

@@ -1,0 +1,110 @@
+"""``kbsim figures [--only NAME] [--quick]``: run what is missing, then draw every figure.
+
+Exit codes: 0 done; 2 a bad argument or config; 1 a run failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+EPILOG = """\
+examples:
+  kbsim figures                      # the full study (cached results are reused)
+  kbsim figures --quick              # a few seeds, thinned sweeps, into results/quick/
+  kbsim figures --only edit_rejections --only check_cost
+"""
+
+
+def register(subparsers) -> None:
+    from kbsim.figures import FIGURE_NAMES
+
+    parser = subparsers.add_parser(
+        "figures",
+        help="run the missing results and write figures/*.png, *.svg, figures/README.md",
+        description="Run every experiment the figures need (missing runs only: results are cached "
+        "under RESULTS/<experiment>/), then write FIGURES/<name>.png and .svg, FIGURES/README.md "
+        "and the reference study's table DOCS.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=FIGURE_NAMES,
+        metavar="NAME",
+        help=f"draw only this figure (repeatable): {', '.join(FIGURE_NAMES)}",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="few seeds and thinned sweeps (also KBSIM_QUICK=1), results under RESULTS/quick/",
+    )
+    parser.add_argument(
+        "--experiments", default="experiments", metavar="DIR", help="default: experiments"
+    )
+    parser.add_argument("--results", default="results", metavar="DIR", help="default: results")
+    parser.add_argument(
+        "--figures",
+        default=None,
+        metavar="DIR",
+        help="default: figures (RESULTS/quick/figures with --quick)",
+    )
+    parser.add_argument(
+        "--docs",
+        default=None,
+        metavar="FILE",
+        help="the results table written with a full set (default: docs/results.md; "
+        "not written with --quick unless given)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="processes for missing runs (default: CPU count)",
+    )
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="discard the figures' experiment results and run them anew",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from kbsim.config import ConfigError
+    from kbsim.figures import build_figures, quick_from_env
+
+    started = time.perf_counter()
+    quick = args.quick or quick_from_env()
+    # quick figures never overwrite the full study's figures or results table
+    figures_dir = args.figures or (f"{args.results}/quick/figures" if quick else "figures")
+    docs = args.docs or (None if quick else "docs/results.md")
+    try:
+        written = build_figures(
+            args.only,
+            quick=quick,
+            experiments_dir=args.experiments,
+            results_dir=args.results,
+            figures_dir=figures_dir,
+            docs_path=docs,
+            readme_path=None if (quick or args.docs) else "README.md",
+            workers=args.workers,
+            fresh=args.fresh,
+            log=lambda line: print(line, file=sys.stderr),
+        )
+    except (ConfigError, FileNotFoundError, KeyError, ValueError) as error:
+        print(f"kbsim figures: {error}", file=sys.stderr)
+        return 2
+    except RuntimeError as error:
+        print(f"kbsim figures: {error}", file=sys.stderr)
+        return 1
+    for path in written:
+        print(path)
+    print(
+        f"kbsim figures: {len(written)} files in {time.perf_counter() - started:.1f} s",
+        file=sys.stderr,
+    )
+    return 0

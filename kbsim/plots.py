@@ -1,0 +1,595 @@
+"""The study's figures. The only module that imports matplotlib (Agg backend).
+
+Every function takes frames already computed from saved results (see
+:mod:`kbsim.analysis`) and analytic predictions (see :mod:`kbsim.analytic`),
+returns a :class:`matplotlib.figure.Figure`, and never runs a simulation.
+Each figure carries axis labels with units, a legend and a caption line
+naming the config that made it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import FuncFormatter, PercentFormatter  # noqa: E402
+
+#: One colour per series kind, used the same way in every figure.
+COLOURS = {
+    "zipf": "#1f77b4",
+    "control": "#ff7f0e",
+    "citations": "#1f77b4",
+    "answers": "#d62728",
+    "title": "#7f7f7f",
+    "reread": "#2ca02c",
+    "poll": "#9467bd",
+    "rejection_rate": "#d62728",
+    "gone_rate": "#7f7f7f",
+    "retry_success": "#2ca02c",
+}
+STRATEGY_LABELS = {"title": "title lookup", "reread": "re-read", "poll": "poll events"}
+ANALYTIC_STYLE = {"color": "black", "linestyle": "--", "linewidth": 1.2}
+_RC = {
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.labelsize": 10,
+    "legend.fontsize": 8.5,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "svg.hashsalt": "kbsim",
+}
+SHARE = PercentFormatter(xmax=1.0, decimals=0)
+
+
+def _figure(ncols: int = 1, nrows: int = 1, width: float = 6.4, height: float = 4.2, **kwargs):
+    with plt.rc_context(_RC):
+        fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), squeeze=False, **kwargs)
+    for ax in axes.flat:
+        ax.grid(True, alpha=0.3)
+        ax.spines[["top", "right"]].set_visible(False)
+    return fig, axes
+
+
+def _caption(fig: Figure, caption: str) -> None:
+    """The caption line at the bottom of the figure (names the config that made it)."""
+    fig.text(0.01, 0.01, caption, ha="left", va="bottom", fontsize=7.5, color="#444444", wrap=True)
+
+
+def _finish(fig: Figure, caption: str, title: str | None = None, legend_below: int = 0) -> Figure:
+    """Title, layout and caption; ``legend_below=ncol`` gathers every axes' legend
+    entries into one legend under the plots (so no legend hides data)."""
+    if title:
+        fig.suptitle(title, fontsize=11.5)
+    height = fig.get_figheight()
+    caption_h = 0.42 / height
+    bottom = caption_h
+    if legend_below:
+        handles, labels = {}, []
+        for ax in fig.axes:
+            for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+                if label not in handles and not label.startswith("_"):
+                    handles[label] = handle
+                    labels.append(label)
+        rows = -(-len(labels) // legend_below)
+        legend_h = (0.12 + 0.2 * rows) / height
+        fig.legend(
+            [handles[label] for label in labels],
+            labels,
+            loc="lower center",
+            bbox_to_anchor=(0.5, caption_h),
+            ncol=legend_below,
+            frameon=False,
+            fontsize=8.5,
+        )
+        bottom += legend_h
+    fig.tight_layout(rect=(0, bottom, 1, 1))
+    _caption(fig, caption)
+    return fig
+
+
+def _band(ax, x, value, low, high, colour, label, marker="o", share=False):
+    """A line with its CI band; ``share=True`` keeps the band inside [0, 1]."""
+    order = np.argsort(np.asarray(x, dtype=float))
+    x, value = np.asarray(x, dtype=float)[order], np.asarray(value, dtype=float)[order]
+    low, high = np.asarray(low, dtype=float)[order], np.asarray(high, dtype=float)[order]
+    if share:
+        low, high = np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
+    ax.fill_between(x, low, high, color=colour, alpha=0.18, linewidth=0)
+    ax.plot(x, value, marker=marker, markersize=3.5, color=colour, label=label, linewidth=1.5)
+
+
+def _analytic_label(label: str = "analytic model") -> str:
+    return label
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:g} s"
+    if seconds < 3600:
+        return f"{seconds / 60:g} min"
+    return f"{seconds / 3600:g} h"
+
+
+def _delay_formatter(keep_all_x: float | None = None):
+    def fmt(seconds, _pos):
+        if keep_all_x is not None and np.isclose(seconds, keep_all_x):
+            return "keep all"
+        return _duration(seconds)
+
+    return FuncFormatter(fmt)
+
+
+_DURATION_TICKS = (1, 5, 10, 30, 60, 300, 600, 1800, 3600, 2 * 3600, 4 * 3600, 8 * 3600, 24 * 3600)
+
+
+def _duration_axis(ax, values) -> None:
+    """Log x axis with ticks at round durations (1 s, 1 min, 10 min, 1 h...) inside the data."""
+    values = np.asarray(values, dtype=float)
+    lo, hi = np.nanmin(values), np.nanmax(values)
+    ticks = [t for t in _DURATION_TICKS if lo / 1.01 <= t <= hi * 1.01]
+    if len(ticks) > 7:  # keep every other tick, always the ends
+        ticks = ticks[::2] if ticks[-1] in ticks[::2] else [*ticks[::2], ticks[-1]]
+    ax.set_xscale("log")
+    ax.set_xticks(ticks)
+    ax.xaxis.set_major_formatter(_delay_formatter())
+    ax.xaxis.set_minor_formatter(FuncFormatter(lambda _v, _p: ""))
+
+
+def save_figure(fig: Figure, out_dir: str | Path, name: str) -> list[Path]:
+    """Write ``name.png`` (150 dpi) and ``name.svg`` into ``out_dir``; close the figure."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / f"{name}.png", out_dir / f"{name}.svg"]
+    # fixed metadata and SVG ids: the same results give byte-identical files
+    with plt.rc_context({"svg.hashsalt": "kbsim"}):
+        fig.savefig(paths[0], dpi=150, metadata={"Software": None})
+        fig.savefig(paths[1], metadata={"Date": None, "Creator": None})
+    plt.close(fig)
+    return paths
+
+
+def png_bytes(fig: Figure, dpi: int = 110) -> bytes:
+    """The figure as PNG bytes (closes it): for notebooks, which display them as an image."""
+    import io
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def show(fig: Figure):
+    """An ``IPython.display.Image`` of the figure, so a notebook cell shows it."""
+    from IPython.display import Image
+
+    return Image(png_bytes(fig))
+
+
+# -- (a) staleness over the day --------------------------------------------------------
+
+
+def staleness_over_day(
+    observed: pd.DataFrame,
+    analytic: Mapping[str, pd.DataFrame],
+    caption: str,
+    scenario_column: str = "scenario",
+    labels: Mapping[str, str] | None = None,
+) -> Figure:
+    """Stale share of citations (left) and answers (right) by hour, one line per scenario.
+
+    Args:
+        observed: :func:`kbsim.analysis.staleness_by_hour` output.
+        analytic: scenario -> :meth:`FreshnessModel.staleness_by_hour` frame.
+        caption: the caption line.
+        scenario_column: the column naming the scenario.
+        labels: scenario -> legend label (and the order of the lines).
+    """
+    labels = dict(labels or {s: s for s in observed[scenario_column].unique()})
+    fig, axes = _figure(ncols=2, width=9.6, height=4.2, sharey=True)
+    for ax, kind in zip(axes[0], ("citations", "answers"), strict=True):
+        for scenario, label in labels.items():
+            rows = observed[(observed[scenario_column] == scenario) & (observed["kind"] == kind)]
+            if rows.empty:
+                continue
+            colour = COLOURS.get(scenario, None)
+            _band(
+                ax,
+                rows["hour"],
+                rows["share"],
+                rows["ci_low"],
+                rows["ci_high"],
+                colour,
+                f"{label} (simulated, 95% CI)",
+                share=True,
+            )
+            model = analytic.get(scenario)
+            if model is not None:
+                column = "stale_citation_share" if kind == "citations" else "stale_answer_share"
+                ax.plot(
+                    model["hour"],
+                    model[column],
+                    color=colour,
+                    linestyle="--",
+                    linewidth=1.2,
+                    label=f"{label} (analytic)",
+                )
+        ax.set_title(f"Share of {kind} stale")
+        ax.set_xlabel("time since start of day (h)")
+        ax.yaxis.set_major_formatter(SHARE)
+        ax.set_xlim(0, None)
+    axes[0, 0].set_ylim(0, None)
+    axes[0, 0].set_ylabel("stale share of citations given so far (%)")
+    axes[0, 1].set_ylabel("stale share of answers given so far (%)")
+    axes[0, 1].yaxis.set_tick_params(labelleft=True)
+    axes[0, 0].legend(loc="upper left")
+    return _finish(fig, caption)
+
+
+# -- (b), (c) end-of-day staleness against one parameter ------------------------------
+
+
+def end_staleness_vs(
+    observed: pd.DataFrame,
+    x: str,
+    analytic: pd.DataFrame | None,
+    caption: str,
+    xlabel: str,
+    title: str,
+    logx: bool = False,
+    control: pd.DataFrame | None = None,
+) -> Figure:
+    """End-of-day stale share of citations and of answers against a swept parameter.
+
+    Args:
+        observed: summary rows of ``stale_citation_share@end`` and
+            ``stale_answer_share@end`` with column ``x``.
+        x: the swept key column.
+        analytic: columns ``x``, ``stale_citation_share``, ``stale_answer_share``.
+        control: optional summary rows (same metrics) of a uniform-saves control,
+            also with column ``x``, drawn dotted.
+    """
+    fig, axes = _figure(width=7.6, height=5.2)
+    ax = axes[0, 0]
+    for kind, metric in (
+        ("citations", "stale_citation_share@end"),
+        ("answers", "stale_answer_share@end"),
+    ):
+        rows = observed[observed["metric"] == metric]
+        _band(
+            ax,
+            rows[x],
+            rows["value"],
+            rows["ci_low"],
+            rows["ci_high"],
+            COLOURS[kind],
+            f"{kind} (simulated, 95% CI)",
+            share=True,
+        )
+        if analytic is not None:
+            column = "stale_citation_share" if kind == "citations" else "stale_answer_share"
+            line = analytic.sort_values(x)
+            ax.plot(
+                line[x],
+                line[column],
+                color=COLOURS[kind],
+                linestyle="--",
+                linewidth=1.2,
+                label=f"{kind} (analytic)",
+            )
+        if control is not None:
+            rows = control[control["metric"] == metric].sort_values(x)
+            ax.plot(
+                rows[x],
+                rows["value"],
+                color=COLOURS[kind],
+                linestyle=":",
+                marker="s",
+                markersize=3,
+                label=f"{kind}, uniform-saves control",
+            )
+    if logx:
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("stale at end of day (%)")
+    ax.yaxis.set_major_formatter(SHARE)
+    ax.set_ylim(0, 1.02)
+    return _finish(fig, caption, title, legend_below=3 if control is not None else 2)
+
+
+# -- (d) check cost ------------------------------------------------------------------
+
+
+def check_cost(
+    by_saves: pd.DataFrame,
+    saves_column: str,
+    by_held: pd.DataFrame,
+    caption: str,
+    analytic_saves: pd.DataFrame | None = None,
+    analytic_held: pd.DataFrame | None = None,
+) -> Figure:
+    """Calls (top) and bytes (bottom) per check, per strategy, against saves a day
+    (left) and against the citations held at the check (right).
+
+    Args:
+        by_saves: summary rows of ``calls_per_check[...]`` and ``bytes_per_check[...]``
+            with column ``saves_column``.
+        by_held: :func:`kbsim.analysis.cost_by_citations_held` output.
+        analytic_saves: columns ``saves_column``, ``reread_calls``, ``poll_calls``.
+        analytic_held: columns ``held``, ``reread_calls``, ``poll_calls``.
+    """
+    fig, axes = _figure(ncols=2, nrows=2, width=10.0, height=7.4)
+    for row, measure in enumerate(("calls", "bytes")):
+        ax = axes[row, 0]
+        for strategy in ("title", "reread", "poll"):
+            rows = by_saves[by_saves["metric"] == f"{measure}_per_check[{strategy}]"]
+            _band(
+                ax,
+                rows[saves_column],
+                rows["value"],
+                rows["ci_low"],
+                rows["ci_high"],
+                COLOURS[strategy],
+                STRATEGY_LABELS[strategy],
+            )
+            if measure == "calls" and analytic_saves is not None and strategy != "title":
+                line = analytic_saves.sort_values(saves_column)
+                ax.plot(
+                    line[saves_column],
+                    line[f"{strategy}_calls"],
+                    color=COLOURS[strategy],
+                    linestyle="--",
+                    linewidth=1.2,
+                    label=f"{STRATEGY_LABELS[strategy]} (analytic)",
+                )
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
+        ax.set_xlabel("saves by people per day (log scale)")
+        ax = axes[row, 1]
+        for strategy in ("title", "reread", "poll"):
+            rows = by_held[(by_held["strategy"] == strategy) & (by_held["measure"] == measure)]
+            _band(
+                ax,
+                rows["held"],
+                rows["value"],
+                rows["ci_low"],
+                rows["ci_high"],
+                COLOURS[strategy],
+                STRATEGY_LABELS[strategy],
+            )
+            if measure == "calls" and analytic_held is not None and strategy != "title":
+                line = analytic_held.sort_values("held")
+                ax.plot(
+                    line["held"],
+                    line[f"{strategy}_calls"],
+                    color=COLOURS[strategy],
+                    linestyle="--",
+                    linewidth=1.2,
+                    label=f"{STRATEGY_LABELS[strategy]} (analytic)",
+                )
+        ax.set_xlabel("citations held at the check")
+    for col in range(2):
+        axes[0, col].set_ylabel("tool calls per check")
+        axes[1, col].set_ylabel("result bytes per check")
+        for row in range(2):
+            axes[row, col].set_yscale("log")
+    axes[1, 0].yaxis.set_major_formatter(FuncFormatter(_bytes_label))
+    axes[1, 1].yaxis.set_major_formatter(FuncFormatter(_bytes_label))
+    axes[0, 0].set_title("against save volume (mean over the day's checks)")
+    axes[0, 1].set_title("against citations held (one point per hourly check)")
+    for ax in axes.flat:
+        _clip_log_bands(ax)
+    return _finish(
+        fig, caption, "Cost of checking every citation, per strategy (95% CI bands)", legend_below=5
+    )
+
+
+def _clip_log_bands(ax) -> None:
+    """On a log axis a t-interval reaching below zero would plunge: clip at half the lowest line."""
+    lines = [line.get_ydata() for line in ax.get_lines() if len(line.get_ydata())]
+    if not lines:
+        return
+    floor = 0.5 * float(np.nanmin(np.concatenate([np.asarray(y, dtype=float) for y in lines])))
+    for collection in ax.collections:
+        for path in collection.get_paths():
+            path.vertices[:, 1] = np.maximum(path.vertices[:, 1], floor)
+
+
+def _bytes_label(value, _pos) -> str:
+    if value >= 1e6:
+        return f"{value / 1e6:g} MB"
+    if value >= 1e3:
+        return f"{value / 1e3:g} kB"
+    return f"{value:g} B"
+
+
+# -- (e) edit rejections ---------------------------------------------------------------
+
+
+def edit_rejections(
+    observed: pd.DataFrame,
+    delay_column: str,
+    analytic: pd.DataFrame | None,
+    caption: str,
+    control: pd.DataFrame | None = None,
+) -> Figure:
+    """Rejection, gone and retry-success rates against the approval delay (log x).
+
+    Args:
+        observed: summary rows of ``rejection_rate``, ``gone_rate`` and
+            ``retry_success`` with column ``delay_column``.
+        analytic: columns ``delay_s`` and the same three rates.
+        control: optional ``rejection_rate`` rows of the uniform-saves control (dotted).
+    """
+    fig, axes = _figure(width=7.6, height=5.4)
+    ax = axes[0, 0]
+    labels = {
+        "rejection_rate": "first try rejected (version conflict)",
+        "gone_rate": "first try finds the article gone",
+        "retry_success": "re-read and retry succeeds (of rejected)",
+    }
+    for metric, label in labels.items():
+        rows = observed[observed["metric"] == metric].dropna(subset=["value"])
+        _band(
+            ax,
+            rows[delay_column],
+            rows["value"],
+            rows["ci_low"],
+            rows["ci_high"],
+            COLOURS[metric],
+            f"{label}, simulated",
+            share=True,
+        )
+        if analytic is not None:
+            line = analytic.sort_values("delay_s")
+            ax.plot(
+                line["delay_s"],
+                line[metric],
+                color=COLOURS[metric],
+                linestyle="--",
+                linewidth=1.2,
+                label=f"{label}, analytic model",
+            )
+    if control is not None:
+        rows = control.sort_values(delay_column)
+        ax.plot(
+            rows[delay_column],
+            rows["value"],
+            color=COLOURS["rejection_rate"],
+            linestyle=":",
+            marker="s",
+            markersize=3,
+            label="first try rejected, control (uniform saves)",
+        )
+    _duration_axis(ax, observed[delay_column])
+    ax.set_xlabel("delay between reading the version and editing (log scale)")
+    ax.set_ylabel("share of edits (%)")
+    ax.yaxis.set_major_formatter(SHARE)
+    ax.set_ylim(0, 1.02)
+    return _finish(fig, caption, "Edits with a stale expected_version", legend_below=2)
+
+
+# -- (f) event retention ---------------------------------------------------------------
+
+
+def retention_cost(
+    observed: pd.DataFrame,
+    retention_column: str,
+    interval_column: str,
+    caption: str,
+    analytic: pd.DataFrame | None = None,
+    reread: pd.DataFrame | None = None,
+) -> Figure:
+    """Poll cost per check (left) and the share of polls finding the cursor expired
+    (right) against the retention window, one line per check interval.
+
+    Args:
+        observed: summary rows of ``calls_per_check[poll]`` and
+            ``cursor_expired_rate`` with the two key columns.
+        analytic: columns ``retention_column``, ``interval_column``,
+            ``poll_calls``, ``cursor_expired_rate``.
+        reread: summary rows of ``calls_per_check[reread]`` (drawn for reference).
+    """
+    fig, axes = _figure(ncols=2, width=10.0, height=5.2)
+    finite = observed[retention_column].dropna()
+    keep_all_x = float(finite.max()) * 3 if len(finite) else 1.0
+    observed = observed.assign(**{retention_column: observed[retention_column].fillna(keep_all_x)})
+    if analytic is not None:
+        analytic = analytic.assign(
+            **{retention_column: analytic[retention_column].fillna(keep_all_x)}
+        )
+    intervals = sorted(observed[interval_column].unique())
+    cmap = plt.get_cmap("viridis")
+    colours = {iv: cmap(i / max(1, len(intervals) - 1) * 0.85) for i, iv in enumerate(intervals)}
+    for ax, metric, model_column in (
+        (axes[0, 0], "calls_per_check[poll]", "poll_calls"),
+        (axes[0, 1], "cursor_expired_rate", "cursor_expired_rate"),
+    ):
+        for interval in intervals:
+            rows = observed[
+                (observed["metric"] == metric) & (observed[interval_column] == interval)
+            ]
+            label = f"check every {_duration(interval)}"
+            _band(
+                ax,
+                rows[retention_column],
+                rows["value"],
+                rows["ci_low"],
+                rows["ci_high"],
+                colours[interval],
+                label,
+                share=metric == "cursor_expired_rate",
+            )
+            if analytic is not None:
+                line = analytic[analytic[interval_column] == interval].sort_values(retention_column)
+                ax.plot(
+                    line[retention_column],
+                    line[model_column],
+                    color=colours[interval],
+                    linestyle="--",
+                    linewidth=1.1,
+                )
+        _duration_axis(ax, finite if len(finite) else observed[retention_column])
+        if len(finite) < len(observed):
+            ax.set_xticks([*ax.get_xticks(), keep_all_x])
+            ax.xaxis.set_major_formatter(_delay_formatter(keep_all_x))
+            ax.axvspan(float(finite.max()) * 1.7, keep_all_x * 1.3, color="#eeeeee", zorder=0)
+        ax.set_xlim(None, keep_all_x * 1.3)
+        ax.set_xlabel("event retention window (log scale)")
+    if reread is not None and len(reread):
+        for interval in intervals:
+            level = reread[reread[interval_column] == interval]["value"].mean()
+            axes[0, 0].axhline(level, color=colours[interval], linestyle=":", linewidth=1.1)
+        axes[0, 0].plot(
+            [], [], color="grey", linestyle=":", label="re-read strategy at that interval"
+        )
+    if analytic is not None:
+        axes[0, 0].plot([], [], **ANALYTIC_STYLE, label="analytic model")
+    axes[0, 0].set_ylabel("poll strategy: tool calls per check")
+    axes[0, 0].set_yscale("log")
+    axes[0, 1].set_ylabel("polls whose cursor had expired (%)")
+    axes[0, 1].yaxis.set_major_formatter(SHARE)
+    axes[0, 1].set_ylim(0, 1.02)
+    axes[0, 0].set_title("poll cost per check (95% CI)")
+    axes[0, 1].set_title("cursor expired (95% CI)")
+    return _finish(
+        fig,
+        caption,
+        "What a too-short event history costs the poll strategy",
+        legend_below=min(4, len(intervals) + 2),
+    )
+
+
+def agreement(
+    observed: pd.DataFrame, predicted: Sequence[float], caption: str, label: str
+) -> Figure:
+    """Analytic prediction against simulated value with its CI, one point per row."""
+    fig, axes = _figure(width=5.0, height=5.0)
+    ax = axes[0, 0]
+    value = observed["value"].to_numpy(dtype=float)
+    err = np.vstack([value - observed["ci_low"].to_numpy(), observed["ci_high"].to_numpy() - value])
+    ax.errorbar(
+        predicted,
+        value,
+        yerr=err,
+        fmt="o",
+        markersize=3,
+        color=COLOURS["zipf"],
+        label="simulated (95% CI)",
+    )
+    top = float(np.nanmax([np.nanmax(value), np.nanmax(predicted)])) * 1.05
+    ax.plot([0, top], [0, top], **ANALYTIC_STYLE, label="perfect agreement")
+    ax.set_xlabel(f"analytic {label}")
+    ax.set_ylabel(f"simulated {label}")
+    ax.legend(loc="upper left")
+    return _finish(fig, caption)

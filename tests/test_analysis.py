@@ -1,0 +1,173 @@
+"""The analysis layer: per-run metrics, summaries with CIs, tidy frames, the results table."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kbsim import analysis, metrics
+from kbsim.params import DayParams
+from kbsim.sim import run_day
+
+SMALL = {
+    "day_hours": 3.0,
+    "corpus": {"articles": 60},
+    "questions": {"count": 40},
+    "saves": {"count": 90},
+}
+
+
+def _params(**overrides) -> DayParams:
+    data = {**SMALL, **overrides}
+    data["saves"] = {**SMALL["saves"], **overrides.get("saves", {})}
+    return DayParams.model_validate(data)
+
+
+@pytest.fixture(scope="module")
+def tables():
+    """Zipf and control days without edits, and a Zipf day with edits, 3 seeds each,
+    keyed like the runner's tables (scenario and the dotted swept column)."""
+    days = []
+    for scenario, params, delay in (
+        ("zipf", _params(), None),
+        ("control", _params(saves={"popularity": "uniform"}), None),
+        ("zipf", _params(edit={"delay_s": 600.0}), 600.0),
+    ):
+        runs = {seed: run_day(params, seed) for seed in (1, 2, 3)}
+        days.append(analysis.day_tables(runs, scenario=scenario, **{"edit.delay_s": delay}))
+    return analysis.concat_tables(*days)
+
+
+@pytest.fixture(scope="module")
+def per_run(tables):
+    return analysis.run_metrics(tables, day_s=3 * 3600.0)
+
+
+def test_run_keys_are_scenario_and_dotted_swept_columns(tables, per_run):
+    assert analysis.key_columns(tables["citations"]) == ["scenario", "edit.delay_s"]
+    runs = per_run.drop_duplicates("run_id")
+    assert len(runs) == 9
+    # the dotted key survives per run (not lost to a renamed namedtuple field)
+    assert sorted(runs["edit.delay_s"].fillna(-1).unique()) == [-1, 600.0]
+    assert set(runs["seed"]) == {1, 2, 3}
+    by_run = per_run.set_index(["run_id", "metric"])["value"]
+    edited = runs[runs["edit.delay_s"] == 600.0]["run_id"]
+    assert all(by_run[(run, "edits_made")] > 0 for run in edited)
+    assert all(by_run[(run, "cursor_expired_rate")] == 0 for run in runs["run_id"])
+
+
+def test_per_run_metrics_equal_kbsim_metrics_on_each_run(tables, per_run):
+    run_id = per_run["run_id"].iloc[0]
+    mine = {name: t[t["run_id"] == run_id] for name, t in tables.items()}
+    expected = metrics.run_metrics(mine, 3 * 3600.0)
+    got = per_run[(per_run["run_id"] == run_id) & per_run["metric"].isin(expected["metric"])]
+    pd.testing.assert_frame_equal(
+        got[["metric", "value", "successes", "trials"]].reset_index(drop=True), expected
+    )
+
+
+def test_pooled_summary_is_kbsim_metrics_summarize(per_run):
+    ours = analysis.summarize(per_run, ["scenario", "edit.delay_s"])
+    theirs = metrics.summarize(per_run, by=["scenario", "edit.delay_s"])
+    pd.testing.assert_frame_equal(ours, theirs)
+    assert (ours["n"] == 3).all()
+
+
+def test_seed_intervals_cover_the_mean_and_stay_in_range(per_run):
+    summary = analysis.summarize(per_run, ["scenario", "edit.delay_s"], interval="seeds")
+    shares = summary[summary["metric"].str.startswith("stale_")].dropna(subset=["value"])
+    assert ((shares["ci_low"] <= shares["value"]) & (shares["value"] <= shares["ci_high"])).all()
+    assert ((shares["ci_low"] >= 0) & (shares["ci_high"] <= 1)).all()
+    row = analysis.select(summary, "stale_citation_share@end", scenario="control").iloc[0]
+    values = per_run[
+        (per_run["scenario"] == "control") & (per_run["metric"] == "stale_citation_share@end")
+    ]
+    assert row["value"] == pytest.approx(values["value"].mean())
+    with pytest.raises(ValueError, match="interval"):
+        analysis.summarize(per_run, interval="bootstrap")
+
+
+def test_staleness_by_hour_counts_what_was_held_and_stale(tables, per_run):
+    summary = analysis.summarize(per_run, ["scenario", "edit.delay_s"])
+    frame = analysis.staleness_by_hour(summary)
+    zipf = frame[(frame["scenario"] == "zipf") & frame["edit.delay_s"].isna()]
+    assert list(zipf["hour"]) == [1, 2, 3, 1, 2, 3]
+    assert list(zipf["kind"]) == ["answers"] * 3 + ["citations"] * 3
+    cited = tables["citations"]
+    cited = cited[(cited["scenario"] == "zipf") & cited["edit.delay_s"].isna()]
+    held = cited["asked_s"] <= 7200.0
+    share = (held & (cited["first_stale_s"] <= 7200.0)).sum() / held.sum()
+    got = zipf[(zipf["kind"] == "citations") & (zipf["hour"] == 2)]["share"].iloc[0]
+    assert got == pytest.approx(share)
+
+
+def test_cost_by_citations_held_is_the_mean_per_check(tables):
+    checks = tables["checks"][tables["checks"]["scenario"] == "control"]
+    frame = analysis.cost_by_citations_held(checks)
+    assert set(frame["strategy"]) == {"title", "reread", "poll"}
+    assert len(frame) == 3 * 3 * 2  # strategies x checks x (calls, bytes)
+    row = frame[
+        (frame["strategy"] == "poll") & (frame["check_index"] == 2) & (frame["measure"] == "calls")
+    ]
+    mine = checks[(checks["strategy"] == "poll") & (checks["check_index"] == 2)]
+    assert row["value"].iloc[0] == pytest.approx(mine["calls"].mean())
+    assert row["held"].iloc[0] == pytest.approx(mine["citations_held"].mean())
+    with pytest.raises(ValueError, match="empty"):
+        analysis.cost_by_citations_held(checks.iloc[0:0])
+
+
+def test_reference_table_and_markdown(per_run):
+    summary = analysis.summarize(per_run, ["scenario", "edit.delay_s"], interval="seeds")
+    quiet = summary[summary["edit.delay_s"].isna()]
+    edits = summary[summary["edit.delay_s"].notna()]
+    table = analysis.reference_table(
+        quiet,
+        "scenario",
+        {"zipf": "Zipf", "control": "Control"},
+        edits,
+        delay_column="edit.delay_s",
+    )
+    assert list(table.columns) == ["metric", "Zipf", "Control"]
+    assert len(table) == len(analysis.REFERENCE_ROWS) + 3
+    assert table["metric"].iloc[-3] == "Edits rejected (conflict), delay 10 min"
+    assert table["Control"].iloc[-3] == ""  # the edit days are Zipf days here
+    assert table["Zipf"].iloc[0].endswith("]") and "%" in table["Zipf"].iloc[0]
+    text = analysis.markdown_table(table)
+    lines = text.strip().splitlines()
+    assert lines[0] == "| metric | Zipf | Control |" and lines[1] == "| --- | --- | --- |"
+    assert len(lines) == len(table) + 2
+
+
+def test_formatting_helpers():
+    assert analysis.format_estimate(0.1234, 0.1, 0.15, "share") == "12.3% [10.0, 15.0]"
+    assert analysis.format_estimate(12345.0, 12000.0, 13000.0, "kb") == "12.3 [12.0, 13.0]"
+    assert analysis.format_estimate(float("nan"), 0.0, 1.0, "count") == "n/a"
+    assert [analysis.format_duration(s) for s in (5, 60, 600, 3600, 9000)] == [
+        "5 s",
+        "1 min",
+        "10 min",
+        "1 h",
+        "2.5 h",
+    ]
+
+
+def test_inside_ci():
+    rows = pd.DataFrame({"ci_low": [0.1, 0.2], "ci_high": [0.3, 0.4]})
+    assert list(analysis.inside_ci(rows, np.array([0.2, 0.5]))) == [True, False]
+
+
+def test_load_results_names_a_missing_directory(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nowhere"):
+        analysis.load_results(tmp_path / "nowhere")
+
+
+def test_analysis_model_and_pipeline_do_not_import_matplotlib():
+    code = (
+        "import sys, kbsim.analysis, kbsim.analytic, kbsim.figures\n"
+        "assert 'matplotlib' not in sys.modules, 'matplotlib imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,0 +1,71 @@
+"""Execute every notebook in quick mode; a failing cell fails the test.
+
+The notebooks share one temporary results directory (they run on one worker,
+in order), so each experiment runs once. They must write nothing into the
+repository: the test compares ``git status`` before and after.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+@pytest.fixture(scope="session")
+def notebook_results(tmp_path_factory):
+    return tmp_path_factory.mktemp("notebook-results")
+
+
+def _status() -> str:
+    return subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def test_the_four_notebooks_are_there_and_committed_without_outputs():
+    names = [path.name for path in NOTEBOOKS]
+    assert names == [
+        "01_staleness.ipynb",
+        "02_check_cost.ipynb",
+        "03_edit_rejections.ipynb",
+        "04_reproduction.ipynb",
+    ]
+    for path in NOTEBOOKS:
+        notebook = nbformat.read(path, as_version=4)
+        code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+        assert all(not cell.outputs and cell.execution_count is None for cell in code), path.name
+
+
+@pytest.mark.xdist_group("notebooks")
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs_in_quick_mode(path, notebook_results, monkeypatch):
+    monkeypatch.setenv("KBSIM_QUICK", "1")
+    monkeypatch.setenv("KBSIM_RESULTS_DIR", str(notebook_results))
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    )
+    before = _status()
+    notebook = nbformat.read(path, as_version=4)
+    NotebookClient(
+        notebook,
+        timeout=300,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    ).execute()
+    outputs = [out for cell in notebook.cells if cell.cell_type == "code" for out in cell.outputs]
+    assert not [out for out in outputs if out.output_type == "error"]
+    images = [out for out in outputs if "image/png" in out.get("data", {})]
+    assert images or path.stem.startswith("04"), f"{path.name} showed no figure"
+    assert _status() == before, f"{path.name} wrote into the repository"

@@ -36,6 +36,8 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_store.py
 	$(PY) benchmarks/bench_day.py
 	$(PY) benchmarks/bench_sqlite.py
+	$(PY) benchmarks/bench_study.py
+	$(PY) benchmarks/bench_sweep.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache build *.egg-info

@@ -295,42 +295,44 @@ def _sweep_note(experiment: Experiment, key: str) -> str:
     return _edits_note(params)
 
 
-def figure_staleness_vs_zipf(exps: dict[str, Experiment]):
+def _end_staleness_figure(
+    exps: dict[str, Experiment], name: str, experiment_name: str, key: str, control_note: str, **style
+):
+    """End-of-day staleness against one swept parameter, with the control and the model."""
     from kbsim import plots
 
-    experiment, key = exps["zipf_sweep"], "zipf_s"
+    experiment = exps[experiment_name]
     control = _sweep_frame(experiment, key, "uniform")
     return plots.end_staleness_vs(
         _sweep_frame(experiment, key),
         key,
         _end_model(experiment, key),
-        experiment.caption(
-            "staleness_vs_zipf",
-            _sweep_note(experiment, key) + " Dashed: analytic model. "
-            "Dotted: control (saves uniform, questions Zipf).",
-        ),
+        experiment.caption(name, _sweep_note(experiment, key) + f" Dashed: analytic model. Dotted: {control_note}."),
         control=control if len(control) else None,
+        **style,
+    )
+
+
+def figure_staleness_vs_zipf(exps: dict[str, Experiment]):
+    return _end_staleness_figure(
+        exps,
+        "staleness_vs_zipf",
+        "zipf_sweep",
+        "zipf_s",
+        "control (saves uniform, questions Zipf)",
         xlabel="Zipf exponent s of article popularity (0 = uniform)",
         title="Stale at end of day against popularity skew",
     )
 
 
 def figure_staleness_vs_saves(exps: dict[str, Experiment]):
-    from kbsim import plots
-
-    experiment, key = exps["save_volume_sweep"], "saves.count"
-    control = _sweep_frame(experiment, key, "uniform")
-    return plots.end_staleness_vs(
-        _sweep_frame(experiment, key),
-        key,
-        _end_model(experiment, key),
-        experiment.caption(
-            "staleness_vs_saves",
-            _sweep_note(experiment, key) + " Dashed: analytic model. "
-            "Dotted: control (saves uniform).",
-        ),
-        control=control if len(control) else None,
-        xlabel=f"saves by people per {_day_hours(experiment):g}-hour day (log scale)",
+    return _end_staleness_figure(
+        exps,
+        "staleness_vs_saves",
+        "save_volume_sweep",
+        "saves.count",
+        "control (saves uniform)",
+        xlabel=f"saves by people per {_day_hours(exps['save_volume_sweep']):g}-hour day (log scale)",
         title="Stale at end of day against save volume",
         logx=True,
     )

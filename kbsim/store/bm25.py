@@ -13,6 +13,8 @@ import re
 from collections import Counter
 
 _TOKEN = re.compile(r"[a-z0-9]+")
+#: Postings longer than this are probed for candidates instead of scanned, when that is exact.
+_LONG_POSTINGS = 256
 
 
 def tokenize(text: str) -> list[str]:
@@ -106,19 +108,22 @@ class BM25Index:
         per_len = k1 * b * n_docs / self._total_len
         doc_len = self._doc_len
         postings = self._postings
-        scores: dict[int, float] = {}
+        terms = []
         for term in dict.fromkeys(tokenize(query)):
             bucket = postings.get(term)
-            if not bucket:
-                continue
-            df = len(bucket)
-            weight = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)) * (k1 + 1.0)
-            if not scores:  # the first term fills the table in one comprehension
-                scores = {d: weight * tf / (tf + base + per_len * doc_len[d]) for d, tf in bucket.items()}
-                continue
-            get = scores.get
-            for d, tf in bucket.items():
-                scores[d] = get(d, 0.0) + weight * tf / (tf + base + per_len * doc_len[d])
+            if bucket:
+                df = len(bucket)
+                terms.append((math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)) * (k1 + 1.0), bucket))
+        scores = self._pruned_scores(terms, limit, base, per_len)
+        if scores is None:
+            scores = {}
+            for weight, bucket in terms:
+                if not scores:  # the first term fills the table in one comprehension
+                    scores = {d: weight * tf / (tf + base + per_len * doc_len[d]) for d, tf in bucket.items()}
+                    continue
+                get = scores.get
+                for d, tf in bucket.items():
+                    scores[d] = get(d, 0.0) + weight * tf / (tf + base + per_len * doc_len[d])
         # (-score, id) tuples compare in C: best first, ties by id
         doc_ids = self._doc_ids
         ranked = [(-score, doc_ids[slot]) for slot, score in scores.items()]
@@ -128,6 +133,40 @@ class BM25Index:
             ranked.sort()
             best = ranked[:limit]
         return [(doc_id, -negated) for negated, doc_id in best]
+
+    def _pruned_scores(self, terms, limit: int, base: float, per_len: float) -> dict[int, float] | None:
+        """Exact scores of the only documents that can reach the top ``limit``, or None.
+
+        A query term with a long postings list (a common word, low idf) can add at most its
+        weight to any score. When ``limit`` documents of the short lists already score more
+        than all long terms together could give a document found only in long lists, those
+        lists are probed for the candidates alone instead of scanned. Scores are then summed
+        in query-term order exactly as the plain loop does, so rankings are identical.
+        """
+        if len(terms) < 2 or all(len(bucket) <= _LONG_POSTINGS for _, bucket in terms):
+            return None
+        doc_len = self._doc_len
+        partial: dict[int, float] = {}
+        long_bound = 0.0
+        for weight, bucket in terms:
+            if len(bucket) > _LONG_POSTINGS:
+                long_bound += weight  # tf / (tf + norm) < 1
+                continue
+            get = partial.get
+            for d, tf in bucket.items():
+                partial[d] = get(d, 0.0) + weight * tf / (tf + base + per_len * doc_len[d])
+        if len(partial) < limit or heapq.nlargest(limit, partial.values())[-1] <= long_bound * (1 + 1e-9):
+            return None
+        scores: dict[int, float] = {}
+        for d in partial:
+            score = None
+            for weight, bucket in terms:
+                tf = bucket.get(d)
+                if tf is not None:
+                    contribution = weight * tf / (tf + base + per_len * doc_len[d])
+                    score = contribution if score is None else score + contribution
+            scores[d] = score
+        return scores
 
     def copy(self) -> BM25Index:
         """An independent copy (postings copied, immutable term tuples shared)."""

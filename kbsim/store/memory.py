@@ -149,8 +149,6 @@ class MemoryStore:
         self._kbs: dict[str, KnowledgeBase] = {}
         # idempotency_key -> (validated arguments, first result)
         self._idempotency: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
-        # version_us of each retained event, parallel to KnowledgeBase.events
-        self._event_time: dict[str, list[int]] = {}
 
     # -- people's side -------------------------------------------------------
 
@@ -163,7 +161,6 @@ class MemoryStore:
         if kb_id in self._kbs:
             raise ToolError("invalid_argument", f"knowledge_base_id {kb_id!r} already exists")
         self._kbs[kb_id] = KnowledgeBase(kb_id)
-        self._event_time[kb_id] = []
 
     def copy(self, event_retention_s: float | None = None) -> MemoryStore:
         """An independent copy of every knowledge base, with its own retention window.
@@ -181,7 +178,6 @@ class MemoryStore:
                 first_seq=kb.first_seq,
                 next_seq=kb.next_seq,
             )
-            twin._event_time[kb_id] = list(self._event_time[kb_id])
         twin._idempotency = copy.deepcopy(self._idempotency)
         return twin
 
@@ -392,7 +388,6 @@ class MemoryStore:
 
     def _append_event(self, kb: KnowledgeBase, kind: str, article_id: str, version_us: int) -> None:
         kb.events.append((kb.next_seq, kind, article_id, version_us))
-        self._event_time[kb.kb_id].append(version_us)
         kb.next_seq += 1
         self._compact(kb, version_us)
 
@@ -401,9 +396,9 @@ class MemoryStore:
         if self.event_retention_us is None:
             return 0
         horizon = now_us - self.event_retention_us
-        times = self._event_time[kb.kb_id]
+        events = kb.events
         expired = 0
-        while expired < len(times) and times[expired] < horizon:
+        while expired < len(events) and events[expired][3] < horizon:  # (sequence, type, id, version_us)
             expired += 1
         return expired
 
@@ -412,5 +407,4 @@ class MemoryStore:
         drop = self._expired_count(kb, now_us)
         if drop:
             del kb.events[:drop]
-            del self._event_time[kb.kb_id][:drop]
             kb.first_seq += drop

@@ -193,8 +193,8 @@ def agent_edit(
     yield env.timeout(delay_s)
     edit_s = env.now
     version, content = cited.cited_version, answer.contents[0]
-    outcome, retry_outcome, retries, replay_ok = None, "none", 0, None
-    attempt = 0
+    outcome, retry_outcome, replay_ok = None, "none", None
+    attempt = 0  # 0 = the first try; each retry adds one
     while True:
         arguments = {
             "knowledge_base_id": kb_id,
@@ -221,7 +221,6 @@ def agent_edit(
         if status == "gone" or attempt >= params.edit.max_retries:
             break
         attempt += 1
-        retries += 1
         try:
             current = client.call(
                 "read_knowledge_article", {"knowledge_base_id": kb_id, "article_id": cited.article_id}
@@ -243,7 +242,7 @@ def agent_edit(
             delay_s=delay_s,
             edit_s=edit_s,
             outcome=outcome,
-            retries=retries,
+            retries=attempt,
             retry_outcome=retry_outcome,
             replay_ok=replay_ok,
             people_saves_between=people_between,

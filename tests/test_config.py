@@ -6,19 +6,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from tiny_configs import TINY_DAY
 
 from kbsim.cli import main
 from kbsim.config import ConfigError, expand_sweep, load_config, parse_seeds
 from kbsim.params import DayParams
 
-TINY = """\
-params:
-  day_hours: 2
-  corpus: {articles: 30}
-  questions.count: 20
-  saves.count: 30
-seeds: 2
-"""
+TINY = TINY_DAY
 
 
 def write(directory: Path, name: str, text: str) -> Path:

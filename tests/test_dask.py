@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tiny_configs import TINY_SWEEP
 
 from kbsim.cli import main
 from kbsim.runner import load_results, run_experiment
@@ -18,19 +19,7 @@ from kbsim.runner import load_results, run_experiment
 ROOT = Path(__file__).resolve().parents[1]
 DASK = str(Path(sys.executable).parent / "dask")
 
-TINY = """\
-params:
-  day_hours: 2
-  corpus: {articles: 30}
-  questions.count: 20
-  saves.count: 30
-seeds: 3
-scenarios:
-  zipf: {}
-  control: {saves.popularity: uniform}
-sweep:
-  edit.delay_s: [null, 60]
-"""
+TINY = TINY_SWEEP.replace("seeds: 2", "seeds: 3")
 
 
 def result_files(directory: Path) -> dict[str, bytes]:

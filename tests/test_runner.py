@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from tiny_configs import TINY_SWEEP
 
 import kbsim.runner
 from kbsim.cli import main
@@ -24,19 +25,7 @@ from kbsim.sim import run_day
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = ("citations", "checks", "edits", "metrics")
 
-TINY = """\
-params:
-  day_hours: 2
-  corpus: {articles: 30}
-  questions.count: 20
-  saves.count: 30
-seeds: 2
-scenarios:
-  zipf: {}
-  control: {saves.popularity: uniform}
-sweep:
-  edit.delay_s: [null, 60]
-"""
+TINY = TINY_SWEEP
 
 
 def write_config(directory: Path, text: str = TINY, name: str = "tiny") -> Path:

@@ -69,7 +69,7 @@ def run_metrics(tables: dict[str, pd.DataFrame], day_s: float | None = None) -> 
     asked = citations["asked_s"].to_numpy(dtype=float)
     stale_at = citations["first_stale_s"].to_numpy(dtype=float)
     answer = citations["answer_id"].to_numpy()
-    hours = [h for h in range(1, int(math.floor(day_s / 3600.0 + 1e-9)) + 1)]
+    hours = range(1, int(math.floor(day_s / 3600.0 + 1e-9)) + 1)
     for label, t in [*((f"h{h}", h * 3600.0) for h in hours), ("end", day_s)]:
         held = asked <= t
         stale = held & (stale_at <= t)
@@ -170,9 +170,9 @@ def format_summary(summary: pd.DataFrame, max_columns: int = 10) -> str:
             return str(int(value))
         return str(value)
 
-    head["group"] = [" ".join(label(v) for v in row) for row in head[group_columns].itertuples(index=False)]
-    if not group_columns:
-        head["group"] = "all"
+    head["group"] = [
+        " ".join(label(v) for v in row) or "all" for row in head[group_columns].itertuples(index=False)
+    ]
     order = {m: i for i, m in enumerate(HEADLINE_METRICS)}
     if head["group"].nunique() <= max_columns:
         wide = head.pivot(index="metric", columns="group", values="cell")

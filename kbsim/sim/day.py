@@ -21,6 +21,7 @@ from kbsim.store import MemoryStore, parse_version
 KB_ID = "kb-1"
 SAVE_KINDS = ("content", "content_and_title", "unpublish")
 STREAMS = ("corpus", "editors", "askers", "agent", "tail")
+_STANDARD_NORMAL = NormalDist()
 
 
 def streams(seed: int) -> dict[str, np.random.Generator]:
@@ -75,7 +76,7 @@ def _approval_delays(params: DayParams, uniforms: np.ndarray) -> Iterator[float]
         elif edit.delay_distribution == "exponential":
             yield float(-edit.delay_s * math.log1p(-u))
         else:
-            yield float(edit.delay_s * math.exp(edit.lognormal_sigma * NormalDist().inv_cdf(u)))
+            yield float(edit.delay_s * math.exp(edit.lognormal_sigma * _STANDARD_NORMAL.inv_cdf(u)))
 
 
 def run_day(

@@ -103,13 +103,10 @@ def run_metrics(
     tables: Tables,
     day_s: float | Mapping[str, float] | None = None,
 ) -> pd.DataFrame:
-    """Headline metrics of every run, long format.
+    """Headline metrics of every run (:func:`kbsim.metrics.run_metrics`), long format.
 
     Columns: the run keys (scenario, swept parameters), ``seed``, ``run_id``,
-    ``metric``, ``value``, ``successes``, ``trials``. Adds to
-    :func:`kbsim.metrics.run_metrics` the share of poll checks whose cursor
-    had expired (``cursor_expired_rate``) and whether the run edited
-    (``edits_made``, a count).
+    ``metric``, ``value``, ``successes``, ``trials``.
 
     Args:
         tables: result tables (from :func:`load_results` or :func:`day_tables`).
@@ -127,18 +124,6 @@ def run_metrics(
             mine.setdefault(name, pd.DataFrame())
         length = day_s.get(run.get("scenario"), None) if isinstance(day_s, Mapping) else day_s
         frame = metrics.run_metrics(mine, length)
-        checks = mine["checks"]
-        polls = checks[checks["strategy"] == "poll"] if len(checks) else checks
-        extra = [
-            (
-                "cursor_expired_rate",
-                polls["cursor_expired"].mean() if len(polls) else math.nan,
-                float(polls["cursor_expired"].sum()) if len(polls) else math.nan,
-                float(len(polls)),
-            ),
-            ("edits_made", float(len(mine["edits"])), math.nan, math.nan),
-        ]
-        frame = pd.concat([frame, pd.DataFrame(extra, columns=frame.columns)], ignore_index=True)
         for column in [*keys, "seed", "run_id"]:
             frame[column] = run.get(column)
         rows.append(frame)
@@ -150,8 +135,7 @@ def stored_run_metrics(tables: Tables) -> pd.DataFrame:
     """Like :func:`run_metrics`, but from the ``metrics`` table the runner saved with each run.
 
     Much faster for large sweeps (no per-run recomputation); the runner computes
-    ``@end`` at each run's last check (the end of the day when the check
-    interval divides it). Adds ``cursor_expired_rate`` and ``edits_made``.
+    ``@end`` at the end of each run's day.
     """
     stored = tables["metrics"]
     keys = [
@@ -159,29 +143,7 @@ def stored_run_metrics(tables: Tables) -> pd.DataFrame:
         for c in stored.columns
         if c not in ("seed", "run_id", "metric", "value", "successes", "trials")
     ]
-    runs = stored.drop_duplicates("run_id")[[*keys, "seed", "run_id"]].set_index("run_id")
-    checks = tables.get("checks")
-    extra = []
-    if checks is not None and len(checks):
-        polls = checks[checks["strategy"] == "poll"].groupby("run_id")["cursor_expired"]
-        expired = pd.DataFrame(
-            {"successes": polls.sum().astype(float), "trials": polls.size().astype(float)}
-        )
-        expired["value"] = expired["successes"] / expired["trials"]
-        extra.append(expired.assign(metric="cursor_expired_rate"))
-    edits = tables.get("edits")
-    made = pd.Series(0.0, index=runs.index)
-    if edits is not None and len(edits):
-        made = made.add(edits.groupby("run_id").size().astype(float), fill_value=0.0)
-    extra.append(
-        pd.DataFrame(
-            {"value": made, "successes": math.nan, "trials": math.nan, "metric": "edits_made"}
-        )
-    )
-    extra = pd.concat(extra).rename_axis("run_id").reset_index()
-    extra = extra.join(runs, on="run_id")
-    columns = [*keys, "seed", "run_id", "metric", "value", "successes", "trials"]
-    return pd.concat([stored[columns], extra[columns]], ignore_index=True)
+    return stored[[*keys, "seed", "run_id", "metric", "value", "successes", "trials"]].reset_index(drop=True)
 
 
 def summarize(

@@ -89,6 +89,10 @@ def run_metrics(tables: dict[str, pd.DataFrame], day_s: float | None = None) -> 
             mine = checks[checks["strategy"] == strategy]
             _mean(rows, f"calls_per_check[{strategy}]", mine["calls"].mean())
             _mean(rows, f"bytes_per_check[{strategy}]", mine["bytes"].mean())
+        polls = checks[checks["strategy"] == "poll"]
+        _proportion(rows, "cursor_expired_rate", polls["cursor_expired"].sum(), len(polls))
+
+    _mean(rows, "edits_made", len(edits))
 
     if len(edits):
         n = len(edits)

@@ -56,8 +56,27 @@ def test_search_equals_a_full_scan_even_when_long_postings_are_pruned(seed):
     for doc_id in rng.sample(sorted(docs), 50):
         docs[doc_id] = (docs[doc_id][0], docs[doc_id][1] + " alpha alpha")
         index.add(doc_id, *docs[doc_id])
+    # Re-save others with a new body and title: some terms kept (updated in place), some dropped.
+    for doc_id in rng.sample(sorted(docs), 80):
+        title = " ".join(rng.sample(rare, 3))
+        body = " ".join(rng.choices(rare, k=rng.randint(5, 30)) + rng.choices(common, k=rng.randint(0, 4)))
+        docs[doc_id] = (title, body)
+        index.add(doc_id, title, body)
     for _ in range(120):
         query = " ".join(rng.sample(rare, rng.randint(1, 3)) + rng.sample(common, rng.randint(0, 3)))
         limit = rng.choice([1, 2, 10, 20])
         assert index.search(query, limit) == brute_force(docs, query, limit), query
     assert len(index) == len(docs)
+
+
+def test_ties_at_the_cut_are_broken_by_id():
+    """Documents scoring exactly alike straddle the limit: the lowest ids make it."""
+    index = BM25Index()
+    docs = {f"art-{i:06d}": ("same words", "alpha beta") for i in (7, 3, 12, 1, 9, 5, 30, 2)}
+    docs["art-000004"] = ("same words words", "alpha beta")  # scores higher: ranked first
+    for doc_id, (title, body) in docs.items():
+        index.add(doc_id, title, body)
+    top = index.search("words", 4)
+    assert [doc_id for doc_id, _ in top] == ["art-000004", "art-000001", "art-000002", "art-000003"]
+    assert top == brute_force(docs, "words", 4)
+    assert top[1][1] == top[2][1] == top[3][1] < top[0][1]

@@ -55,26 +55,34 @@ class BM25Index:
         return slot is not None and self._doc_terms[slot] is not None
 
     def add(self, doc_id: str, title: str, content: str) -> None:
-        """Index (or re-index) one document."""
+        """Index (or re-index) one document.
+
+        A re-index touches only what changed: a term the document keeps has its count
+        updated in place, so a save does not delete and re-insert the document in the
+        long postings of common words.
+        """
         slot = self._slot_of.get(doc_id)
         if slot is None:
             slot = self._slot_of[doc_id] = len(self._doc_ids)
             self._doc_ids.append(doc_id)
             self._doc_terms.append(None)
             self._doc_len.append(0)
-        elif self._doc_terms[slot] is not None:
-            self.remove(doc_id)
         counts = Counter(tokenize(content))
         for term in tokenize(title):
             counts[term] += self.title_weight
-        length = sum(counts.values())
         postings = self._postings
+        old_terms = self._doc_terms[slot]
+        if old_terms is not None:
+            self._drop_postings(slot, [term for term in old_terms if term not in counts])
+            self._n_docs -= 1
+            self._total_len -= self._doc_len[slot]
         for term, tf in counts.items():
             bucket = postings.get(term)
             if bucket is None:
                 postings[term] = {slot: tf}
             else:
                 bucket[slot] = tf
+        length = sum(counts.values())
         self._doc_terms[slot] = tuple(counts)
         self._doc_len[slot] = length
         self._n_docs += 1
@@ -86,16 +94,19 @@ class BM25Index:
         terms = None if slot is None else self._doc_terms[slot]
         if terms is None:
             return
+        self._drop_postings(slot, terms)
+        self._doc_terms[slot] = None
+        self._total_len -= self._doc_len[slot]
+        self._doc_len[slot] = 0
+        self._n_docs -= 1
+
+    def _drop_postings(self, slot: int, terms) -> None:
         postings = self._postings
         for term in terms:
             bucket = postings[term]
             del bucket[slot]
             if not bucket:
                 del postings[term]
-        self._doc_terms[slot] = None
-        self._total_len -= self._doc_len[slot]
-        self._doc_len[slot] = 0
-        self._n_docs -= 1
 
     def search(self, query: str, limit: int) -> list[tuple[str, float]]:
         """The ``limit`` best ``(doc_id, score)`` pairs, best first, ties by id."""
@@ -124,15 +135,16 @@ class BM25Index:
                 get = scores.get
                 for d, tf in bucket.items():
                     scores[d] = get(d, 0.0) + weight * tf / (tf + base + per_len * doc_len[d])
-        # (-score, id) tuples compare in C: best first, ties by id
+        # Only documents scoring at least the limit-th best score can rank (ties included);
+        # their (-score, id) tuples sort in C: best first, ties by id.
         doc_ids = self._doc_ids
-        ranked = [(-score, doc_ids[slot]) for slot, score in scores.items()]
-        if len(ranked) > 4 * limit:
-            best = heapq.nsmallest(limit, ranked)
+        if len(scores) > limit:
+            cutoff = sorted(scores.values(), reverse=True)[limit - 1]
+            ranked = [(-score, doc_ids[slot]) for slot, score in scores.items() if score >= cutoff]
         else:
-            ranked.sort()
-            best = ranked[:limit]
-        return [(doc_id, -negated) for negated, doc_id in best]
+            ranked = [(-score, doc_ids[slot]) for slot, score in scores.items()]
+        ranked.sort()
+        return [(doc_id, -negated) for negated, doc_id in ranked[:limit]]
 
     def _pruned_scores(self, terms, limit: int, base: float, per_len: float) -> dict[int, float] | None:
         """Exact scores of the only documents that can reach the top ``limit``, or None.

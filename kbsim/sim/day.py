@@ -185,41 +185,39 @@ def simulate_day(params: DayParams, seed: int, *, trace: bool = False, env: simp
 
 def tabulate(log: DayLog, params: DayParams, seed: int) -> dict[str, pd.DataFrame]:
     """The day's records as tidy tables, one row per record, ``seed`` on every row."""
-    saves = _frame(log.saves, SaveRecord)
-    citations = _frame(log.citations, CitationRecord)
-    citations = _add_staleness(citations, saves, params.day_s)
-    tables = {
-        "citations": citations,
-        "checks": _frame(log.checks, CheckRecord),
-        "edits": _frame(log.edits, EditRecord),
-        "saves": saves,
+    staleness = _staleness_columns(log.citations, log.saves, params.day_s)
+    return {
+        "citations": _frame(log.citations, CitationRecord, seed, staleness),
+        "checks": _frame(log.checks, CheckRecord, seed),
+        "edits": _frame(log.edits, EditRecord, seed),
+        "saves": _frame(log.saves, SaveRecord, seed),
     }
-    for name, table in tables.items():
-        table.insert(0, "seed", seed)
-        tables[name] = table
-    return tables
 
 
-def _frame(records: list, record_type) -> pd.DataFrame:
-    columns = list(record_type.__dataclass_fields__)
-    if not records:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
-    return pd.DataFrame([[getattr(r, c) for c in columns] for r in records], columns=columns)
+def _frame(records: list, record_type, seed: int, extra: dict[str, pd.Series] | None = None) -> pd.DataFrame:
+    """Built column by column: ``seed``, the record's fields, then ``extra``."""
+    fields = list(record_type.__dataclass_fields__)
+    columns: dict = {"seed": pd.Series(seed, index=range(len(records)), dtype="int64")}
+    for name in fields:
+        values = [getattr(r, name) for r in records]
+        columns[name] = values if records else pd.Series(dtype=object)
+    return pd.DataFrame({**columns, **(extra or {})})
 
 
-def _add_staleness(citations: pd.DataFrame, saves: pd.DataFrame, day_s: float) -> pd.DataFrame:
+def _staleness_columns(
+    citations: list[CitationRecord], saves: list[SaveRecord], day_s: float
+) -> dict[str, pd.Series]:
     """When each citation went stale (the first save after its version) and whether it is gone."""
+    version_us = lru_cache(maxsize=None)(parse_version)  # a cited version is usually a save's too
     by_article: dict[str, list[tuple[int, float, str]]] = {}
-    for time_s, kind, article_id, version in zip(
-        saves["time_s"], saves["kind"], saves["article_id"], saves["version"], strict=True
-    ):
-        by_article.setdefault(article_id, []).append((parse_version(version), time_s, kind))
+    for save in saves:
+        by_article.setdefault(save.article_id, []).append((version_us(save.version), save.time_s, save.kind))
     first_stale, gone_s = [], []
-    for article_id, cited in zip(citations["article_id"], citations["cited_version"], strict=True):
-        cited_us = parse_version(cited)
+    for cited in citations:
+        cited_us = version_us(cited.cited_version)
         stale_at, gone_at = math.nan, math.nan
-        for version_us, time_s, kind in by_article.get(article_id, ()):
-            if version_us > cited_us:
+        for save_us, time_s, kind in by_article.get(cited.article_id, ()):
+            if save_us > cited_us:
                 if math.isnan(stale_at):
                     stale_at = time_s
                 if kind == "unpublish":
@@ -227,9 +225,11 @@ def _add_staleness(citations: pd.DataFrame, saves: pd.DataFrame, day_s: float) -
                     break
         first_stale.append(stale_at)
         gone_s.append(gone_at)
-    citations = citations.copy()
-    citations["first_stale_s"] = pd.Series(first_stale, index=citations.index, dtype=float)
-    citations["gone_s"] = pd.Series(gone_s, index=citations.index, dtype=float)
-    citations["stale_at_end"] = citations["first_stale_s"] <= day_s
-    citations["gone_at_end"] = citations["gone_s"] <= day_s
-    return citations
+    first_stale_s = pd.Series(first_stale, dtype=float)
+    gone = pd.Series(gone_s, dtype=float)
+    return {
+        "first_stale_s": first_stale_s,
+        "gone_s": gone,
+        "stale_at_end": first_stale_s <= day_s,
+        "gone_at_end": gone <= day_s,
+    }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable
 
 import numpy as np
@@ -22,12 +23,15 @@ class Popularity:
         self.rank_of = {article_id: r for r, article_id in enumerate(self.by_rank)}
         weights = np.arange(1, len(self.by_rank) + 1, dtype=float) ** -s
         self.probabilities = weights / weights.sum()
-        self._cdf = np.cumsum(self.probabilities)
+        cdf = np.cumsum(self.probabilities)
+        # bisect over a list of floats: the same answer as np.searchsorted, without its per-call cost
+        self._cdf = cdf.tolist()
+        self._total = float(cdf[-1])
 
     def draw(self, rng: np.random.Generator, is_eligible: Callable[[str], bool]) -> str | None:
         """One article among the eligible ones (rejection sampling), or None if none is."""
         for _ in range(10_000):
-            r = int(np.searchsorted(self._cdf, rng.random() * self._cdf[-1], side="right"))
+            r = bisect_right(self._cdf, rng.random() * self._total)
             article_id = self.by_rank[min(r, len(self.by_rank) - 1)]
             if is_eligible(article_id):
                 return article_id

@@ -1,6 +1,6 @@
 """What the processes append while a day runs: plain frozen records.
 
-Each list becomes one tidy table (``pd.DataFrame(records)``) in
+Each list becomes one tidy table (one column per field) in
 :func:`kbsim.sim.day.run_day`; nothing here knows about SimPy or pandas.
 """
 

@@ -89,6 +89,18 @@ class Article:
         self.updated_at = format_version(version_us)
         self.hit_json_len = self.read_json_len = None
 
+    def hit_size(self, kb_id: str) -> int:
+        """JSON bytes of this version's search hit, encoded once per version."""
+        if self.hit_json_len is None:
+            self.hit_json_len = json_size(search_hit(kb_id, self))
+        return self.hit_json_len
+
+    def read_size(self, kb_id: str) -> int:
+        """JSON bytes of this version's read result, encoded once per version."""
+        if self.read_json_len is None:
+            self.read_json_len = json_size(read_result(kb_id, self))
+        return self.read_json_len
+
 
 @dataclass(slots=True)
 class KnowledgeBase:
@@ -166,10 +178,16 @@ class MemoryStore:
         """An independent copy of every knowledge base, with its own retention window.
 
         Cheaper than publishing a corpus again: the simulation builds each
-        seed's starting knowledge base once and copies it for every day.
+        seed's starting knowledge base once and copies it for every day. The
+        per-version JSON sizes of this store's published articles are filled
+        in first, so each copy starts with them instead of encoding them again.
         """
         twin = MemoryStore(event_retention_s=event_retention_s)
         for kb_id, kb in self._kbs.items():
+            for article in kb.articles.values():
+                if article.published:
+                    article.hit_size(kb_id)
+                    article.read_size(kb_id)
             twin._kbs[kb_id] = KnowledgeBase(
                 kb_id,
                 articles={aid: copy.copy(article) for aid, article in kb.articles.items()},
@@ -294,16 +312,11 @@ class MemoryStore:
             articles = self._kbs[kb_id].articles
             total = _EMPTY_SEARCH_LEN + len(hits) - 1
             for hit in hits:
-                article = articles[hit["article_id"]]
-                if article.hit_json_len is None:
-                    article.hit_json_len = json_size(search_hit(kb_id, article))
-                total += article.hit_json_len
+                total += articles[hit["article_id"]].hit_size(kb_id)
             return total
         if name == "read_knowledge_article":
-            article = self._kbs[result["citation"]["knowledge_base_id"]].articles[result["article_id"]]
-            if article.read_json_len is None:
-                article.read_json_len = json_size(read_result(result["citation"]["knowledge_base_id"], article))
-            return article.read_json_len
+            kb_id = result["citation"]["knowledge_base_id"]
+            return self._kbs[kb_id].articles[result["article_id"]].read_size(kb_id)
         return json_size(result)
 
     def tool_edit(self, arguments: dict[str, Any], now_us: int) -> dict[str, Any]:

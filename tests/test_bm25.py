@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections import Counter
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kbsim.store.bm25 import BM25Index, tokenize
 
@@ -80,3 +83,9 @@ def test_ties_at_the_cut_are_broken_by_id():
     assert [doc_id for doc_id, _ in top] == ["art-000004", "art-000001", "art-000002", "art-000003"]
     assert top == brute_force(docs, "words", 4)
     assert top[1][1] == top[2][1] == top[3][1] < top[0][1]
+
+
+@given(st.text() | st.text(alphabet=st.characters(max_codepoint=127)))
+def test_tokenize_is_the_runs_of_lowercase_letters_and_digits(text):
+    """The fast ASCII path and the regex path agree with the definition on any text."""
+    assert tokenize(text) == re.findall(r"[a-z0-9]+", text.lower())

@@ -7,7 +7,7 @@ interpreter start (``python -c pass``), interpreter plus imports, the whole
 ``kbsim run`` process (wall time, and CPU time of its whole process tree), and
 the compute: every one of the study's 50 (params, seed) days run serially by
 ``run_day`` in a fresh process, with the runs expanded by ``kbsim.config``
-exactly as the runner expands them. Writes the "Reference study" section of
+and ordered exactly as the runner expands and orders them. Writes the "Reference study" section of
 benchmarks/RESULTS.md.
 """
 
@@ -120,9 +120,10 @@ def serial_compute(
     """
     from kbsim.config import load_config
     from kbsim.metrics import run_metrics
+    from kbsim.runner import in_seed_order
     from kbsim.sim import run_day
 
-    runs = load_config(ROOT / config, overrides, seeds=seeds).runs()
+    runs = in_seed_order(load_config(ROOT / config, overrides, seeds=seeds).runs())  # as the runner does
     wall, cpu, tables_s = [], [], []
     for run in runs:
         wall_0, cpu_0 = time.perf_counter(), time.process_time()

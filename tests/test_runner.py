@@ -17,9 +17,9 @@ from tiny_configs import TINY_SWEEP
 
 import kbsim.runner
 from kbsim.cli import main
-from kbsim.config import load_config
+from kbsim.config import config_from_dict, load_config
 from kbsim.metrics import summarize
-from kbsim.runner import ResultsConflictError, load_results, run_experiment
+from kbsim.runner import ResultsConflictError, in_seed_order, load_results, run_experiment
 from kbsim.sim import run_day
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -326,3 +326,37 @@ def test_progress_bar_only_on_a_terminal(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(sys, "stderr", terminal)
     run_experiment(path, tmp_path / "bar", workers=1, progress=True)
     assert "tiny: 100%" in terminal.text and "4/4 [" in terminal.text and "run/s]" in terminal.text
+
+
+def test_runs_of_one_seed_are_computed_next_to_each_other():
+    """Same-seed runs share a starting knowledge base, so the runner schedules them together."""
+    config = config_from_dict(
+        {
+            "name": "order",
+            "seeds": [3, 1, 2],
+            "scenarios": {"zipf": {}, "control": {"saves": {"popularity": "uniform"}}},
+            "sweep": {"edit.delay_s": [60, 600]},
+        }
+    )
+    runs = config.runs()
+    ordered = in_seed_order(runs)
+    assert sorted(r.run_id for r in ordered) == sorted(r.run_id for r in runs)
+    assert [r.seed for r in ordered] == [1] * 4 + [2] * 4 + [3] * 4
+    for seed in (1, 2, 3):  # config order (scenario, then point) within a seed
+        assert [r.run_id for r in ordered if r.seed == seed] == [r.run_id for r in runs if r.seed == seed]
+
+
+def test_the_runner_hands_out_the_runs_of_a_seed_together(tmp_path, monkeypatch):
+    handed_out = []
+
+    def in_process(jobs, workers, batch_size, run_day, handle):
+        handed_out.extend(job["seed"] for job in jobs)
+        handle(kbsim.runner.run_batch(jobs, run_day))
+        return 1, len(jobs)
+
+    monkeypatch.setattr(kbsim.runner, "_execute_local", in_process)
+    config = load_config(write_config(tmp_path))
+    assert [r.seed for r in config.runs()] == [1, 2] * 4  # config order alternates seeds
+    result = run_experiment(config, tmp_path / "out", progress=False)
+    assert result.ok and result.runs_computed == 8
+    assert handed_out == [1] * 4 + [2] * 4

@@ -68,28 +68,30 @@ def run_metrics(tables: dict[str, pd.DataFrame], day_s: float | None = None) -> 
     rows: list = []
     asked = citations["asked_s"].to_numpy(dtype=float)
     stale_at = citations["first_stale_s"].to_numpy(dtype=float)
-    answer = citations["answer_id"].to_numpy()
+    # each citation's answer as 0..n_answers-1, to count per answer with bincount
+    _, answer = np.unique(citations["answer_id"].to_numpy(), return_inverse=True)
+    n_answers = int(answer.max()) + 1 if len(answer) else 0
     hours = range(1, int(math.floor(day_s / 3600.0 + 1e-9)) + 1)
     for label, t in [*((f"h{h}", h * 3600.0) for h in hours), ("end", day_s)]:
         held = asked <= t
         stale = held & (stale_at <= t)
         _proportion(rows, f"stale_citation_share@{label}", stale.sum(), held.sum())
-        if held.any():
-            per_answer = pd.Series(stale[held]).groupby(answer[held]).any()
-            _proportion(rows, f"stale_answer_share@{label}", per_answer.sum(), len(per_answer))
-        else:
-            _proportion(rows, f"stale_answer_share@{label}", 0, 0)
+        answers_given = np.bincount(answer, weights=held, minlength=n_answers) > 0
+        answers_stale = np.bincount(answer, weights=stale, minlength=n_answers) > 0
+        _proportion(rows, f"stale_answer_share@{label}", answers_stale.sum(), answers_given.sum())
     gone = citations["gone_s"].to_numpy(dtype=float) <= day_s
     _proportion(rows, "gone_citation_share@end", gone.sum(), len(gone))
 
     if len(checks):
-        title = checks[checks["strategy"] == "title"]
+        by_strategy = {name: group for name, group in checks.groupby("strategy", sort=False)}
+        empty = checks.iloc[:0]
+        title = by_strategy.get("title", empty)
         _proportion(rows, "title_recall", title["true_positives"].sum(), title["true_stale"].sum())
         for strategy in STRATEGIES:
-            mine = checks[checks["strategy"] == strategy]
+            mine = by_strategy.get(strategy, empty)
             _mean(rows, f"calls_per_check[{strategy}]", mine["calls"].mean())
             _mean(rows, f"bytes_per_check[{strategy}]", mine["bytes"].mean())
-        polls = checks[checks["strategy"] == "poll"]
+        polls = by_strategy.get("poll", empty)
         _proportion(rows, "cursor_expired_rate", polls["cursor_expired"].sum(), len(polls))
 
     _mean(rows, "edits_made", len(edits))

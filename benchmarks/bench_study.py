@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import io
 import json
 import os
 import re
@@ -115,15 +114,17 @@ def serial_compute(
     """Run every day of the config with ``run_day``, one after another, in this process.
 
     With ``tables``, also time what a runner's worker does with each day's
-    tables besides simulating it: the run's metrics and every table (metrics
-    included) encoded as Parquet bytes (``tables_s``, not part of ``wall_s``).
+    tables besides simulating it (``kbsim.runner.run_files``: the run's
+    metrics, and every table made tidy and encoded as Parquet bytes), as
+    ``tables_s``, not part of ``wall_s``.
     """
+    from kbsim import runner
     from kbsim.config import load_config
-    from kbsim.metrics import run_metrics
-    from kbsim.runner import in_seed_order
     from kbsim.sim import run_day
 
-    runs = in_seed_order(load_config(ROOT / config, overrides, seeds=seeds).runs())  # as the runner does
+    loaded = load_config(ROOT / config, overrides, seeds=seeds)
+    runs = runner.in_seed_order(loaded.runs())  # as the runner orders them
+    dtypes = runner._column_dtypes(loaded, runs)
     wall, cpu, tables_s = [], [], []
     for run in runs:
         wall_0, cpu_0 = time.perf_counter(), time.process_time()
@@ -132,9 +133,7 @@ def serial_compute(
         cpu.append(time.process_time() - cpu_0)
         if tables:
             started = time.perf_counter()
-            frames = [*day.values(), run_metrics(day, day_s=run.params.day_s)]
-            for frame in frames:
-                frame.to_parquet(io.BytesIO(), index=False, engine="pyarrow")
+            runner.run_files(runner._job(run, dtypes), day, run.params.day_s)
             tables_s.append(time.perf_counter() - started)
     return {"runs": len(runs), "wall_s": wall, "cpu_s": cpu, "tables_s": tables_s}
 

@@ -214,9 +214,9 @@ against the serial sum it shows how much slower each run went in the pool. {cpu_
 {ratio_line("dask vs local (whole processes)", dask / local, TARGET_DASK_VS_LOCAL)}
 - Runner only: local vs ideal {local_runner / ideal:.2f}x, dask vs local
   {dask_runner / local_runner:.2f}x.
-- Work besides simulating, per run, serially: metrics and Parquet encoding of the tables
-  {tables / n * 1000:.1f} ms ({tables / serial:.0%} of `run_day`), done by the workers, not in
-  the ideal.
+- Work besides simulating, per run, serially (`kbsim.runner.run_files`: metrics, tidy columns,
+  Parquet encoding of the tables): {tables / n * 1000:.1f} ms ({tables / serial:.0%} of `run_day`),
+  done by the workers, not in the ideal.
 - CPU time beyond the serial `run_day` CPU time and that per-run work: local
   {local_cpu - serial_cpu - tables:.1f} s, dask {dask_cpu - serial_cpu - tables:.1f} s (start-up,
   imports in every process, the parent's file writing and summary, and contention).

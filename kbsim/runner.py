@@ -151,6 +151,19 @@ def _tidy(frame: pd.DataFrame, job: dict, with_seed: bool = False) -> pd.DataFra
     return pd.concat([pd.DataFrame(front), rest], axis=1)
 
 
+def run_files(job: dict, tables: dict[str, pd.DataFrame], day_s: float) -> dict[str, bytes]:
+    """What a worker ships for one run: each table and the run's metrics, tidy, as Parquet bytes."""
+    from kbsim.metrics import run_metrics
+
+    bad = [name for name in tables if not str(name).isidentifier() or name == "metrics"]
+    if bad:
+        raise ValueError(f"run_day returned tables with unusable names: {bad}")
+    files = {name: _parquet_bytes(_tidy(df, job)) for name, df in tables.items()}
+    metrics = run_metrics(tables, day_s=day_s)  # "end" = the day's end
+    files["metrics"] = _parquet_bytes(_tidy(metrics, job, with_seed=True))
+    return files
+
+
 def run_batch(jobs: list[dict], run_day: str = DEFAULT_RUN_DAY) -> list[dict]:
     """Run a batch of days in this process; each outcome holds Parquet bytes or an error.
 
@@ -158,20 +171,12 @@ def run_batch(jobs: list[dict], run_day: str = DEFAULT_RUN_DAY) -> list[dict]:
     plain data out, nothing written here.
     """
     simulate = _import_function(run_day)
-    from kbsim.metrics import run_metrics
-
     outcomes = []
     for job in jobs:
         started = time.perf_counter()
         try:
             params = DayParams.model_validate(job["params"])
-            tables = simulate(params, job["seed"])
-            bad = [name for name in tables if not str(name).isidentifier() or name == "metrics"]
-            if bad:
-                raise ValueError(f"run_day returned tables with unusable names: {bad}")
-            files = {name: _parquet_bytes(_tidy(df, job)) for name, df in tables.items()}
-            metrics = run_metrics(tables, day_s=params.day_s)  # "end" = the day's end
-            files["metrics"] = _parquet_bytes(_tidy(metrics, job, with_seed=True))
+            files = run_files(job, simulate(params, job["seed"]), params.day_s)
             outcomes.append(
                 {
                     "run_id": job["run_id"],

@@ -107,11 +107,11 @@ def profile_parent(seeds: int, workers: int, out: str) -> dict[str, float]:
         "pool start (fork server + workers)": cumtime("popen_forkserver.py", "_launch"),
         "waiting for workers": cumtime("concurrent/futures/_base.py", "as_completed"),
         "writing runs' files": cumtime("kbsim/runner.py", "handle"),
-        "summary (reads every run's metrics.parquet back)": cumtime(
+        "summary (pools the runs' metrics; reads back only earlier sessions' runs)": cumtime(
             "kbsim/runner.py", "_summarize"
         ),
-        "importing kbsim.metrics (scipy.stats), wherever first": cumtime(
-            "kbsim/metrics.py", "<module>"
+        "importing scipy.stats (the summary's t-intervals), inside the summary": cumtime(
+            "scipy/stats/__init__.py", "<module>"
         ),
     }
 
@@ -235,7 +235,7 @@ against the serial sum it shows how much slower each run went in the pool. {cpu_
 The local sweep of {n:,} runs once more with its parent process under cProfile
 (`python -m cProfile -m kbsim run ...`; workers are not profiled, their per-run extra work is the
 metrics and Parquet time in "Sweep throughput"). Cumulative time per step; the steps overlap
-where one calls another (importing kbsim.metrics counts in the step that first needs it).
+where one calls another.
 
 {chr(10).join(lines)}
 """,

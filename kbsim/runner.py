@@ -151,8 +151,14 @@ def _tidy(frame: pd.DataFrame, job: dict, with_seed: bool = False) -> pd.DataFra
     return pd.concat([pd.DataFrame(front), rest], axis=1)
 
 
-def run_files(job: dict, tables: dict[str, pd.DataFrame], day_s: float) -> dict[str, bytes]:
-    """What a worker ships for one run: each table and the run's metrics, tidy, as Parquet bytes."""
+#: The columns of a run's metrics that the summary pools.
+_METRIC_COLUMNS = ["metric", "value", "successes", "trials"]
+
+
+def run_files(job: dict, tables: dict[str, pd.DataFrame], day_s: float) -> tuple[dict[str, bytes], list[tuple]]:
+    """What a worker ships for one run: each table and the run's metrics, tidy, as Parquet
+    bytes; and the metric rows themselves, which the parent pools into the summary without
+    decoding the bytes again."""
     from kbsim.metrics import run_metrics
 
     bad = [name for name in tables if not str(name).isidentifier() or name == "metrics"]
@@ -161,7 +167,7 @@ def run_files(job: dict, tables: dict[str, pd.DataFrame], day_s: float) -> dict[
     files = {name: _parquet_bytes(_tidy(df, job)) for name, df in tables.items()}
     metrics = run_metrics(tables, day_s=day_s)  # "end" = the day's end
     files["metrics"] = _parquet_bytes(_tidy(metrics, job, with_seed=True))
-    return files
+    return files, list(metrics[_METRIC_COLUMNS].itertuples(index=False, name=None))
 
 
 def run_batch(jobs: list[dict], run_day: str = DEFAULT_RUN_DAY) -> list[dict]:
@@ -176,11 +182,12 @@ def run_batch(jobs: list[dict], run_day: str = DEFAULT_RUN_DAY) -> list[dict]:
         started = time.perf_counter()
         try:
             params = DayParams.model_validate(job["params"])
-            files = run_files(job, simulate(params, job["seed"]), params.day_s)
+            files, metric_rows = run_files(job, simulate(params, job["seed"]), params.day_s)
             outcomes.append(
                 {
                     "run_id": job["run_id"],
                     "files": files,
+                    "metrics": metric_rows,
                     "wall_s": time.perf_counter() - started,
                 }
             )
@@ -605,6 +612,8 @@ def run_experiment(
             smoothing=0.1,
         )
 
+        computed_metrics: dict[str, list[tuple]] = {}  # this session's runs: no need to read them back
+
         def handle(outcomes: list[dict]) -> None:
             for outcome in outcomes:
                 with signals.deferred():
@@ -612,6 +621,8 @@ def run_experiment(
                 if failure is not None:
                     failures.append(failure)
                     bar.set_postfix(failed=len(failures))
+                else:
+                    computed_metrics[outcome["run_id"]] = outcome["metrics"]
                 bar.update(1)
 
         used_workers, used_batch = workers, 0
@@ -627,7 +638,7 @@ def run_experiment(
         finally:
             bar.close()
 
-        summary = _summarize(directory, config, runs)
+        summary = _summarize(directory, config, runs, computed_metrics)
         if not summary.empty:
             _atomic_write(directory / SUMMARY, summary.to_csv(index=False).encode())
     return ExperimentResult(
@@ -688,8 +699,14 @@ def _points_frame(config: ExperimentConfig, runs: list[RunSpec]) -> pd.DataFrame
     return frame
 
 
-def _summarize(directory: Path, config: ExperimentConfig, runs: list[RunSpec]) -> pd.DataFrame:
-    """Every completed run's metrics pooled per scenario x sweep point (kbsim.metrics)."""
+def _summarize(
+    directory: Path, config: ExperimentConfig, runs: list[RunSpec], computed: dict[str, list[tuple]]
+) -> pd.DataFrame:
+    """Every completed run's metrics pooled per scenario x sweep point (kbsim.metrics).
+
+    ``computed`` holds the metric rows of the runs computed just now; the others done
+    (earlier sessions) are read back from their ``metrics.parquet``.
+    """
     from kbsim.metrics import summarize
 
     columns = ["scenario", *config.swept, "metric", "value", "ci_low", "ci_high", "n"]
@@ -698,16 +715,21 @@ def _summarize(directory: Path, config: ExperimentConfig, runs: list[RunSpec]) -
     for run in runs:
         key = (run.scenario, json.dumps(run.point, sort_keys=True))
         point_of[run.run_id] = seen.setdefault(key, len(seen))
-    frames = []
+    rows: list[tuple] = []
     for run in runs:
-        path = directory / "runs" / run.run_id / "metrics.parquet"
-        if (directory / "runs" / run.run_id / DONE).exists():
-            metrics = pd.read_parquet(path, columns=["metric", "value", "successes", "trials"])
-            metrics.insert(0, "point", point_of[run.run_id])
-            frames.append(metrics)
-    if not frames:
+        metric_rows = computed.get(run.run_id)
+        if metric_rows is None and (directory / "runs" / run.run_id / DONE).exists():
+            path = directory / "runs" / run.run_id / "metrics.parquet"
+            metric_rows = pd.read_parquet(path, columns=_METRIC_COLUMNS).itertuples(index=False, name=None)
+        if metric_rows is not None:
+            point = point_of[run.run_id]
+            rows.extend((point, *row) for row in metric_rows)
+    if not rows:
         return pd.DataFrame(columns=columns)
-    pooled = summarize(pd.concat(frames, ignore_index=True), by=["point"])
+    metrics = pd.DataFrame(rows, columns=["point", *_METRIC_COLUMNS]).astype(
+        {"metric": "str", "value": "float64", "successes": "float64", "trials": "float64"}
+    )
+    pooled = summarize(metrics, by=["point"])
     points = _points_frame(config, runs).rename_axis("point").reset_index()
     summary = points.merge(pooled, on="point", how="inner", sort=False)
     summary = summary.sort_values("point", kind="stable")

@@ -35,7 +35,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import integrate, stats
 
 from kbsim.params import DayParams
 
@@ -125,6 +124,8 @@ class FreshnessModel:
 
         def slope(_t, a):
             return [rate / float(np.dot(p, np.exp(-mu * p * a[0])))]
+
+        from scipy import integrate  # here, not at import: every `kbsim` command imports this module
 
         solution = integrate.solve_ivp(
             slope, (0.0, max(horizon_s, 1.0)), [0.0], dense_output=True, rtol=1e-9, atol=1e-9
@@ -325,6 +326,8 @@ def _expected_pages(mean_events: float, page_size: int) -> float:
     """``E[max(1, ceil(X / page_size))]`` for ``X ~ Poisson(mean_events)``."""
     if mean_events <= 0:
         return 1.0
+    from scipy import stats  # here, not at import: every `kbsim` command imports this module
+
     top = int(stats.poisson.ppf(1 - 1e-12, mean_events)) + page_size
     x = np.arange(0, top + 1)
     pages = np.maximum(1, np.ceil(x / page_size))

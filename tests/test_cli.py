@@ -30,3 +30,15 @@ def test_unknown_command_is_an_error_naming_it():
     result = run_kbsim("frobnicate")
     assert result.returncode == 2
     assert "frobnicate" in result.stderr
+
+
+def test_the_command_line_starts_without_the_heavy_imports():
+    """Every command builds the whole parser, so registering a command must stay cheap:
+    scipy (about 0.5 s to import) and matplotlib load only when a figure or interval needs them."""
+    code = (
+        "import sys; from kbsim.cli import build_parser; build_parser(); "
+        "print(sorted(m for m in ('scipy', 'matplotlib') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

@@ -219,7 +219,9 @@ against the serial sum it shows how much slower each run went in the pool. {cpu_
   done by the workers, not in the ideal.
 - CPU time beyond the serial `run_day` CPU time and that per-run work: local
   {local_cpu - serial_cpu - tables:.1f} s, dask {dask_cpu - serial_cpu - tables:.1f} s (start-up,
-  imports in every process, the parent's file writing and summary, and contention).
+  imports in every process, the parent's file writing and summary, and contention; a
+  difference of medians taken over noisy repetitions, so near zero, even below, means too small
+  to measure here).
 - If the pool's cores busy is well under {cores}, other load on the shared machine took the rest,
   and the wall-time ratios measure that load as much as the runner.
 """

@@ -136,20 +136,20 @@ def one_scale(scale: int, runs: int) -> dict:
     """
     run_day(DayParams(), 0)
     params = scaled(scale)
-    per_event, per_call, seconds = [], [], []
+    per_event, per_call, walls = [], [], []
     for seed in range(1, runs + 1):
         env = CountingEnvironment()
         start = time.perf_counter()
         tables = run_day(params, seed, env=env)
         elapsed = time.perf_counter() - start
         calls = int(tables["checks"]["calls"].sum()) + 3 * params.questions.count
-        seconds.append(elapsed)
+        walls.append(elapsed)
         per_event.append(elapsed / env.scheduled)
         per_call.append(elapsed / calls)
     return {
         "scale": scale,
         "runs": runs,
-        "seconds": statistics.median(seconds),
+        "seconds": statistics.median(walls),
         "simpy_events": env.scheduled,
         "tool_calls": calls,
         "s_per_event": statistics.median(per_event),
@@ -167,6 +167,8 @@ def main() -> None:
     )
     parser.add_argument("--one-scale", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.runs < 1 or args.scale_runs < 1:
+        parser.error("--runs and --scale-runs: expected at least 1")
     if args.one_scale:
         runs = args.scale_runs if args.one_scale <= 10 else 1
         print(json.dumps(one_scale(args.one_scale, runs)))

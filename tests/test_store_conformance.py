@@ -428,6 +428,15 @@ def test_people_saves_and_agent_edits_write_the_same_events(kb):
     assert person["updated_at"] == agent["updated_at"] == kbsim.format_version(10_000_000)
 
 
+def test_a_save_that_changes_nothing_is_refused_and_writes_nothing(kb):
+    s, _, _, ids = kb
+    before = s.snapshot()
+    with pytest.raises(kbsim.ToolError) as refused:
+        s.save_article(KB, ids[0], at=10.0)
+    assert refused.value.code == "invalid_argument" and "content or title" in str(refused.value)
+    assert s.snapshot() == before
+
+
 @pytest.mark.parametrize("resource_type", ["channel", "note", "record", "session"])
 def test_other_resource_types_are_unsupported(kb, resource_type):
     s, client, _, _ = kb

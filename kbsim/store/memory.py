@@ -44,6 +44,12 @@ def check_replay(key: str, first_arguments: dict[str, Any], arguments: dict[str,
         )
 
 
+def check_save_changes(content: str | None, title: str | None) -> None:
+    """A person's save must change the content, the title or both."""
+    if content is None and title is None:
+        raise ToolError("invalid_argument", "save_article needs content or title (both are None)")
+
+
 def version_conflict(arguments: dict[str, Any]) -> ToolError:
     return ToolError(
         "version_conflict",
@@ -222,10 +228,7 @@ class MemoryStore:
         title: str | None = None,
     ) -> str:
         """A person's save of a published article; returns the new ``updated_at``."""
-        if content is None and title is None:
-            raise ToolError(
-                "invalid_argument", "save_article needs content or title (both are None)"
-            )
+        check_save_changes(content, title)
         article = self._published(kb_id, article_id)
         return self._apply_update(self._kbs[kb_id], article, seconds_to_us(at), content, title)
 

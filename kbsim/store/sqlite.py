@@ -63,6 +63,7 @@ from kbsim.store.memory import (
     article_not_found,
     check_poll_cursor,
     check_replay,
+    check_save_changes,
     citation,
     kb_not_found,
     read_result,
@@ -475,10 +476,7 @@ class SQLiteStore:
         title: str | None = None,
     ) -> str:
         """A person's save of a published article; returns the new ``updated_at``."""
-        if content is None and title is None:
-            raise ToolError(
-                "invalid_argument", "save_article needs content or title (both are None)"
-            )
+        check_save_changes(content, title)
         with self._write() as conn:
             row = self._published(conn, kb_id, article_id)
             version = self._apply_update(conn, row, seconds_to_us(at), content, title)

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_store import median_us  # noqa: E402
 from results_file import machine_line, write_section  # noqa: E402
 
 import kbsim  # noqa: E402
@@ -40,18 +41,6 @@ from kbsim.sim.corpus import Corpus  # noqa: E402
 KB = "kb-bench"
 TITLE = "SQLite backend"
 TOOLS = ("read", "edit", "poll", "search")
-
-
-def median_us(call: Callable, arguments: list) -> float:
-    """Median wall time of ``call(a)`` over ``arguments``, in microseconds."""
-    for a in arguments[:20]:  # warm-up
-        call(a)
-    timings = []
-    for a in arguments:
-        start = time.perf_counter_ns()
-        call(a)
-        timings.append(time.perf_counter_ns() - start)
-    return statistics.median(timings) / 1_000
 
 
 def bench_store(store, calls: int, seed: int) -> dict[str, float]:

@@ -94,6 +94,15 @@ def edit_worker(store: SQLiteStore, worker: str, seed: int, start: Any) -> dict[
     return {"attempts": attempts, "conflicts": conflicts, "applied": applied, "shared": shared}
 
 
+def hot_articles_store(path: str) -> SQLiteStore:
+    """A new store file with KB holding the hot articles and the shared one (art-000001..4)."""
+    store = SQLiteStore(path)
+    store.create_knowledge_base(KB)
+    for name in HOT + [SHARED]:
+        store.publish_article(KB, title=f"hot {name}", content="initial", at=0.0)
+    return store
+
+
 def process_main(path: str, worker: str, seed: int, start: Any, results: Any) -> None:
     with SQLiteStore(path, busy_timeout_s=60.0) as store:
         results.put(edit_worker(store, worker, seed, start))
@@ -101,10 +110,7 @@ def process_main(path: str, worker: str, seed: int, start: Any, results: Any) ->
 
 def test_threads_and_processes_race_cas_edits(tmp_path, record_property):
     path = str(tmp_path / "race.db")
-    store = SQLiteStore(path)
-    store.create_knowledge_base(KB)
-    for name in HOT + [SHARED]:
-        store.publish_article(KB, title=f"hot {name}", content="initial", at=0.0)
+    store = hot_articles_store(path)
 
     ctx = multiprocessing.get_context("spawn")
     # Everyone starts editing together, once every process has opened the store.
@@ -221,10 +227,7 @@ def same_key_worker(path: str, rounds: int, barrier: Any, results: Any) -> None:
 
 def test_two_workers_send_each_key_at_the_same_instant(tmp_path, record_property):
     path = str(tmp_path / "same-key.db")
-    store = SQLiteStore(path)
-    store.create_knowledge_base(KB)
-    for name in HOT + [SHARED]:
-        store.publish_article(KB, title=f"hot {name}", content="initial", at=0.0)
+    store = hot_articles_store(path)
     rounds = 40
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(2, timeout=120)

@@ -71,8 +71,8 @@ def run_metrics(tables: dict[str, pd.DataFrame], day_s: float | None = None) -> 
     asked = citations["asked_s"].to_numpy(dtype=float)
     stale_at = citations["first_stale_s"].to_numpy(dtype=float)
     # each citation's answer as 0..n_answers-1, to count per answer with bincount
-    _, answer = np.unique(citations["answer_id"].to_numpy(), return_inverse=True)
-    n_answers = int(answer.max()) + 1 if len(answer) else 0
+    answer_ids, answer = np.unique(citations["answer_id"].to_numpy(), return_inverse=True)
+    n_answers = len(answer_ids)
     hours = range(1, int(math.floor(day_s / 3600.0 + 1e-9)) + 1)
     for label, t in [*((f"h{h}", h * 3600.0) for h in hours), ("end", day_s)]:
         held = asked <= t

@@ -29,7 +29,7 @@ test: $(STAMP)
 
 ## make lint: ruff
 lint: $(STAMP)
-	$(VENV)/bin/ruff check kbsim tests benchmarks
+	$(VENV)/bin/ruff check kbsim tests benchmarks validation
 
 ## make bench: benchmarks, results written to benchmarks/RESULTS.md
 bench: $(STAMP)

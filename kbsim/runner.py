@@ -9,7 +9,7 @@ Results live under ``<out>/<experiment>/``::
     runs/<run_id>/<table>.parquet    citations, checks, edits, ... and metrics
     runs/<run_id>/run.json           written last: the run is complete once it exists
     errors/<run_id>.json             a failed run's parameters and traceback
-    summary.csv                      mean and 95% CI per scenario x sweep point x metric
+    summary.csv                      estimate and 95% interval per scenario x sweep point x metric
 
 Every file is written to a temporary name in the same directory and moved
 into place with ``os.replace``, by the parent process only, so an interrupt
@@ -151,15 +151,13 @@ def _tidy(frame: pd.DataFrame, job: dict, with_seed: bool = False) -> pd.DataFra
     return pd.concat([pd.DataFrame(front), rest], axis=1)
 
 
-#: The columns of a run's metrics that the summary pools.
-_METRIC_COLUMNS = ["metric", "value", "successes", "trials"]
 
 
 def run_files(job: dict, tables: dict[str, pd.DataFrame], day_s: float) -> tuple[dict[str, bytes], list[tuple]]:
     """What a worker ships for one run: each table and the run's metrics, tidy, as Parquet
     bytes; and the metric rows themselves, which the parent pools into the summary without
     decoding the bytes again."""
-    from kbsim.metrics import run_metrics
+    from kbsim.stats.metrics import COLUMNS, run_metrics
 
     bad = [name for name in tables if not str(name).isidentifier() or name == "metrics"]
     if bad:
@@ -167,7 +165,7 @@ def run_files(job: dict, tables: dict[str, pd.DataFrame], day_s: float) -> tuple
     files = {name: _parquet_bytes(_tidy(df, job)) for name, df in tables.items()}
     metrics = run_metrics(tables, day_s=day_s)  # "end" = the day's end
     files["metrics"] = _parquet_bytes(_tidy(metrics, job, with_seed=True))
-    return files, list(metrics[_METRIC_COLUMNS].itertuples(index=False, name=None))
+    return files, list(metrics[list(COLUMNS)].itertuples(index=False, name=None))
 
 
 def run_batch(jobs: list[dict], run_day: str = DEFAULT_RUN_DAY) -> list[dict]:
@@ -702,14 +700,14 @@ def _points_frame(config: ExperimentConfig, runs: list[RunSpec]) -> pd.DataFrame
 def _summarize(
     directory: Path, config: ExperimentConfig, runs: list[RunSpec], computed: dict[str, list[tuple]]
 ) -> pd.DataFrame:
-    """Every completed run's metrics pooled per scenario x sweep point (kbsim.metrics).
+    """Every completed run's metrics summarised per scenario x sweep point (kbsim.stats).
 
     ``computed`` holds the metric rows of the runs computed just now; the others done
     (earlier sessions) are read back from their ``metrics.parquet``.
     """
-    from kbsim.metrics import summarize
+    from kbsim.stats.metrics import COLUMNS
+    from kbsim.stats.summary import summarize
 
-    columns = ["scenario", *config.swept, "metric", "value", "ci_low", "ci_high", "n"]
     point_of: dict[str, int] = {}
     seen: dict[tuple, int] = {}
     for run in runs:
@@ -720,20 +718,18 @@ def _summarize(
         metric_rows = computed.get(run.run_id)
         if metric_rows is None and (directory / "runs" / run.run_id / DONE).exists():
             path = directory / "runs" / run.run_id / "metrics.parquet"
-            metric_rows = pd.read_parquet(path, columns=_METRIC_COLUMNS).itertuples(index=False, name=None)
+            metric_rows = pd.read_parquet(path, columns=list(COLUMNS)).itertuples(index=False, name=None)
         if metric_rows is not None:
             point = point_of[run.run_id]
-            rows.extend((point, *row) for row in metric_rows)
+            rows.extend((point, run.seed, *row) for row in metric_rows)
     if not rows:
-        return pd.DataFrame(columns=columns)
-    metrics = pd.DataFrame(rows, columns=["point", *_METRIC_COLUMNS]).astype(
-        {"metric": "str", "value": "float64", "successes": "float64", "trials": "float64"}
-    )
+        return pd.DataFrame()
+    metrics = pd.DataFrame(rows, columns=["point", "seed", *COLUMNS])
     pooled = summarize(metrics, by=["point"])
     points = _points_frame(config, runs).rename_axis("point").reset_index()
     summary = points.merge(pooled, on="point", how="inner", sort=False)
     summary = summary.sort_values("point", kind="stable")
-    return summary[columns].reset_index(drop=True)
+    return summary.drop(columns="point").reset_index(drop=True)
 
 
 def load_results(directory: str | Path) -> dict[str, pd.DataFrame]:

@@ -31,7 +31,7 @@ from kbsim.params import DayParams
 from kbsim.sim import streams
 from kbsim.sim.day import KB_ID as SIM_KB_ID
 from kbsim.sim.day import day_save_arrivals, starting_knowledge_base
-from kbsim.sim.popularity import Popularity
+from kbsim.sim.popularity import UNIFORMS_PER_DRAW, Popularity
 from kbsim.sim.processes import editor
 from kbsim.sim.records import DayLog
 from kbsim.store import MemoryStore, ToolError, parse_version, tool_definitions
@@ -203,7 +203,8 @@ def live_people(env, store, lock: threading.Lock, kb_id: str, params: DayParams,
     s = params.zipf_s if params.saves.popularity == "zipf" else 0.0
     popularity = Popularity(article_ids, ranking, s)
     locked = LockedStore(store, lock)
-    rng = streams(seed)["editors"]
+    rngs = streams(seed)
+    rng, targets = rngs["editors"], rngs["save_targets"]
 
     def is_published(article_id: str) -> bool:
         return locked.current_version(kb_id, article_id) is not None
@@ -213,7 +214,7 @@ def live_people(env, store, lock: threading.Lock, kb_id: str, params: DayParams,
         locked,
         kb_id,
         people_arrivals(params, rng, env.now),
-        lambda: popularity.draw(rng, is_published),
+        lambda: popularity.draw(targets.random(UNIFORMS_PER_DRAW).tolist(), is_published),
         corpus,
         rng,
         log_to,

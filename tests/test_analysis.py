@@ -1,4 +1,4 @@
-"""The analysis layer: per-run metrics, summaries with CIs, tidy frames, the results table."""
+"""Tidy result frames, per-run metrics over stacked tables, the derived frames and the results table."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kbsim import analysis, metrics
+from kbsim import analysis
 from kbsim.params import DayParams
+from kbsim.report import tables as report_tables
 from kbsim.sim import run_day
+from kbsim.stats import metrics_by_run, run_metrics, summarize
 
 SMALL = {
     "day_hours": 3.0,
@@ -44,7 +46,7 @@ def tables():
 
 @pytest.fixture(scope="module")
 def per_run(tables):
-    return analysis.run_metrics(tables, day_s=3 * 3600.0)
+    return metrics_by_run(tables, day_s=3 * 3600.0)
 
 
 def test_run_keys_are_scenario_and_dotted_swept_columns(tables, per_run):
@@ -54,45 +56,23 @@ def test_run_keys_are_scenario_and_dotted_swept_columns(tables, per_run):
     # the dotted key survives per run (not lost to a renamed namedtuple field)
     assert sorted(runs["edit.delay_s"].fillna(-1).unique()) == [-1, 600.0]
     assert set(runs["seed"]) == {1, 2, 3}
-    by_run = per_run.set_index(["run_id", "metric"])["value"]
+    by_run = per_run.set_index(["run_id", "name"])["value"]
     edited = runs[runs["edit.delay_s"] == 600.0]["run_id"]
     assert all(by_run[(run, "edits_made")] > 0 for run in edited)
     assert all(by_run[(run, "cursor_expired_rate")] == 0 for run in runs["run_id"])
 
 
-def test_per_run_metrics_equal_kbsim_metrics_on_each_run(tables, per_run):
+def test_per_run_metrics_are_run_metrics_of_each_run(tables, per_run):
     run_id = per_run["run_id"].iloc[0]
     mine = {name: t[t["run_id"] == run_id] for name, t in tables.items()}
-    expected = metrics.run_metrics(mine, 3 * 3600.0)
-    got = per_run[(per_run["run_id"] == run_id) & per_run["metric"].isin(expected["metric"])]
-    pd.testing.assert_frame_equal(
-        got[["metric", "value", "successes", "trials"]].reset_index(drop=True), expected
-    )
-
-
-def test_pooled_summary_is_kbsim_metrics_summarize(per_run):
-    ours = analysis.summarize(per_run, ["scenario", "edit.delay_s"])
-    theirs = metrics.summarize(per_run, by=["scenario", "edit.delay_s"])
-    pd.testing.assert_frame_equal(ours, theirs)
-    assert (ours["n"] == 3).all()
-
-
-def test_seed_intervals_cover_the_mean_and_stay_in_range(per_run):
-    summary = analysis.summarize(per_run, ["scenario", "edit.delay_s"], interval="seeds")
-    shares = summary[summary["metric"].str.startswith("stale_")].dropna(subset=["value"])
-    assert ((shares["ci_low"] <= shares["value"]) & (shares["value"] <= shares["ci_high"])).all()
-    assert ((shares["ci_low"] >= 0) & (shares["ci_high"] <= 1)).all()
-    row = analysis.select(summary, "stale_citation_share@end", scenario="control").iloc[0]
-    values = per_run[
-        (per_run["scenario"] == "control") & (per_run["metric"] == "stale_citation_share@end")
-    ]
-    assert row["value"] == pytest.approx(values["value"].mean())
-    with pytest.raises(ValueError, match="interval"):
-        analysis.summarize(per_run, interval="bootstrap")
+    expected = run_metrics(mine, 3 * 3600.0)
+    got = per_run[per_run["run_id"] == run_id]
+    pd.testing.assert_frame_equal(got[list(expected.columns)].reset_index(drop=True), expected)
+    assert list(got.columns[:4]) == ["scenario", "edit.delay_s", "seed", "run_id"]
 
 
 def test_staleness_by_hour_counts_what_was_held_and_stale(tables, per_run):
-    summary = analysis.summarize(per_run, ["scenario", "edit.delay_s"])
+    summary = summarize(per_run, ["scenario", "edit.delay_s"])
     frame = analysis.staleness_by_hour(summary)
     zipf = frame[(frame["scenario"] == "zipf") & frame["edit.delay_s"].isna()]
     assert list(zipf["hour"]) == [1, 2, 3, 1, 2, 3]
@@ -121,32 +101,38 @@ def test_cost_by_citations_held_is_the_mean_per_check(tables):
 
 
 def test_reference_table_and_markdown(per_run):
-    summary = analysis.summarize(per_run, ["scenario", "edit.delay_s"], interval="seeds")
+    summary = summarize(per_run, ["scenario", "edit.delay_s"])
     quiet = summary[summary["edit.delay_s"].isna()]
-    edits = summary[summary["edit.delay_s"].notna()]
-    table = analysis.reference_table(
-        quiet,
-        "scenario",
+    edits = summary[summary["edit.delay_s"].notna()].rename(columns={"edit.delay_s": "edit_delay_s"})
+    table = report_tables.reference_table(
+        {"zipf": quiet[quiet["scenario"] == "zipf"], "control": quiet[quiet["scenario"] == "control"]},
         {"zipf": "Zipf", "control": "Control"},
-        edits,
-        delay_column="edit.delay_s",
+        {"zipf": edits},
     )
     assert list(table.columns) == ["metric", "Zipf", "Control"]
-    assert len(table) == len(analysis.REFERENCE_ROWS) + 3
-    assert table["metric"].iloc[-3] == "Edits rejected (conflict), delay 10 min"
-    assert table["Control"].iloc[-3] == ""  # the edit days are Zipf days here
+    assert len(table) == len(report_tables.REFERENCE_ROWS) + 3 + 1
+    assert table["metric"].iloc[-4] == "Edits rejected (conflict), delay 10 min"
+    assert table["Control"].iloc[-4] == ""  # the edit days are Zipf days here
     assert table["Zipf"].iloc[0].endswith("]") and "%" in table["Zipf"].iloc[0]
-    text = analysis.markdown_table(table)
+    # the replay check is an invariant: how often it held, no interval
+    assert table["Zipf"].iloc[-1].startswith("held in ") and "[" not in table["Zipf"].iloc[-1]
+    # title recall split by cause: a gone article is always caught, a content change never
+    by_label = table.set_index("metric")["Zipf"]
+    assert by_label["... of citations gone (unpublished)"].startswith("100.0%")
+    assert by_label["... of citations changed in content only"].startswith("0.0%")
+    text = report_tables.markdown_table(table)
     lines = text.strip().splitlines()
     assert lines[0] == "| metric | Zipf | Control |" and lines[1] == "| --- | --- | --- |"
     assert len(lines) == len(table) + 2
 
 
 def test_formatting_helpers():
-    assert analysis.format_estimate(0.1234, 0.1, 0.15, "share") == "12.3% [10.0, 15.0]"
-    assert analysis.format_estimate(12345.0, 12000.0, 13000.0, "kb") == "12.3 [12.0, 13.0]"
-    assert analysis.format_estimate(float("nan"), 0.0, 1.0, "count") == "n/a"
-    assert [analysis.format_duration(s) for s in (5, 60, 600, 3600, 9000)] == [
+    fmt = report_tables.format_estimate
+    assert fmt(0.1234, 0.1, 0.15, "share") == "12.3% [10.0, 15.0]"
+    assert fmt(12345.0, 12000.0, 13000.0, "bytes") == "12.3 [12.0, 13.0]"
+    assert fmt(float("nan"), 0.0, 1.0, "count") == "n/a"
+    assert fmt(0.5, float("nan"), float("nan"), "share") == "50.0%"
+    assert [report_tables.format_duration(s) for s in (5, 60, 600, 3600, 9000)] == [
         "5 s",
         "1 min",
         "10 min",
@@ -167,7 +153,7 @@ def test_load_results_names_a_missing_directory(tmp_path):
 
 def test_analysis_model_and_pipeline_do_not_import_matplotlib():
     code = (
-        "import sys, kbsim.analysis, kbsim.analytic, kbsim.figures\n"
+        "import sys, kbsim.analysis, kbsim.analytic, kbsim.stats, kbsim.report.build\n"
         "assert 'matplotlib' not in sys.modules, 'matplotlib imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -11,6 +11,7 @@ import pytest
 from kbsim import analysis, analytic
 from kbsim.params import DayParams
 from kbsim.sim import run_day
+from kbsim.stats import metrics_by_run, summarize
 
 
 def _uniform_model(saves_per_day=300.0, day_s=8 * 3600.0, n=400, unpublish=False, share=0.05):
@@ -103,14 +104,14 @@ SEEDS = range(1, 31)
 
 def _simulated(params: DayParams, scenario: str) -> pd.DataFrame:
     tables = analysis.day_tables({seed: run_day(params, seed) for seed in SEEDS}, scenario=scenario)
-    return analysis.summary(tables, day_s=params.day_s, by=["scenario"], interval="seeds")
+    return summarize(metrics_by_run(tables, day_s=params.day_s), ["scenario"])
 
 
 def test_analytic_curves_lie_inside_the_simulations_95_percent_ci():
     """30 seeds of the reference day (Poisson arrivals, no edits), Zipf and control,
     and 30 seeds of a day with edits after 30 min: at least 90% of the analytic points
-    inside the simulation's 95% CIs (t-intervals over seeds: a day's citations share
-    its saves, so they are not independent trials)."""
+    inside the simulation's 95% intervals (over seeds: a day's citations share its
+    saves, so they are not independent trials)."""
     base = {"arrivals": "poisson"}
     inside, total, misses = 0, 0, []
     for scenario, overrides in (("zipf", {}), ("control", {"saves": {"popularity": "uniform"}})):

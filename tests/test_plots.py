@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from kbsim import figures
 from kbsim.cli import main
+from kbsim.report import build, experiments, figures, pages
 
 # One worker runs this module, so the tiny study below is built once.
 pytestmark = pytest.mark.xdist_group("plots")
@@ -70,10 +70,10 @@ def study(tmp_path_factory):
     for name, body in CONFIGS.items():
         (experiments / f"{name}.yaml").write_text(DAY + textwrap.dedent(body))
     (root / "README.md").write_text(
-        f"# kbsim\n\n## Results\n\n{figures.README_START}\nstale text\n{figures.README_END}\n\n## Tour\n"
+        f"# kbsim\n\n## Results\n\n{pages.README_START}\nstale text\n{pages.README_END}\n\n## Tour\n"
     )
     log: list[str] = []
-    written = figures.build_figures(
+    written = build.build_figures(
         experiments_dir=experiments,
         results_dir=root / "results",
         figures_dir=root / "figures",
@@ -107,7 +107,7 @@ def test_every_figure_is_written_with_readme_and_results_table(study):
     top = (root / "README.md").read_text()
     assert "stale text" not in top and top.startswith("# kbsim") and top.endswith("## Tour\n")
     assert "Citations stale at end of day" in top
-    assert all(f"(figures/{name}.png)" in top for name in figures.README_FIGURES)
+    assert all(f"(figures/{name}.png)" in top for name in pages.README_FIGURES)
 
 
 def test_a_second_call_reuses_results_and_never_simulates(study, monkeypatch):
@@ -119,7 +119,7 @@ def test_a_second_call_reuses_results_and_never_simulates(study, monkeypatch):
 
     monkeypatch.setattr("kbsim.sim.run_day", no_simulation)
     again: list[str] = []
-    figures.build_figures(
+    build.build_figures(
         ["edit_rejections"],
         experiments_dir=root / "experiments",
         results_dir=root / "results",
@@ -142,7 +142,7 @@ def test_each_figure_has_labels_units_legend_and_caption(study, name):
     root, _, _ = study
     needed = next(spec for spec in figures.FIGURES if spec.name == name).experiments
     loaded = {
-        experiment: figures.load_experiment(
+        experiment: experiments.load_experiment(
             experiment,
             experiments_dir=root / "experiments",
             results_dir=root / "results",

@@ -18,9 +18,9 @@ from tiny_configs import TINY_SWEEP
 import kbsim.runner
 from kbsim.cli import main
 from kbsim.config import config_from_dict, load_config
-from kbsim.metrics import summarize
 from kbsim.runner import ResultsConflictError, in_seed_order, load_results, run_experiment
 from kbsim.sim import run_day
+from kbsim.stats import summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = ("citations", "checks", "edits", "metrics")
@@ -54,7 +54,7 @@ def sorted_tables(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
         "citations": ["run_id", "answer_id", "position"],
         "checks": ["run_id", "check_index", "strategy"],
         "edits": ["run_id", "answer_id"],
-        "metrics": ["run_id", "metric"],
+        "metrics": ["run_id", "name"],
         "runs": ["run_id"],
     }
     return {name: tables[name].sort_values(by).reset_index(drop=True) for name, by in keys.items()}
@@ -100,13 +100,14 @@ def test_sweep_writes_tidy_tables_manifest_and_summary(tmp_path):
 
     summary = result.summary
     assert list(summary.columns) == [
-        "scenario", "edit.delay_s", "metric", "value", "ci_low", "ci_high", "n",
+        "scenario", "edit.delay_s", "metric", "at_s", "at_end", "strategy", "subset", "name",
+        "value", "ci_low", "ci_high", "se", "seeds", "n", "successes", "trials", "method",
     ]  # fmt: skip
     points = summary[["scenario", "edit.delay_s"]].drop_duplicates()
     assert [tuple(p) for p in points.fillna(-1).itertuples(index=False)] == [
         ("zipf", -1), ("zipf", 60.0), ("control", -1), ("control", 60.0),
     ]  # fmt: skip
-    assert (summary["n"] == 2).all()
+    assert (summary["n"] == 2).all() and (summary["seeds"] == 2).all()
     metrics = tables["metrics"]
     control_60 = metrics[(metrics["scenario"] == "control") & (metrics["edit.delay_s"] == 60)]
     expected = summarize(control_60, by=["scenario"]).drop(columns="scenario")

@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 import kbsim.sim.processes as processes
-from kbsim.metrics import run_metrics, summarize
 from kbsim.params import DayParams
 from kbsim.sim import StalenessMismatch, run_day
 from kbsim.sim.checks import CheckOutcome, flag_citations, reread_articles
+from kbsim.stats import run_metrics, summarize
 
 GOLDEN = Path(__file__).parent / "golden" / "small_summary.csv"
 
@@ -62,6 +62,7 @@ def small_summary() -> pd.DataFrame:
     for scenario, overrides in [("zipf", {}), ("control", {"saves": {"count": 150, "popularity": "uniform"}})]:
         for seed in (1, 2):
             metrics = run_metrics(run_day(small(**overrides), seed), 4 * 3600)
+            metrics.insert(0, "seed", seed)
             metrics.insert(0, "scenario", scenario)
             frames.append(metrics)
     return summarize(pd.concat(frames, ignore_index=True), ["scenario"])

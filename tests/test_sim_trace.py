@@ -48,7 +48,7 @@ def scripted_day():
 
     env.process(editor(env, store, KB, saves, lambda: next(save_targets), corpus, rng, log))
     asking = env.process(
-        asker(env, client, store, KB, [50.0, 150.0, 230.0, 245.0], lambda: next(question_targets),
+        asker(env, client, store, KB, [50.0, 150.0, 230.0, 245.0], lambda uniforms: next(question_targets),
               {a1: 0, a2: 1, a3: 2}, params, rng, log, on_answer)
     )
     checking = env.process(checker(env, client, store, KB, params, log))

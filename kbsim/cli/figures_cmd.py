@@ -18,7 +18,7 @@ examples:
 
 
 def register(subparsers) -> None:
-    from kbsim.figures import FIGURE_NAMES
+    from kbsim.report.figures import FIGURE_NAMES
 
     parser = subparsers.add_parser(
         "figures",
@@ -75,7 +75,8 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from kbsim.config import ConfigError
-    from kbsim.figures import build_figures, quick_from_env
+    from kbsim.report.build import build_figures
+    from kbsim.report.experiments import quick_from_env
 
     started = time.perf_counter()
     quick = args.quick or quick_from_env()

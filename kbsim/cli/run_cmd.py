@@ -72,7 +72,7 @@ def _error(message: str) -> int:
 
 def run(args) -> int:
     from kbsim.config import ConfigError, config_from_args
-    from kbsim.metrics import format_summary
+    from kbsim.report.tables import format_summary, seed_warnings
     from kbsim.runner import Interrupted, SchedulerUnavailable, run_experiment
 
     if args.scheduler and args.executor == "local":
@@ -111,14 +111,16 @@ def run(args) -> int:
         return 130
 
     if not result.summary.empty:
-        table = format_summary(result.summary)
+        table = format_summary(result.summary, ["scenario", *config.swept])
         try:
             print(table, flush=True)
         except BrokenPipeError:  # e.g. piped into head: the results are on disk regardless
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (silence the exit-time flush)
     log(
-        "headline metrics: value [95% CI] pooled over seeds; every metric, per hour too, is in summary.csv"
+        "headline metrics: value [95% interval over seeds]; every metric, per hour too, is in summary.csv"
     )
+    for line in seed_warnings(result.summary):
+        log(line)
     log(
         f"{result.runs_total} runs ({result.runs_reused} reused, {result.runs_computed} computed, "
         f"{len(result.failures)} failed) in {result.wall_time_s:.1f} s with {result.executor} "

@@ -14,6 +14,8 @@ from kbsim.store import Client, MemoryStore, ToolError, json_size
 
 GONE = "gone"
 CHANGED = "changed"
+#: The three strategies, in the order every check runs and records them.
+STRATEGIES = ("title", "reread", "poll")
 
 
 class StalenessMismatch(AssertionError):

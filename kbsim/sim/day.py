@@ -12,15 +12,19 @@ import pandas as pd
 import simpy
 
 from kbsim.params import CorpusParams, DayParams
+from kbsim.sim.checks import STRATEGIES
 from kbsim.sim.corpus import Corpus
-from kbsim.sim.popularity import Popularity
+from kbsim.sim.popularity import UNIFORMS_PER_DRAW, Popularity
 from kbsim.sim.processes import Answer, agent_edit, asker, checker, editor
-from kbsim.sim.records import CheckRecord, CitationRecord, DayLog, EditRecord, SaveRecord
+from kbsim.sim.records import CheckRecord, CitationRecord, DayLog, DetectionRecord, EditRecord, SaveRecord
 from kbsim.store import MemoryStore, parse_version
 
 KB_ID = "kb-1"
 SAVE_KINDS = ("content", "content_and_title", "unpublish")
-STREAMS = ("corpus", "editors", "askers", "agent", "tail")
+#: Named random streams, spawned in this order (a new stream goes last, so the others keep
+#: their numbers). ``save_targets`` and ``question_draws`` hand each save and question its
+#: own block of uniforms (see :meth:`Popularity.draw`).
+STREAMS = ("corpus", "editors", "askers", "agent", "tail", "save_targets", "question_draws")
 _STANDARD_NORMAL = NormalDist()
 
 
@@ -82,7 +86,8 @@ def _approval_delays(params: DayParams, uniforms: np.ndarray) -> Iterator[float]
 def run_day(
     params: DayParams, seed: int, *, trace: bool = False, env: simpy.Environment | None = None
 ) -> dict[str, pd.DataFrame]:
-    """Simulate one day; returns the tidy tables ``citations``, ``checks``, ``edits``, ``saves``.
+    """Simulate one day; returns the tidy tables ``citations``, ``checks``, ``detections``,
+    ``edits`` and ``saves``.
 
     The same ``(params, seed)`` gives identical tables. Random streams are
     spawned from ``SeedSequence(seed)`` alone, so days that differ only in
@@ -132,6 +137,7 @@ def simulate_day(params: DayParams, seed: int, *, trace: bool = False, env: simp
     client = store.client(grants={KB_ID}, clock=lambda: env.now)
 
     rng_editors, rng_askers, rng_agent = rngs["editors"], rngs["askers"], rngs["agent"]
+    rng_save_targets = rngs["save_targets"]
     save_arrivals = _save_arrivals(params, rngs)
     question_times = arrival_times(rng_askers, params.questions.count, params.day_s, params.arrivals)
 
@@ -155,7 +161,7 @@ def simulate_day(params: DayParams, seed: int, *, trace: bool = False, env: simp
             store,
             KB_ID,
             save_arrivals,
-            lambda: saves_by.draw(rng_editors, is_published),
+            lambda: saves_by.draw(rng_save_targets.random(UNIFORMS_PER_DRAW).tolist(), is_published),
             corpus,
             rng_editors,
             log,
@@ -168,10 +174,10 @@ def simulate_day(params: DayParams, seed: int, *, trace: bool = False, env: simp
             store,
             KB_ID,
             question_times,
-            lambda: questions_by.draw(rng_askers, is_published),
+            lambda uniforms: questions_by.draw(uniforms, is_published),
             questions_by.rank_of,
             params,
-            rng_askers,
+            rngs["question_draws"],
             log,
             on_answer,
         )
@@ -189,9 +195,31 @@ def tabulate(log: DayLog, params: DayParams, seed: int) -> dict[str, pd.DataFram
     return {
         "citations": _frame(log.citations, CitationRecord, seed, staleness),
         "checks": _frame(log.checks, CheckRecord, seed),
+        "detections": _frame(_detections(log), DetectionRecord, seed),
         "edits": _frame(log.edits, EditRecord, seed),
         "saves": _frame(log.saves, SaveRecord, seed),
     }
+
+
+def _detections(log: DayLog) -> list[DetectionRecord]:
+    """One record per citation and strategy: its first flag and the last check's verdict.
+
+    Empty when the day had no check (every citation is then censored at time 0).
+    """
+    if log.last_check_s is None:
+        return []
+    records = []
+    for strategy in STRATEGIES:
+        first = log.first_flags.get(strategy, {})
+        last = log.last_flags.get(strategy, {})
+        for index, cited in enumerate(log.citations):
+            flagged_s, label = first.get(index, (math.nan, ""))
+            records.append(
+                DetectionRecord(
+                    cited.answer_id, cited.position, strategy, flagged_s, label, index in last, log.last_check_s
+                )
+            )
+    return records
 
 
 def _frame(records: list, record_type, seed: int, extra: dict[str, pd.Series] | None = None) -> pd.DataFrame:
@@ -207,28 +235,33 @@ def _frame(records: list, record_type, seed: int, extra: dict[str, pd.Series] | 
 def _staleness_columns(
     citations: list[CitationRecord], saves: list[SaveRecord], day_s: float
 ) -> dict[str, pd.Series]:
-    """When each citation went stale (the first save after its version) and whether it is gone."""
+    """When each citation went stale (the first save after its version), when its article was
+    first retitled after it, and when unpublished (NaN: not within the simulated time)."""
     version_us = lru_cache(maxsize=None)(parse_version)  # a cited version is usually a save's too
     by_article: dict[str, list[tuple[int, float, str]]] = {}
     for save in saves:
         by_article.setdefault(save.article_id, []).append((version_us(save.version), save.time_s, save.kind))
-    first_stale, gone_s = [], []
+    first_stale, retitled_s, gone_s = [], [], []
     for cited in citations:
         cited_us = version_us(cited.cited_version)
-        stale_at, gone_at = math.nan, math.nan
+        stale_at, retitled_at, gone_at = math.nan, math.nan, math.nan
         for save_us, time_s, kind in by_article.get(cited.article_id, ()):
             if save_us > cited_us:
                 if math.isnan(stale_at):
                     stale_at = time_s
+                if kind == "content_and_title" and math.isnan(retitled_at):
+                    retitled_at = time_s
                 if kind == "unpublish":
                     gone_at = time_s
                     break
         first_stale.append(stale_at)
+        retitled_s.append(retitled_at)
         gone_s.append(gone_at)
     first_stale_s = pd.Series(first_stale, dtype=float)
     gone = pd.Series(gone_s, dtype=float)
     return {
         "first_stale_s": first_stale_s,
+        "retitled_s": pd.Series(retitled_s, dtype=float),
         "gone_s": gone,
         "stale_at_end": first_stale_s <= day_s,
         "gone_at_end": gone <= day_s,

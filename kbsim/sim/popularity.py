@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
+
+#: Rejection attempts a draw makes before its exact fallback.
+ATTEMPTS = 8
+#: Uniforms one draw consumes, whatever happens: the attempts and one for the fallback.
+UNIFORMS_PER_DRAW = ATTEMPTS + 1
 
 
 class Popularity:
@@ -28,15 +33,25 @@ class Popularity:
         self._cdf = cdf.tolist()
         self._total = float(cdf[-1])
 
-    def draw(self, rng: np.random.Generator, is_eligible: Callable[[str], bool]) -> str | None:
-        """One article among the eligible ones (rejection sampling), or None if none is."""
-        for _ in range(10_000):
-            r = bisect_right(self._cdf, rng.random() * self._total)
-            article_id = self.by_rank[min(r, len(self.by_rank) - 1)]
+    def draw(self, uniforms: Sequence[float], is_eligible: Callable[[str], bool]) -> str | None:
+        """One article among the eligible ones, or None if none is, from exactly
+        :data:`UNIFORMS_PER_DRAW` uniforms.
+
+        Each of the first :data:`ATTEMPTS` uniforms is one inverse-CDF draw over every
+        article, accepted if eligible (rejection sampling); if all are refused, the last
+        uniform draws exactly from the eligible articles' renormalised weights. Either way
+        the result follows the popularity restricted to eligible articles, and a draw
+        never uses another draw's uniforms: every question or save has its own block, so
+        one refused article (unpublished in one scenario, say) shifts nothing after it.
+        """
+        last = len(self.by_rank) - 1
+        for u in uniforms[:ATTEMPTS]:
+            article_id = self.by_rank[min(bisect_right(self._cdf, u * self._total), last)]
             if is_eligible(article_id):
                 return article_id
         eligible = [a for a in self.by_rank if is_eligible(a)]
         if not eligible:
             return None
-        weights = np.array([self.probabilities[self.rank_of[a]] for a in eligible])
-        return eligible[int(rng.choice(len(eligible), p=weights / weights.sum()))]
+        cdf = np.cumsum([self.probabilities[self.rank_of[a]] for a in eligible])
+        index = int(np.searchsorted(cdf, uniforms[ATTEMPTS] * cdf[-1], side="right"))
+        return eligible[min(index, len(eligible) - 1)]

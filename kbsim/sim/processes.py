@@ -13,6 +13,7 @@ import numpy as np
 
 from kbsim.params import DayParams
 from kbsim.sim.checks import (
+    STRATEGIES,
     PollState,
     check_by_polling,
     check_by_rereading,
@@ -21,10 +22,28 @@ from kbsim.sim.checks import (
     verify_exact,
 )
 from kbsim.sim.corpus import Corpus
+from kbsim.sim.popularity import UNIFORMS_PER_DRAW
 from kbsim.sim.records import CheckRecord, CitationRecord, DayLog, EditRecord, SaveRecord
 from kbsim.store import Client, MemoryStore, ToolError
 
 ChooseArticle = Callable[[], str | None]
+#: Uniforms the asker draws for each question whatever happens (see :func:`question_draws`).
+QUERY_WORD_UNIFORMS = 24
+QUESTION_UNIFORMS = UNIFORMS_PER_DRAW + QUERY_WORD_UNIFORMS
+
+
+def query_word_positions(n_words: int, keep: int, uniforms: list[float]) -> list[int]:
+    """Which ``keep`` of a title's ``n_words`` words make the query, in title order.
+
+    The words with the ``keep`` smallest of the question's own uniforms: a uniformly
+    random subset. A title longer than the uniforms (never in the synthetic corpus) draws
+    its subset from a generator seeded by the first of them, still the question's own.
+    """
+    keep = min(keep, n_words)
+    if n_words <= len(uniforms):
+        return sorted(sorted(range(n_words), key=uniforms.__getitem__)[:keep])
+    rng = np.random.default_rng(int(uniforms[0] * 2**63))
+    return sorted(rng.choice(n_words, size=keep, replace=False).tolist())
 
 
 @dataclass(frozen=True)
@@ -72,23 +91,29 @@ def asker(
     store: MemoryStore,
     kb_id: str,
     times: Iterable[float],
-    choose: ChooseArticle,
+    choose: Callable[[list[float]], str | None],
     rank_of: dict[str, int],
     params: DayParams,
     rng: np.random.Generator,
     log: DayLog,
     on_answer: Callable[[Answer], None],
 ):
-    """People asking: the agent searches with title words, reads the top hits, cites them."""
+    """People asking: the agent searches with title words, reads the top hits, cites them.
+
+    Each question draws its own block of :data:`QUESTION_UNIFORMS` uniforms from ``rng``
+    (the target by ``choose(uniforms)``, then the query words), used or not, so that
+    days which differ in one question's draw keep every other question in step.
+    """
     q = params.questions
     for answer_id, time_s in enumerate(times):
         yield env.timeout(time_s - env.now)
-        target = choose()
+        uniforms = rng.random(QUESTION_UNIFORMS).tolist()
+        target = choose(uniforms[:UNIFORMS_PER_DRAW])
         if target is None:
             continue
         words = store.article_state(kb_id, target).title.split()
-        keep = np.sort(rng.choice(len(words), size=min(q.query_words, len(words)), replace=False))
-        query = " ".join(words[i] for i in keep)
+        positions = query_word_positions(len(words), q.query_words, uniforms[UNIFORMS_PER_DRAW:])
+        query = " ".join(words[i] for i in positions)
         hits = client.call(
             "search_knowledge_base",
             {"knowledge_base_id": kb_id, "query": query, "limit": q.search_limit},
@@ -141,11 +166,13 @@ def checker(
             "reread": check_by_rereading(client, kb_id, held),
             "poll": check_by_polling(client, kb_id, held, state, checks.poll_page_size),
         }
+        assert tuple(outcomes) == STRATEGIES
         verify_exact(check_index, "reread", outcomes["reread"].flagged, truth)
         verify_exact(check_index, "poll", outcomes["poll"].flagged, truth)
         true_gone = sum(1 for v in truth.values() if v == "gone")
         for strategy, outcome in outcomes.items():
             flagged = outcome.flagged
+            log.note_flags(strategy, env.now, flagged)
             gone = sum(1 for v in flagged.values() if v == "gone")
             log.checks.append(
                 CheckRecord(

@@ -80,6 +80,24 @@ class EditRecord:
     people_saves_between: int
 
 
+@dataclass(frozen=True, slots=True)
+class DetectionRecord:
+    """When one strategy first flagged one citation, and whether the day's last check did.
+
+    One per citation and strategy (tabulated from :attr:`DayLog.first_flags`, not appended
+    while the day runs). ``first_flagged_s`` is NaN for a citation the strategy never
+    flagged: censored at the last check, not detected at zero.
+    """
+
+    answer_id: int
+    position: int
+    strategy: str
+    first_flagged_s: float
+    first_label: str  # "gone" | "changed" | "" (never flagged)
+    flagged_at_last_check: bool
+    last_check_s: float
+
+
 @dataclass
 class DayLog:
     """Everything a day appends; turned into tables once, at the end."""
@@ -91,6 +109,11 @@ class DayLog:
     trace: list[TraceEntry] | None = None
     # article id -> times of people's saves, for counting saves between a read and an edit
     people_save_times: dict[str, list[float]] = field(default_factory=dict)
+    # strategy -> citation index -> (time of the first check that flagged it, "gone"/"changed")
+    first_flags: dict[str, dict[int, tuple[float, str]]] = field(default_factory=dict)
+    # strategy -> what the latest check flagged (citation index -> "gone"/"changed"), and its time
+    last_flags: dict[str, dict[int, str]] = field(default_factory=dict)
+    last_check_s: float | None = None
 
     def add_save(self, save: SaveRecord) -> None:
         self.saves.append(save)
@@ -101,6 +124,15 @@ class DayLog:
         """People's saves of an article in ``(after_s, until_s]``."""
         times = self.people_save_times.get(article_id, ())
         return bisect_right(times, until_s) - bisect_right(times, after_s)
+
+    def note_flags(self, strategy: str, time_s: float, flagged: dict[int, str]) -> None:
+        """What one strategy flagged at the check at ``time_s`` (citation index -> label)."""
+        first = self.first_flags.setdefault(strategy, {})
+        for index, label in flagged.items():
+            if index not in first:
+                first[index] = (time_s, label)
+        self.last_flags[strategy] = flagged
+        self.last_check_s = time_s
 
     def note(self, actor: str, time_s: float, what: str) -> None:
         """Append a trace entry when tracing is on (a no-op otherwise)."""

@@ -1,7 +1,8 @@
 """The study's figures. The only module that imports matplotlib (Agg backend).
 
-Every function takes frames already computed from saved results (see
-:mod:`kbsim.analysis`) and analytic predictions (see :mod:`kbsim.analytic`),
+Every function takes frames already computed from saved results (summaries of
+:mod:`kbsim.stats`, frames of :mod:`kbsim.analysis`) and analytic predictions
+(see :mod:`kbsim.analytic`),
 returns a :class:`matplotlib.figure.Figure`, and never runs a simulation.
 Each figure carries axis labels with units, a legend and a caption line
 naming the config that made it.
@@ -21,6 +22,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, PercentFormatter  # noqa: E402
+
+from kbsim.stats.summary import MetricSelector  # noqa: E402
 
 #: One colour per series kind, used the same way in every figure.
 COLOURS = {
@@ -106,6 +109,12 @@ def _band(ax, x, value, low, high, colour, label, marker="o", share=False):
         low, high = np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
     ax.fill_between(x, low, high, color=colour, alpha=0.18, linewidth=0)
     ax.plot(x, value, marker=marker, markersize=3.5, color=colour, label=label, linewidth=1.5)
+
+
+def _metric(frame: pd.DataFrame, metric: str, strategy: str = "") -> pd.DataFrame:
+    """Summary rows of one metric (one strategy's), at the end of the day when it is
+    measured over time, selected by the structure columns."""
+    return frame[MetricSelector(metric, strategy=strategy).mask(frame)]
 
 
 def _analytic_label(label: str = "analytic model") -> str:
@@ -251,8 +260,8 @@ def end_staleness_vs(
     """End-of-day stale share of citations and of answers against a swept parameter.
 
     Args:
-        observed: summary rows of ``stale_citation_share@end`` and
-            ``stale_answer_share@end`` with column ``x``.
+        observed: summary rows (:func:`kbsim.stats.summarize`) holding the end-of-day
+            ``stale_citation_share`` and ``stale_answer_share``, with column ``x``.
         x: the swept key column.
         analytic: columns ``x``, ``stale_citation_share``, ``stale_answer_share``.
         control: optional summary rows (same metrics) of a uniform-saves control,
@@ -261,10 +270,10 @@ def end_staleness_vs(
     fig, axes = _figure(width=7.6, height=5.2)
     ax = axes[0, 0]
     for kind, metric in (
-        ("citations", "stale_citation_share@end"),
-        ("answers", "stale_answer_share@end"),
+        ("citations", "stale_citation_share"),
+        ("answers", "stale_answer_share"),
     ):
-        rows = observed[observed["metric"] == metric]
+        rows = _metric(observed, metric)
         _band(
             ax,
             rows[x],
@@ -287,7 +296,7 @@ def end_staleness_vs(
                 label=f"{kind} (analytic)",
             )
         if control is not None:
-            rows = control[control["metric"] == metric].sort_values(x)
+            rows = _metric(control, metric).sort_values(x)
             ax.plot(
                 rows[x],
                 rows["value"],
@@ -322,8 +331,8 @@ def check_cost(
     (left) and against the citations held at the check (right).
 
     Args:
-        by_saves: summary rows of ``calls_per_check[...]`` and ``bytes_per_check[...]``
-            with column ``saves_column``.
+        by_saves: summary rows of ``calls_per_check`` and ``bytes_per_check`` (every
+            strategy) with column ``saves_column``.
         by_held: :func:`kbsim.analysis.cost_by_citations_held` output.
         analytic_saves: columns ``saves_column``, ``reread_calls``, ``poll_calls``.
         analytic_held: columns ``held``, ``reread_calls``, ``poll_calls``.
@@ -332,7 +341,7 @@ def check_cost(
     for row, measure in enumerate(("calls", "bytes")):
         ax = axes[row, 0]
         for strategy in ("title", "reread", "poll"):
-            rows = by_saves[by_saves["metric"] == f"{measure}_per_check[{strategy}]"]
+            rows = _metric(by_saves, f"{measure}_per_check", strategy)
             _band(
                 ax,
                 rows[saves_column],
@@ -439,7 +448,7 @@ def edit_rejections(
         "retry_success": "re-read and retry succeeds (of rejected)",
     }
     for metric, label in labels.items():
-        rows = observed[observed["metric"] == metric].dropna(subset=["value"])
+        rows = _metric(observed, metric).dropna(subset=["value"])
         _band(
             ax,
             rows[delay_column],
@@ -494,11 +503,11 @@ def retention_cost(
     (right) against the retention window, one line per check interval.
 
     Args:
-        observed: summary rows of ``calls_per_check[poll]`` and
+        observed: summary rows of ``calls_per_check`` (poll) and
             ``cursor_expired_rate`` with the two key columns.
         analytic: columns ``retention_column``, ``interval_column``,
             ``poll_calls``, ``cursor_expired_rate``.
-        reread: summary rows of ``calls_per_check[reread]`` (drawn for reference).
+        reread: summary rows of ``calls_per_check`` for re-read (drawn for reference).
     """
     fig, axes = _figure(ncols=2, width=10.0, height=5.2)
     finite = observed[retention_column].dropna()
@@ -511,14 +520,13 @@ def retention_cost(
     intervals = sorted(observed[interval_column].unique())
     cmap = plt.get_cmap("viridis")
     colours = {iv: cmap(i / max(1, len(intervals) - 1) * 0.85) for i, iv in enumerate(intervals)}
-    for ax, metric, model_column in (
-        (axes[0, 0], "calls_per_check[poll]", "poll_calls"),
-        (axes[0, 1], "cursor_expired_rate", "cursor_expired_rate"),
+    for ax, (metric, strategy), model_column in (
+        (axes[0, 0], ("calls_per_check", "poll"), "poll_calls"),
+        (axes[0, 1], ("cursor_expired_rate", ""), "cursor_expired_rate"),
     ):
         for interval in intervals:
-            rows = observed[
-                (observed["metric"] == metric) & (observed[interval_column] == interval)
-            ]
+            rows = _metric(observed, metric, strategy)
+            rows = rows[rows[interval_column] == interval]
             label = f"check every {_duration(interval)}"
             _band(
                 ax,

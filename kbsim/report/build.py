@@ -1,0 +1,66 @@
+"""``kbsim figures``: run what the figures need, draw them, and write the pages.
+
+The command hands every path in; this module never looks for a checkout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from kbsim.report import pages
+from kbsim.report.experiments import load_experiment
+from kbsim.report.figures import specs
+
+#: The experiments the results pages need besides the figures'.
+PAGE_EXPERIMENTS = ("reference", "control")
+
+
+def build_figures(
+    only: Iterable[str] | None = None,
+    *,
+    experiments_dir: str | Path,
+    results_dir: str | Path,
+    figures_dir: str | Path,
+    docs_path: str | Path | None = None,
+    readme_path: str | Path | None = None,
+    quick: bool = False,
+    workers: int | None = None,
+    log: Callable[[str], None] | None = None,
+    fresh: bool = False,
+) -> list[Path]:
+    """Run what is missing, draw the figures, write figures/README.md and the results pages.
+
+    Returns the files written. ``only`` restricts to named figures; the pages are
+    rewritten only when every figure is drawn.
+    """
+    from kbsim.report import plots
+
+    chosen = specs(only)
+    needed = dict.fromkeys(name for spec in chosen for name in spec.experiments)
+    if docs_path is not None and not only:
+        needed.update(dict.fromkeys(PAGE_EXPERIMENTS))
+    exps = {
+        name: load_experiment(
+            name,
+            experiments_dir=experiments_dir,
+            results_dir=results_dir,
+            quick=quick,
+            workers=workers,
+            log=log,
+            fresh=fresh,
+        )
+        for name in needed
+    }
+    written: list[Path] = []
+    for spec in chosen:
+        written += plots.save_figure(spec.draw(exps), figures_dir, spec.name)
+        if log:
+            log(f"wrote {figures_dir}/{spec.name}.png and .svg")
+    if not only:
+        written.append(pages.write_figures_readme(figures_dir, quick))
+        if docs_path is not None:
+            written.append(pages.write_results_markdown(exps, docs_path, figures_dir))
+            if readme_path is not None and Path(readme_path).exists():
+                written.append(pages.update_readme_results(exps, readme_path, figures_dir))
+    return written

@@ -1,0 +1,239 @@
+"""An experiment's config and results, loaded for the report: tables, per-run metrics, summary.
+
+:func:`load_experiment` runs what is missing of ``<experiments_dir>/<name>.yaml``
+through :func:`kbsim.runner.run_experiment` (results are cached under
+``<results_dir>/<experiment>/``), then summarises the per-run metrics the
+runner stored with :func:`kbsim.stats.summarize`. Quick mode runs a few seeds
+and thins every sweep, into ``<results_dir>/quick/``, so that quick and full
+results never mix. Every path is passed in: nothing here looks for a checkout.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kbsim import analysis
+from kbsim.stats import summarize
+
+QUICK_SEEDS = 3
+QUICK_POINTS = 4
+FULL_COMMAND = "kbsim figures"
+
+
+def quick_from_env() -> bool:
+    """True when ``KBSIM_QUICK`` is set to a non-empty value other than ``0``."""
+    return os.environ.get("KBSIM_QUICK", "") not in ("", "0")
+
+
+@dataclass
+class Experiment:
+    """One experiment's config and results: tables, per-run metrics, summary, params per point."""
+
+    name: str
+    config: object  # kbsim.config.ExperimentConfig
+    tables: dict[str, pd.DataFrame]
+    points: pd.DataFrame  # scenario, swept keys, params (DayParams), derived columns
+    per_run: pd.DataFrame = field(default_factory=pd.DataFrame)
+    summary: pd.DataFrame = field(default_factory=pd.DataFrame)
+    name_is_quick: bool = False
+
+    @property
+    def swept(self) -> list[str]:
+        return list(self.config.swept)
+
+    @property
+    def seeds(self) -> int:
+        return len(self.config.seeds)
+
+    def caption(self, figure: str, extra: str = "") -> str:
+        quick = " (quick mode)" if self.name_is_quick else ""
+        text = (
+            f"Made by experiments/{self.name}.yaml{quick}: {self.seeds} seeds per point, "
+            f"bands = 95% intervals over seeds. Regenerate: {FULL_COMMAND} --only {figure}"
+        )
+        return f"{text}. {extra}" if extra else text
+
+
+def _thin(values: list, keep: int) -> list:
+    if not isinstance(values, list) or len(values) <= keep:
+        return values
+    index = np.unique(np.round(np.linspace(0, len(values) - 1, keep)).astype(int))
+    return [values[i] for i in index]
+
+
+def experiment_config(name: str, experiments_dir: str | Path, quick: bool = False):
+    """The validated config ``<experiments_dir>/<name>.yaml`` (quick: fewer seeds and points)."""
+    from kbsim.config import load_config
+
+    path = Path(experiments_dir) / f"{name}.yaml"
+    if not path.exists():
+        raise FileNotFoundError(f"experiment config {str(path)!r} does not exist")
+    config = load_config(path)
+    if quick:
+        sweep = {key: _thin(values, QUICK_POINTS) for key, values in config.sweep.items()}
+        config = config.model_copy(update={"seeds": list(config.seeds[:QUICK_SEEDS]), "sweep": sweep})
+    return config
+
+
+def _points(config) -> pd.DataFrame:
+    rows = []
+    for scenario, point, params in config.points():
+        rows.append(
+            {
+                "scenario": scenario,
+                **point,
+                "params": params,
+                "edits": params.edit.enabled,
+                "edit_delay_s": params.edit.delay_s if params.edit.enabled else np.nan,
+                "save_popularity": params.saves.popularity,
+                "day_s": params.day_s,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def load_experiment(
+    name: str,
+    *,
+    experiments_dir: str | Path,
+    results_dir: str | Path,
+    quick: bool = False,
+    run_missing: bool = True,
+    workers: int | None = None,
+    log: Callable[[str], None] | None = None,
+    fresh: bool = False,
+) -> Experiment:
+    """Run the missing runs of ``<experiments_dir>/<name>.yaml`` (cached) and load its results.
+
+    Quick mode reads and writes ``<results_dir>/quick/`` (and starts it anew when the
+    config changed). ``fresh`` discards the experiment's results first.
+    """
+    from kbsim.runner import ResultsConflictError, load_results, run_experiment
+
+    config = experiment_config(name, experiments_dir, quick)
+    root = Path(results_dir) / ("quick" if quick else "")
+    if run_missing:
+        try:
+            result = run_experiment(config, root, workers=workers, progress=True, log=log, fresh=fresh)
+        except ResultsConflictError:
+            if not quick:
+                raise
+            # quick results are a disposable cache: a changed config simply starts them anew
+            result = run_experiment(config, root, workers=workers, progress=True, log=log, fresh=True)
+        if not result.ok:
+            raise RuntimeError(
+                f"experiment {name!r}: {len(result.failures)} runs failed; see {result.directory}/errors"
+            )
+    tables = load_results(root / config.name)
+    tables = {k: v for k, v in tables.items() if k in analysis.TABLE_NAMES}
+    points = _points(config)
+    by = ["scenario", *config.swept]
+    per_run = tables["metrics"]
+    summary = _annotate(summarize(per_run, by), points, by)
+    per_run = _annotate(per_run, points, by)
+    return Experiment(name, config, tables, points, per_run, summary, name_is_quick=quick)
+
+
+def _annotate(frame: pd.DataFrame, points: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Add the derived point columns (edits, edit_delay_s, save_popularity) to ``frame``."""
+    derived = points[[*by, "edits", "edit_delay_s", "save_popularity"]]
+    left = frame.copy()
+    right = derived.copy()
+    for column in by:  # None/NaN keys must match each other
+        left[column] = left[column].astype(object).where(left[column].notna(), "<none>")
+        right[column] = right[column].astype(object).where(right[column].notna(), "<none>")
+    merged = left.merge(right, on=by, how="left", validate="many_to_one")
+    for column in by:
+        merged[column] = frame[column].to_numpy()
+    return merged
+
+
+def study(
+    names: Iterable[str],
+    *,
+    experiments_dir: str | Path,
+    results_dir: str | Path,
+    quick: bool | None = None,
+    workers: int | None = None,
+) -> dict[str, Experiment]:
+    """Experiments for a notebook, run where missing (cached), loaded with their summaries.
+
+    ``quick`` defaults to ``KBSIM_QUICK``; ``KBSIM_RESULTS_DIR``, when set, replaces
+    ``results_dir`` (the test suite points it at a temporary folder).
+    """
+    quick = quick_from_env() if quick is None else quick
+    results_dir = Path(os.environ.get("KBSIM_RESULTS_DIR") or results_dir)
+    with warnings.catch_warnings():
+        # tqdm.auto looks for ipywidgets inside a kernel; the runner shows no bar there anyway
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        return {
+            name: load_experiment(
+                name, experiments_dir=experiments_dir, results_dir=results_dir, quick=quick, workers=workers
+            )
+            for name in names
+        }
+
+
+# -- choosing the days a figure or table shows ------------------------------------------------
+
+
+ROLE_LABELS = {"zipf": "Zipf saves (s = {s:g})", "control": "control: uniform saves"}
+
+
+def role(popularity: str) -> str:
+    """``zipf`` for days whose saves follow popularity, ``control`` for the others."""
+    return "zipf" if popularity == "zipf" else "control"
+
+
+def prefer_quiet(points: pd.DataFrame) -> pd.DataFrame:
+    """The points without agent edits when there are any, else all of them."""
+    quiet = points[~points["edits"].astype(bool)]
+    return quiet if len(quiet) else points
+
+
+def staleness_days(experiments: Iterable[Experiment]):
+    """Per popularity role, the first day (no-edit if any): role -> (keys, params, experiment)."""
+    found = {}
+    for experiment in experiments:
+        for popularity, group in prefer_quiet(experiment.points).groupby("save_popularity"):
+            name = role(popularity)
+            if name in found:
+                continue
+            row = group.iloc[0]
+            keys = {"scenario": row["scenario"], **{k: row[k] for k in experiment.swept}}
+            found[name] = (keys, row["params"], experiment)
+    return found
+
+
+def match(frame: pd.DataFrame, keys: dict) -> pd.DataFrame:
+    """Rows of ``frame`` whose key columns equal ``keys`` (None/NaN matching missing values)."""
+    mask = np.ones(len(frame), dtype=bool)
+    for column, value in keys.items():
+        if value is None or (isinstance(value, float) and np.isnan(value)):
+            mask &= frame[column].isna().to_numpy()
+        else:
+            mask &= (frame[column] == value).to_numpy()
+    return frame[mask]
+
+
+def sweep_points(experiment: Experiment, key: str, popularity: str = "zipf") -> pd.DataFrame:
+    """The points of a sweep over ``key`` (no-edit days if any) for one save popularity."""
+    if key not in experiment.swept:
+        raise KeyError(f"experiment {experiment.name!r} does not sweep {key!r} (sweeps {experiment.swept})")
+    points = prefer_quiet(experiment.points)
+    return points[points["save_popularity"] == popularity]
+
+
+def sweep_frame(experiment: Experiment, key: str, popularity: str = "zipf") -> pd.DataFrame:
+    """Summary rows of the sweep over ``key`` (no-edit days if any) for one save popularity."""
+    points = sweep_points(experiment, key, popularity)
+    summary = experiment.summary
+    edits = set(points["edits"].astype(bool))
+    return summary[summary["edits"].astype(bool).isin(edits) & (summary["save_popularity"] == popularity)]

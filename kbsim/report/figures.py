@@ -1,0 +1,346 @@
+"""The study's figures: which experiment feeds which figure, and how each is drawn.
+
+Each ``figure_*`` function takes loaded experiments (:mod:`kbsim.report.experiments`),
+selects summary rows, adds the analytic model's predictions (:mod:`kbsim.analytic`)
+and hands both to :mod:`kbsim.report.plots`, the only module that draws. The
+registry :data:`FIGURES` says which experiments each figure reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from kbsim import analysis, analytic
+from kbsim.params import DayParams
+from kbsim.report.experiments import (
+    ROLE_LABELS,
+    Experiment,
+    match,
+    prefer_quiet,
+    staleness_days,
+    sweep_frame,
+    sweep_points,
+)
+from kbsim.report.tables import format_duration
+from kbsim.stats.summary import MetricSelector
+
+
+def _edits_note(params: DayParams) -> str:
+    if not params.edit.enabled:
+        return "Days without agent edits."
+    return (
+        f"These days include the edit experiment ({params.edit.share:.0%} of answers edited after "
+        f"{format_duration(params.edit.delay_s)}); the model includes the agent's edits."
+    )
+
+
+def figure_staleness_over_day(exps: dict[str, Experiment]):
+    from kbsim.report import plots
+
+    days = staleness_days([exps["reference"], exps["control"]])
+    observed, models, labels, used = [], {}, {}, []
+    for name in ("zipf", "control"):
+        if name not in days:
+            continue
+        keys, params, experiment = days[name]
+        rows = analysis.staleness_by_hour(match(experiment.summary, keys))
+        rows["role"] = name
+        observed.append(rows)
+        models[name] = analytic.predict_staleness(params)
+        labels[name] = ROLE_LABELS[name].format(s=params.zipf_s)
+        used.append(experiment)
+    caption = used[0].caption(
+        "staleness_over_day",
+        _edits_note(days["zipf"][1])
+        + " Dashed: Poisson/Zipf freshness model."
+        + (
+            ""
+            if len(used) < 2 or used[1] is used[0]
+            else f" Control from experiments/{used[1].name}.yaml."
+        ),
+    )
+    return plots.staleness_over_day(pd.concat(observed), models, caption, "role", labels)
+
+
+def _end_model(experiment: Experiment, key: str) -> pd.DataFrame:
+    rows = []
+    for _, point in sweep_points(experiment, key).iterrows():
+        prediction = analytic.predict_end_staleness(point["params"])
+        rows.append({key: point[key], **prediction.drop("time_s").to_dict()})
+    return pd.DataFrame(rows)
+
+
+def _day_hours(experiment: Experiment) -> float:
+    return experiment.points["params"].iloc[0].day_hours
+
+
+def _sweep_note(experiment: Experiment, key: str) -> str:
+    params = sweep_points(experiment, key).iloc[0]["params"]
+    return _edits_note(params)
+
+
+def _end_staleness_figure(
+    exps: dict[str, Experiment], name: str, experiment_name: str, key: str, control_note: str, **style
+):
+    """End-of-day staleness against one swept parameter, with the control and the model."""
+    from kbsim.report import plots
+
+    experiment = exps[experiment_name]
+    control = sweep_frame(experiment, key, "uniform")
+    return plots.end_staleness_vs(
+        sweep_frame(experiment, key),
+        key,
+        _end_model(experiment, key),
+        experiment.caption(name, _sweep_note(experiment, key) + f" Dashed: analytic model. Dotted: {control_note}."),
+        control=control if len(control) else None,
+        **style,
+    )
+
+
+def figure_staleness_vs_zipf(exps: dict[str, Experiment]):
+    return _end_staleness_figure(
+        exps,
+        "staleness_vs_zipf",
+        "zipf_sweep",
+        "zipf_s",
+        "control (saves uniform, questions Zipf)",
+        xlabel="Zipf exponent s of article popularity (0 = uniform)",
+        title="Stale at end of day against popularity skew",
+    )
+
+
+def figure_staleness_vs_saves(exps: dict[str, Experiment]):
+    return _end_staleness_figure(
+        exps,
+        "staleness_vs_saves",
+        "save_volume_sweep",
+        "saves.count",
+        "control (saves uniform)",
+        xlabel=f"saves by people per {_day_hours(exps['save_volume_sweep']):g}-hour day (log scale)",
+        title="Stale at end of day against save volume",
+        logx=True,
+    )
+
+
+def _held_model(params: DayParams, by_held: pd.DataFrame) -> pd.DataFrame:
+    """Analytic calls per check at each check time, placed at the expected citations held."""
+    model = analytic.FreshnessModel.from_params(params)
+    cost = model.check_cost(
+        params.checks.interval_s,
+        page_size=params.checks.poll_page_size,
+        retention_s=params.event_retention_s,
+    )
+    held = by_held.drop_duplicates("check_index").set_index("check_index")["held"]
+    cost["held"] = cost["check_index"].map(held)
+    return cost.dropna(subset=["held"])
+
+
+def figure_check_cost(exps: dict[str, Experiment]):
+    from kbsim.report import plots
+
+    volume, key = exps["save_volume_sweep"], "saves.count"
+    by_saves = sweep_frame(volume, key)
+    model_saves = pd.DataFrame(
+        [
+            {key: point[key], **analytic.predict_check_cost(point["params"]).to_dict()}
+            for _, point in sweep_points(volume, key).iterrows()
+        ]
+    )
+    days = staleness_days([exps["reference"]])
+    keys, params, reference = days["zipf"]
+    checks = match(reference.tables["checks"], keys)
+    by_held = analysis.cost_by_citations_held(checks)
+    caption = volume.caption(
+        "check_cost",
+        f"Right: each hourly check of the Zipf no-edit day of experiments/{reference.name}.yaml "
+        f"({reference.seeds} seeds). Dashed: analytic calls (no analytic bytes or title line). "
+        + _sweep_note(volume, key).replace("These days", "Left: the days"),
+    )
+    return plots.check_cost(
+        by_saves, key, by_held, caption, model_saves, _held_model(params, by_held)
+    )
+
+
+def figure_edit_rejections(exps: dict[str, Experiment]):
+    from kbsim.report import plots
+
+    experiment, key = exps["edit_delay_sweep"], "edit.delay_s"
+    if key not in experiment.swept:
+        raise KeyError(f"experiment {experiment.name!r} does not sweep {key!r}")
+    edits = experiment.summary[experiment.summary["edits"].astype(bool)]
+    summary = edits[edits["save_popularity"] == "zipf"]
+    control = edits[(edits["save_popularity"] != "zipf") & (edits["metric"] == "rejection_rate")]
+    points = experiment.points[
+        experiment.points["edits"] & (experiment.points["save_popularity"] == "zipf")
+    ]
+    params = points.iloc[0]["params"]
+    delays = np.geomspace(summary[key].min(), summary[key].max(), 60)
+    model = analytic.predict_edit_outcomes(params, delays)
+    caption = experiment.caption(
+        "edit_rejections",
+        f"{params.edit.share:.0%} of answers edit their first citation; "
+        "a retry waits a new approval "
+        "delay. Dashed: analytic model (Zipf day).",
+    )
+    return plots.edit_rejections(summary, key, model, caption, control if len(control) else None)
+
+
+def figure_retention_cost(exps: dict[str, Experiment]):
+    from kbsim.report import plots
+
+    experiment = exps["retention_sweep"]
+    retention, interval = "event_retention_s", "checks.interval_s"
+    for key in (retention, interval):
+        if key not in experiment.swept:
+            raise KeyError(f"experiment {experiment.name!r} does not sweep {key!r}")
+    points = prefer_quiet(experiment.points)
+    points = points[points["save_popularity"] == "zipf"]
+    summary = experiment.summary[
+        experiment.summary["edits"].astype(bool).isin(set(points["edits"]))
+    ]
+    summary = summary[summary["save_popularity"] == "zipf"]
+    rows = []
+    for _, point in points.iterrows():
+        cost = analytic.predict_check_cost(point["params"])
+        rows.append({retention: point[retention], interval: point[interval], **cost.to_dict()})
+    reread = summary[MetricSelector("calls_per_check", strategy="reread").mask(summary)]
+    caption = experiment.caption(
+        "retention_cost",
+        "An expired cursor makes the poll fall back to re-reading every live cited article. "
+        "Dashed: analytic model. " + _edits_note(points.iloc[0]["params"]),
+    )
+    return plots.retention_cost(summary, retention, interval, caption, pd.DataFrame(rows), reread)
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """A figure: its file name, what it shows, the experiments it reads, how it is drawn."""
+
+    name: str
+    shows: str
+    experiments: tuple[str, ...]
+    draw: Callable[[dict[str, Experiment]], object]
+
+
+FIGURES: tuple[FigureSpec, ...] = (
+    FigureSpec(
+        "staleness_over_day",
+        "Share of citations and of answers stale at each hour, "
+        "Zipf saves against the uniform control, "
+        "with the analytic model.",
+        ("reference", "control"),
+        figure_staleness_over_day,
+    ),
+    FigureSpec(
+        "staleness_vs_zipf",
+        "Share of citations and answers stale at the end of the day against the Zipf exponent.",
+        ("zipf_sweep",),
+        figure_staleness_vs_zipf,
+    ),
+    FigureSpec(
+        "staleness_vs_saves",
+        "Share of citations and answers stale at the end of the day against the saves per day.",
+        ("save_volume_sweep",),
+        figure_staleness_vs_saves,
+    ),
+    FigureSpec(
+        "check_cost",
+        "Tool calls and result bytes per check for title lookup, re-read and poll, "
+        "against save volume "
+        "and against citations held.",
+        ("save_volume_sweep", "reference"),
+        figure_check_cost,
+    ),
+    FigureSpec(
+        "edit_rejections",
+        "Share of edits rejected as conflicts, finding the article gone, and retries that succeed, "
+        "against the delay since the read.",
+        ("edit_delay_sweep",),
+        figure_edit_rejections,
+    ),
+    FigureSpec(
+        "retention_cost",
+        "Poll cost per check and share of expired cursors against the event retention window, "
+        "per check interval.",
+        ("retention_sweep",),
+        figure_retention_cost,
+    ),
+)
+FIGURE_NAMES = tuple(spec.name for spec in FIGURES)
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """A figure: its file name, what it shows, the experiments it reads, how it is drawn."""
+
+    name: str
+    shows: str
+    experiments: tuple[str, ...]
+    draw: Callable[[dict[str, Experiment]], object]
+
+
+FIGURES: tuple[FigureSpec, ...] = (
+    FigureSpec(
+        "staleness_over_day",
+        "Share of citations and of answers stale at each hour, "
+        "Zipf saves against the uniform control, "
+        "with the analytic model.",
+        ("reference", "control"),
+        figure_staleness_over_day,
+    ),
+    FigureSpec(
+        "staleness_vs_zipf",
+        "Share of citations and answers stale at the end of the day against the Zipf exponent.",
+        ("zipf_sweep",),
+        figure_staleness_vs_zipf,
+    ),
+    FigureSpec(
+        "staleness_vs_saves",
+        "Share of citations and answers stale at the end of the day against the saves per day.",
+        ("save_volume_sweep",),
+        figure_staleness_vs_saves,
+    ),
+    FigureSpec(
+        "check_cost",
+        "Tool calls and result bytes per check for title lookup, re-read and poll, "
+        "against save volume "
+        "and against citations held.",
+        ("save_volume_sweep", "reference"),
+        figure_check_cost,
+    ),
+    FigureSpec(
+        "edit_rejections",
+        "Share of edits rejected as conflicts, finding the article gone, and retries that succeed, "
+        "against the delay since the read.",
+        ("edit_delay_sweep",),
+        figure_edit_rejections,
+    ),
+    FigureSpec(
+        "retention_cost",
+        "Poll cost per check and share of expired cursors against the event retention window, "
+        "per check interval.",
+        ("retention_sweep",),
+        figure_retention_cost,
+    ),
+)
+FIGURE_NAMES = tuple(spec.name for spec in FIGURES)
+
+
+def specs(only: Iterable[str] | None) -> list[FigureSpec]:
+    """The figures to draw: all, or those named in ``only`` (refusing unknown names)."""
+    if not only:
+        return list(FIGURES)
+    only = list(only)
+    unknown = [name for name in only if name not in FIGURE_NAMES]
+    if unknown:
+        raise ValueError(f"--only: unknown figure(s) {unknown}; expected some of {list(FIGURE_NAMES)}")
+    return [spec for spec in FIGURES if spec.name in only]
+
+
+def draw(name: str, exps: dict[str, Experiment]):
+    """Draw one figure (by :data:`FIGURE_NAMES` name) from loaded experiments."""
+    return specs([name])[0].draw(exps)

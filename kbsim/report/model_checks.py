@@ -1,0 +1,145 @@
+"""The simulation against the analytic model, as tables the notebooks show.
+
+Each function puts a simulated summary (value and 95% interval over seeds) beside
+the prediction of :mod:`kbsim.analytic` and says whether the prediction lies
+inside the interval.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from kbsim import analysis, analytic
+from kbsim.report.experiments import Experiment, match, staleness_days, sweep_frame, sweep_points
+from kbsim.report.tables import format_duration, reference_results
+from kbsim.stats.summary import MetricSelector
+
+
+def staleness_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
+    """Simulated stale shares by hour (with CI) beside the analytic model, with and
+    without unpublished articles leaving the day, for the Zipf and control days."""
+    rows = []
+    for role, (keys, params, experiment) in staleness_days(
+        [exps["reference"], exps["control"]]
+    ).items():
+        observed = analysis.staleness_by_hour(match(experiment.summary, keys))
+        models = {
+            "model": analytic.predict_staleness(params).set_index("hour"),
+            "model_no_unpublish": analytic.predict_staleness(params, unpublish=False).set_index(
+                "hour"
+            ),
+        }
+        for _, row in observed.iterrows():
+            column = "stale_citation_share" if row["kind"] == "citations" else "stale_answer_share"
+            rows.append(
+                {
+                    "day": role,
+                    "kind": row["kind"],
+                    "hour": row["hour"],
+                    "simulated": row["share"],
+                    "ci_low": row["ci_low"],
+                    "ci_high": row["ci_high"],
+                    **{name: frame.loc[row["hour"], column] for name, frame in models.items()},
+                }
+            )
+    frame = pd.DataFrame(rows)
+    frame["model_inside_ci"] = analysis.inside_ci(frame, frame["model"])
+    return frame
+
+
+def edit_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
+    """Simulated rejection, gone and retry-success rates per delay beside the model (Zipf days)."""
+    experiment, key = exps["edit_delay_sweep"], "edit.delay_s"
+    summary = experiment.summary[
+        experiment.summary["edits"].astype(bool) & (experiment.summary["save_popularity"] == "zipf")
+    ]
+    params = experiment.points[experiment.points["edits"]].iloc[0]["params"]
+    delays = sorted(summary[key].unique())
+    model = analytic.predict_edit_outcomes(params, delays).set_index("delay_s")
+    rows = []
+    for metric in ("rejection_rate", "gone_rate", "retry_success"):
+        for delay in delays:
+            hit = summary[(summary[key] == delay) & (summary["metric"] == metric)]
+            if not len(hit) or hit["value"].isna().all():  # e.g. no retries at this delay
+                continue
+            value, low, high = hit[["value", "ci_low", "ci_high"]].iloc[0]
+            rows.append(
+                {
+                    "metric": metric,
+                    "delay": format_duration(delay),
+                    "delay_s": delay,
+                    "simulated": value,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "model": model.loc[delay, metric],
+                }
+            )
+    frame = pd.DataFrame(rows)
+    frame["model_inside_ci"] = analysis.inside_ci(frame, frame["model"])
+    return frame
+
+
+def check_cost_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
+    """Simulated calls per check of re-read and poll per save volume beside the model."""
+    experiment, key = exps["save_volume_sweep"], "saves.count"
+    summary = sweep_frame(experiment, key)
+    rows = []
+    for _, point in sweep_points(experiment, key).iterrows():
+        model = analytic.predict_check_cost(point["params"])
+        for strategy in ("reread", "poll"):
+            mine = summary[MetricSelector("calls_per_check", strategy=strategy).mask(summary)]
+            hit = mine[mine[key] == point[key]]
+            value, low, high = hit[["value", "ci_low", "ci_high"]].iloc[0]
+            rows.append(
+                {
+                    "saves_per_day": point[key],
+                    "strategy": strategy,
+                    "simulated": value,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "model": model[f"{strategy}_calls"],
+                }
+            )
+    frame = pd.DataFrame(rows)
+    frame["model_inside_ci"] = analysis.inside_ci(frame, frame["model"])
+    return frame
+
+
+#: The headline numbers the original write-up reported; fill in when it is supplied.
+WRITEUP_FIGURES: dict[str, str] = {}
+
+
+def reproduction_table(exps: dict[str, Experiment]) -> pd.DataFrame:
+    """The reference study's table beside an (empty, to fill) column of the write-up's figures."""
+    table = reference_results(exps)
+    heading = "original write-up (TO FILL IN)"
+    table.insert(1, heading, [WRITEUP_FIGURES.get(metric, "") for metric in table["metric"]])
+    return table
+
+
+def agent_edit_effect(exps: dict[str, Experiment], key: str = "zipf_s") -> pd.DataFrame:
+    """Analytic end-of-day staleness along the Zipf sweep, Zipf and control saves, with and
+    without the agent's own edits: how much of the sweep's staleness the agent causes itself."""
+    rows = []
+    for _, point in exps["zipf_sweep"].points.iterrows():
+        params = point["params"]
+        for label, day in (
+            ("with agent edits", params),
+            (
+                "without agent edits",
+                params.model_copy(
+                    update={"edit": params.edit.model_copy(update={"delay_s": None})}
+                ),
+            ),
+        ):
+            end = analytic.predict_end_staleness(day)
+            rows.append(
+                {
+                    key: point[key],
+                    "saves": point["save_popularity"],
+                    "agent": label,
+                    "stale_citations": end["stale_citation_share"],
+                }
+            )
+    frame = pd.DataFrame(rows).drop_duplicates([key, "saves", "agent"])
+    return frame.pivot_table(index=key, columns=["saves", "agent"], values="stale_citations")

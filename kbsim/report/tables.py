@@ -1,0 +1,247 @@
+"""Summaries as text: the reference study's table, the terminal table, and their formatting.
+
+Every number comes from a :func:`kbsim.stats.summarize` frame; this module only
+chooses rows and prints them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pandas as pd
+
+from kbsim.report.experiments import Experiment, match, role, staleness_days
+from kbsim.stats.metrics import METRICS
+from kbsim.stats.summary import MetricSelector, underpowered
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of a results table: which metric row, its label, how to print it."""
+
+    selector: MetricSelector
+    label: str
+    unit: str = "share"
+
+
+def _row(metric: str, label: str, unit: str = "share", **selector) -> Row:
+    return Row(MetricSelector(metric, **selector), label, unit)
+
+
+#: The reference study's rows for the days without edits.
+REFERENCE_ROWS = (
+    _row("stale_citation_share", "Citations given in the first hour, stale at 1 h", at="1h"),
+    _row("stale_citation_share", "Citations given by 4 h, stale at 4 h", at="4h"),
+    _row("stale_citation_share", "Citations stale at end of day (every age)"),
+    _row("stale_citation_share", "... first citation (the question's target)", subset="position 1"),
+    _row("stale_citation_share", "... second citation (a lexical neighbour)", subset="position 2"),
+    _row("stale_answer_share", "Answers with a stale citation at end of day"),
+    _row("gone_citation_share", "Citations gone (unpublished) at end of day"),
+    _row("title_recall", "Title-check recall, stale citations at the last check"),
+    _row("title_recall", "... of citations gone (unpublished)", subset="gone"),
+    _row("title_recall", "... of citations retitled", subset="retitled"),
+    _row("title_recall", "... of citations changed in content only", subset="content"),
+    _row("calls_per_check", "Calls per check: title", "count", strategy="title"),
+    _row("calls_per_check", "Calls per check: re-read", "count", strategy="reread"),
+    _row("calls_per_check", "Calls per check: poll", "count", strategy="poll"),
+    _row("bytes_per_check", "kB per check: title", "bytes", strategy="title"),
+    _row("bytes_per_check", "kB per check: re-read", "bytes", strategy="reread"),
+    _row("bytes_per_check", "kB per check: poll", "bytes", strategy="poll"),
+)
+#: The reference study's rows for the days with edits, one per delay.
+EDIT_ROWS = (
+    _row("rejection_rate", "Edits rejected (conflict)"),
+    _row("gone_rate", "Edits finding the article gone"),
+    _row("retry_success", "Retries that succeed"),
+)
+REPLAY_ROW = _row("replay_success", "Replays returning the first result and writing nothing")
+
+
+def format_estimate(value: float, low: float, high: float, unit: str) -> str:
+    """``value [low, high]`` as a percentage, a count, kilobytes or a duration."""
+    if isinstance(value, float) and math.isnan(value):
+        return "n/a"
+    if unit == "share":
+        text = f"{100 * value:.1f}%"
+    elif unit == "bytes":
+        text = f"{value / 1000:.1f}"
+    elif unit == "seconds":
+        text = format_duration(value)
+    else:
+        text = f"{value:.1f}"
+    if any(isinstance(x, float) and math.isnan(x) for x in (low, high)):
+        return text
+    if unit == "share":
+        return f"{text} [{100 * low:.1f}, {100 * high:.1f}]"
+    if unit == "bytes":
+        return f"{text} [{low / 1000:.1f}, {high / 1000:.1f}]"
+    if unit == "seconds":
+        return f"{text} [{format_duration(low)}, {format_duration(high)}]"
+    return f"{text} [{low:.1f}, {high:.1f}]"
+
+
+def format_invariant(row) -> str:
+    """An invariant's summary row: how often it held."""
+    if not row["trials"]:
+        return "n/a (none)"
+    held = "held" if row["successes"] == row["trials"] else "FAILED"
+    return f"{held} in {row['successes']:,.0f} of {row['trials']:,.0f}"
+
+
+def format_duration(seconds: float) -> str:
+    """5 s, 1 min, 10 min, 1 h, 2.5 h: a delay as a reader says it."""
+    seconds = float(seconds)
+    if seconds < 60:
+        return f"{seconds:.3g} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.3g} min"
+    return f"{seconds / 3600:.3g} h"
+
+
+def markdown_table(frame: pd.DataFrame) -> str:
+    """A GitHub-flavoured markdown table (no extra dependency)."""
+    header = "| " + " | ".join(str(c) for c in frame.columns) + " |"
+    rule = "| " + " | ".join("---" for _ in frame.columns) + " |"
+    body = ["| " + " | ".join(str(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([header, rule, *body]) + "\n"
+
+
+def cell(summary: pd.DataFrame, row: Row) -> str:
+    """One table cell: the row's estimate in ``summary`` (rows of one point), or n/a."""
+    hit = summary[row.selector.mask(summary)]
+    if not len(hit):
+        return "n/a"
+    first = hit.iloc[0]
+    if METRICS[row.selector.metric].kind == "invariant":
+        return format_invariant(first)
+    return format_estimate(first["value"], first["ci_low"], first["ci_high"], row.unit)
+
+
+def reference_table(
+    days: Mapping[str, pd.DataFrame],
+    columns: Mapping[str, str],
+    edits: Mapping[str, pd.DataFrame] | None = None,
+    delay_column: str = "edit_delay_s",
+) -> pd.DataFrame:
+    """The reference study's table: a row per metric, a column per day.
+
+    Args:
+        days: column key -> the summary rows of its day without edits.
+        columns: column key -> heading, in display order.
+        edits: column key -> the summary rows of its days with edits (a ``delay_column``
+            per delay), added as one row per metric and delay, then the replay invariant.
+    """
+    rows = [{"metric": row.label, **{columns[k]: cell(days[k], row) for k in columns}} for row in REFERENCE_ROWS]
+    if edits:
+        delays = sorted({d for frame in edits.values() for d in frame[delay_column].dropna().unique()})
+        for row in EDIT_ROWS:
+            for delay in delays:
+                line = {"metric": f"{row.label}, delay {format_duration(delay)}"}
+                for key, heading in columns.items():
+                    frame = edits.get(key)
+                    line[heading] = "" if frame is None else cell(frame[frame[delay_column] == delay], row)
+                rows.append(line)
+        line = {"metric": REPLAY_ROW.label}
+        for key, heading in columns.items():
+            frame = edits.get(key)
+            if frame is None:
+                line[heading] = ""
+                continue
+            replays = frame[REPLAY_ROW.selector.mask(frame)]
+            totals = {"successes": replays["successes"].sum(), "trials": replays["trials"].sum()}
+            line[heading] = format_invariant(totals)
+        rows.append(line)
+    return pd.DataFrame(rows)
+
+
+def reference_results(exps: Mapping[str, Experiment]) -> pd.DataFrame:
+    """The reference study table: Zipf and control days without edits, edit outcomes per delay."""
+    found = staleness_days([exps["reference"], exps["control"]])
+    days, columns = {}, {}
+    for name, heading in (("zipf", "Zipf saves (s = {s:g})"), ("control", "Control: uniform saves")):
+        if name not in found:
+            continue
+        keys, params, experiment = found[name]
+        days[name] = match(experiment.summary, keys)
+        columns[name] = heading.format(s=params.zipf_s)
+    reference = exps["reference"].summary
+    with_edits = reference[reference["edits"].astype(bool)]
+    edits = {name: with_edits[with_edits["save_popularity"].map(role) == name] for name in columns}
+    return reference_table(days, columns, {k: v for k, v in edits.items() if len(v)})
+
+
+def reference_seeds(exps: Mapping[str, Experiment]) -> int:
+    """The fewest seeds behind any cell of the reference table."""
+    return min(int(e.summary["seeds"].min()) for name, e in exps.items() if name in ("reference", "control"))
+
+
+# -- the terminal -----------------------------------------------------------------------------
+
+#: The rows ``kbsim run`` prints, by their readable names; every metric, per hour too,
+#: is in summary.csv.
+HEADLINE = (
+    _row("stale_citation_share", "stale_citation_share@end"),
+    _row("stale_answer_share", "stale_answer_share@end"),
+    _row("gone_citation_share", "gone_citation_share@end"),
+    _row("title_recall", "title_recall@end"),
+    *(_row("calls_per_check", f"calls_per_check[{s}]", "count", strategy=s) for s in ("title", "reread", "poll")),
+    *(_row("bytes_per_check", f"bytes_per_check[{s}]", "bytes", strategy=s) for s in ("title", "reread", "poll")),
+    _row("rejection_rate", "rejection_rate"),
+    _row("gone_rate", "gone_rate"),
+    _row("retry_success", "retry_success"),
+    _row("replay_success", "replay_success"),
+)
+
+
+def _label(value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return "none"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def format_summary(summary: pd.DataFrame, keys: list[str], max_columns: int = 10) -> str:
+    """The headline rows as text: a metric per row, a point (``keys``) per column.
+
+    Falls back to long form when there are more than ``max_columns`` points.
+    """
+    points = summary[keys].drop_duplicates() if keys else pd.DataFrame([{}])
+    labels, cells = [], {}
+    for point in points.to_dict("records"):
+        group = " ".join(_label(point[k]) for k in keys) or "all"
+        mine = match(summary, point) if keys else summary
+        column = {row.label: cell(mine, row) for row in HEADLINE}
+        if all(text == "n/a" for text in column.values()):
+            continue
+        labels.append(group)
+        cells[group] = column
+    if not labels:
+        return "(no metrics)"
+    if len(labels) > max_columns:
+        lines = [
+            f"{group}: {label} {text}"
+            for group in labels
+            for label, text in cells[group].items()
+            if text != "n/a"
+        ]
+        return "\n".join(lines)
+    wide = pd.DataFrame({group: cells[group] for group in labels})
+    wide = wide[~(wide == "n/a").all(axis=1)].replace("n/a", "-")
+    wide.columns.name = " ".join(keys)
+    return "\n\n".join(wide[labels[i : i + 4]].to_string() for i in range(0, len(labels), 4))
+
+
+def seed_warnings(summary: pd.DataFrame) -> list[str]:
+    """One line per metric whose interval rests on fewer seeds than it needs to hold."""
+    low = underpowered(summary)
+    lines = []
+    for metric, rows in low.groupby("metric", sort=False):
+        needed = METRICS[metric].min_seeds if metric in METRICS else 2
+        lines.append(
+            f"warning: {metric} has {int(rows['seeds'].min())} seeds at some points; its 95% interval "
+            f"was measured to hold from {needed} seeds (validation/COVERAGE.md)"
+        )
+    return lines

@@ -1,0 +1,318 @@
+"""Every metric of a run: defined once (:data:`METRICS`), computed once (:func:`run_metrics`).
+
+A run's metrics are long, tidy rows: ``metric`` (the name in :data:`METRICS`),
+its structure as columns (``at_s``: the time it is measured at, NaN when it
+is not measured at a time; ``at_end``: whether that time is the end of the day
+(or the day's last check, for what checks measure); ``strategy``: title /
+reread / poll or ""; ``subset``: a part of the citations, "" for all of them),
+then ``value``, ``successes`` and ``trials``. ``name`` is a readable label built from those columns
+(``stale_citation_share@end``, ``calls_per_check[poll]``,
+``title_recall{retitled}``) for the terminal and for ``--precision``; nothing
+parses it back.
+
+How each kind is summarised over seeds is in :mod:`kbsim.stats.intervals`;
+the definitions in words are in ``docs/model.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+STRATEGIES = ("title", "reread", "poll")
+#: Staleness causes at a check, in the order the title check's recall is split by.
+CAUSES = ("gone", "retitled", "content")
+#: The columns of a run's metric rows, in order.
+COLUMNS = ("metric", "at_s", "at_end", "strategy", "subset", "name", "value", "successes", "trials")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """What a metric means and how it is summarised.
+
+    Attributes:
+        name: the ``metric`` column's value.
+        kind: ``proportion`` / ``ratio`` / ``mean`` / ``invariant`` (kbsim.stats.intervals).
+        label: a phrase a reader understands.
+        unit: ``share``, ``count``, ``bytes`` or ``seconds``: how to print it.
+        min_seeds: the fewest seeds with which its 95% interval was measured to cover
+            at least 93% (validation/COVERAGE.md); fewer seeds print a warning.
+    """
+
+    name: str
+    kind: str
+    label: str
+    unit: str
+    min_seeds: int = 5
+
+
+METRICS: dict[str, Metric] = {
+    m.name: m
+    for m in (
+        Metric(
+            "stale_citation_share",
+            "proportion",
+            "citations given by then and stale then (every age mixed)",
+            "share",
+        ),
+        Metric("stale_answer_share", "proportion", "answers with a stale citation", "share"),
+        Metric("gone_citation_share", "proportion", "citations whose article was unpublished", "share"),
+        Metric(
+            "title_recall",
+            "proportion",
+            "stale citations at the last check that the title check flags, each counted once",
+            "share",
+        ),
+        Metric("calls_per_check", "mean", "tool calls per check", "count"),
+        Metric("bytes_per_check", "mean", "result bytes per check", "bytes"),
+        Metric("calls_per_hour", "mean", "tool calls per hour of the day", "count"),
+        Metric("bytes_per_hour", "mean", "result bytes per hour of the day", "bytes"),
+        Metric("cursor_expired_rate", "proportion", "polls that found their cursor expired", "share"),
+        Metric(
+            "detected_share",
+            "proportion",
+            "citations stale by the last check that some check flagged",
+            "share",
+        ),
+        Metric(
+            "detection_latency_s",
+            "ratio",
+            "mean time from going stale to the first check that flags it (detected citations)",
+            "seconds",
+        ),
+        Metric(
+            "detection_latency_p90_s",
+            "mean",
+            "90th percentile of a day's detection latencies (detected citations)",
+            "seconds",
+        ),
+        Metric(
+            "stale_exposure",
+            "ratio",
+            "citation-time held stale and not yet flagged, as a share of citation-time held",
+            "share",
+        ),
+        Metric("edits_made", "mean", "agent edits in the day", "count"),
+        Metric("rejection_rate", "proportion", "edits rejected as a version conflict", "share"),
+        Metric("gone_rate", "proportion", "edits that found the article unpublished", "share"),
+        Metric("retry_success", "proportion", "retries after a conflict that applied", "share"),
+        Metric(
+            "replay_success",
+            "invariant",
+            "replays of an applied edit that returned its first result and wrote nothing",
+            "share",
+        ),
+    )
+}
+
+
+def metric_name(metric: str, at_s: float, at_end: bool, strategy: str, subset: str) -> str:
+    """The readable label of one metric row: ``metric@end``, ``metric@h3``, ``[strategy]``, ``{subset}``."""
+    name = metric
+    if at_end:
+        name += "@end"
+    elif not math.isnan(at_s):
+        name += f"@h{at_s / 3600:g}"
+    if strategy:
+        name += f"[{strategy}]"
+    if subset:
+        name += "{" + subset + "}"
+    return name
+
+
+class _Rows:
+    """Collects a run's metric rows."""
+
+    def __init__(self, day_s: float) -> None:
+        self.day_s = day_s
+        self.rows: list[tuple] = []
+
+    def add(
+        self, metric: str, value, successes=math.nan, trials=math.nan, *, at_s=math.nan, at_end=False,
+        strategy="", subset="",
+    ):
+        at_end = bool(at_end or (not math.isnan(at_s) and math.isclose(at_s, self.day_s)))
+        name = metric_name(metric, at_s, at_end, strategy, subset)
+        self.rows.append(
+            (metric, float(at_s), at_end, strategy, subset, name, float(value), float(successes), float(trials))
+        )
+
+    def share(self, metric: str, successes, trials, **structure) -> None:
+        self.add(metric, successes / trials if trials else math.nan, successes, trials, **structure)
+
+    def frame(self) -> pd.DataFrame:
+        frame = pd.DataFrame(self.rows, columns=list(COLUMNS))
+        return frame.astype({"metric": "str", "strategy": "str", "subset": "str", "name": "str"})
+
+
+def measurement_times(day_s: float) -> list[float]:
+    """Each whole hour of the day, then the end of the day (once, if it falls on an hour)."""
+    hours = [h * 3600.0 for h in range(1, int(math.floor(day_s / 3600.0 + 1e-9)) + 1)]
+    if not hours or not math.isclose(hours[-1], day_s):
+        hours.append(float(day_s))
+    return hours
+
+
+def run_metrics(tables: Mapping[str, pd.DataFrame], day_s: float | None = None) -> pd.DataFrame:
+    """Every metric of one run, as tidy rows (columns :data:`COLUMNS`).
+
+    ``tables`` are one day's tables (``run_day``'s output). ``day_s`` is the day's
+    length; it defaults to the time of the last check.
+    """
+    citations, checks = tables["citations"], tables["checks"]
+    detections = tables.get("detections")
+    edits = tables["edits"]
+    if day_s is None:
+        day_s = float(checks["time_s"].max()) if len(checks) else 0.0
+    rows = _Rows(day_s)
+    _staleness(rows, citations, day_s)
+    if len(checks):
+        _check_cost(rows, checks, day_s)
+    if detections is not None and len(detections):
+        _detection(rows, citations, detections, day_s)
+    _edits(rows, edits)
+    return rows.frame()
+
+
+def _staleness(rows: _Rows, citations: pd.DataFrame, day_s: float) -> None:
+    asked = citations["asked_s"].to_numpy(dtype=float)
+    stale_at = citations["first_stale_s"].to_numpy(dtype=float)
+    # each citation's answer as 0..n_answers-1, to count per answer with bincount
+    answer_ids, answer = np.unique(citations["answer_id"].to_numpy(), return_inverse=True)
+    for t in measurement_times(day_s):
+        held = asked <= t
+        stale = held & (stale_at <= t)
+        rows.share("stale_citation_share", stale.sum(), held.sum(), at_s=t)
+        answers_given = np.bincount(answer, weights=held, minlength=len(answer_ids)) > 0
+        answers_stale = np.bincount(answer, weights=stale, minlength=len(answer_ids)) > 0
+        rows.share("stale_answer_share", answers_stale.sum(), answers_given.sum(), at_s=t)
+    end_stale = stale_at <= day_s
+    positions = citations["position"].to_numpy()
+    for position in sorted(set(positions.tolist())):
+        mine = positions == position
+        rows.share(
+            "stale_citation_share", (end_stale & mine).sum(), mine.sum(), at_s=day_s, subset=f"position {position + 1}"
+        )
+    gone = citations["gone_s"].to_numpy(dtype=float) <= day_s
+    rows.share("gone_citation_share", gone.sum(), len(gone), at_s=day_s)
+
+
+def _check_cost(rows: _Rows, checks: pd.DataFrame, day_s: float) -> None:
+    by_strategy = {name: group for name, group in checks.groupby("strategy", sort=False)}
+    hours = day_s / 3600.0
+    for strategy in STRATEGIES:
+        mine = by_strategy.get(strategy)
+        if mine is None:
+            continue
+        rows.add("calls_per_check", mine["calls"].mean(), strategy=strategy)
+        rows.add("bytes_per_check", mine["bytes"].mean(), strategy=strategy)
+        rows.add("calls_per_hour", mine["calls"].sum() / hours, strategy=strategy)
+        rows.add("bytes_per_hour", mine["bytes"].sum() / hours, strategy=strategy)
+    polls = by_strategy.get("poll")
+    if polls is not None:
+        rows.share("cursor_expired_rate", polls["cursor_expired"].sum(), len(polls))
+
+
+def _detection(rows: _Rows, citations: pd.DataFrame, detections: pd.DataFrame, day_s: float) -> None:
+    """Title recall by cause, detection latency and stale exposure, per strategy.
+
+    Citations and detections are aligned by (answer_id, position): the day writes
+    a strategy's detections in citation order.
+    """
+    last_check_s = float(detections["last_check_s"].iloc[0])
+    asked = citations["asked_s"].to_numpy(dtype=float)
+    stale_at = citations["first_stale_s"].to_numpy(dtype=float)
+    held_at_last = asked <= last_check_s
+    stale_by_last = held_at_last & (stale_at <= last_check_s)
+    gone_by_last = citations["gone_s"].to_numpy(dtype=float) <= last_check_s
+    retitled_by_last = citations["retitled_s"].to_numpy(dtype=float) <= last_check_s
+    cause = np.where(gone_by_last, "gone", np.where(retitled_by_last, "retitled", "content"))
+    held_s = np.clip(day_s - asked, 0.0, None)
+    n = len(citations)
+    for strategy, group in detections.groupby("strategy", sort=False):
+        if len(group) != n:
+            raise ValueError(f"detections[{strategy}]: {len(group)} rows for {n} citations")
+        flagged_s = group["first_flagged_s"].to_numpy(dtype=float)
+        if strategy == "title":
+            flagged_last = group["flagged_at_last_check"].to_numpy(dtype=bool)
+            hit = stale_by_last & flagged_last
+            rows.share("title_recall", hit.sum(), stale_by_last.sum(), at_s=last_check_s, at_end=True)
+            for reason in CAUSES:
+                mine = stale_by_last & (cause == reason)
+                rows.share(
+                    "title_recall", (hit & mine).sum(), mine.sum(), at_s=last_check_s, at_end=True, subset=reason
+                )
+        detected = stale_by_last & (flagged_s <= last_check_s)
+        rows.share(
+            "detected_share", detected.sum(), stale_by_last.sum(), at_s=last_check_s, at_end=True, strategy=strategy
+        )
+        latency = flagged_s[detected] - stale_at[detected]
+        rows.add(
+            "detection_latency_s",
+            latency.mean() if len(latency) else math.nan,
+            latency.sum(),
+            len(latency),
+            strategy=strategy,
+        )
+        rows.add(
+            "detection_latency_p90_s", np.quantile(latency, 0.9) if len(latency) else math.nan, strategy=strategy
+        )
+        # stale and not yet flagged: from going stale until flagged (or the end of the day)
+        until = np.minimum(np.where(np.isnan(flagged_s), day_s, flagged_s), day_s)
+        exposed = np.clip(until - np.where(np.isnan(stale_at), day_s, stale_at), 0.0, None)
+        rows.add(
+            "stale_exposure",
+            exposed.sum() / held_s.sum() if held_s.sum() else math.nan,
+            exposed.sum(),
+            held_s.sum(),
+            strategy=strategy,
+        )
+
+
+def _edits(rows: _Rows, edits: pd.DataFrame) -> None:
+    rows.add("edits_made", len(edits))
+    if not len(edits):
+        return
+    n = len(edits)
+    outcome = edits["outcome"]
+    rows.share("rejection_rate", (outcome == "conflict").sum(), n)
+    rows.share("gone_rate", (outcome == "gone").sum(), n)
+    retried = edits[edits["retries"] > 0]
+    rows.share("retry_success", (retried["retry_outcome"] == "applied").sum(), len(retried))
+    applied = edits["replay_ok"].notna()
+    rows.share("replay_success", (edits.loc[applied, "replay_ok"] == True).sum(), applied.sum())  # noqa: E712
+
+
+def metrics_by_run(
+    tables: Mapping[str, pd.DataFrame], day_s: float | Mapping[str, float] | None = None
+) -> pd.DataFrame:
+    """:func:`run_metrics` of every run in stacked result tables, with the run keys on each row.
+
+    For tables stacked by hand (``kbsim.analysis.day_tables``); the runner stores each
+    run's rows when it computes the run, and those are the ones the study reads.
+    ``day_s`` may map a scenario to its day length.
+    """
+    from kbsim.analysis import DAY_TABLES, key_columns
+
+    frames = [t for name, t in tables.items() if name in DAY_TABLES and len(t)]
+    if not frames:
+        raise ValueError("no rows in any result table")
+    keys: list[str] = []
+    for table in frames:
+        keys += [c for c in key_columns(table) if c not in keys]
+    runs = pd.concat([t[[c for c in [*keys, "seed", "run_id"] if c in t]] for t in frames], ignore_index=True)
+    runs = runs.drop_duplicates("run_id").reset_index(drop=True)
+    split = {name: dict(tuple(t.groupby("run_id", sort=False))) for name, t in tables.items() if name in DAY_TABLES}
+    out = []
+    for run in runs.to_dict("records"):
+        mine = {name: groups.get(run["run_id"], tables[name].iloc[0:0]) for name, groups in split.items()}
+        length = day_s.get(run.get("scenario")) if isinstance(day_s, Mapping) else day_s
+        frame = run_metrics(mine, length)
+        for column in [*keys, "seed", "run_id"]:
+            frame.insert(len(frame.columns) - len(COLUMNS), column, run.get(column))
+        out.append(frame)
+    return pd.concat(out, ignore_index=True)

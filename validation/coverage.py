@@ -34,6 +34,7 @@ from kbsim.params import DayParams
 from kbsim.sim import run_day
 from kbsim.stats import METRICS, run_metrics, summarize
 from kbsim.stats.intervals import t_quantile
+from kbsim.stats.survival import stale_within
 
 STUDY_SIZES = (2, 3, 5, 10, 20)
 DAYS = {
@@ -45,6 +46,9 @@ SCENARIOS = {
     "control": {"saves": {"popularity": "uniform"}},
 }
 EDITS = {"no edits": None, "edits after 1 h": 3600.0}
+#: Citation ages at which the Kaplan-Meier share stale is checked: 1 h and half the day.
+def km_ages(day_s: float) -> tuple[float, float]:
+    return (3600.0, day_s / 2)
 
 
 @dataclass(frozen=True)
@@ -77,27 +81,32 @@ def day_params(day: str, scenario: str, delay_s: float | None) -> DayParams:
     return DayParams.model_validate(data)
 
 
-def _one_run(job: tuple[str, str, str, int]) -> pd.DataFrame:
+def _one_run(job: tuple[str, str, str, int]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One day's metric rows (the targets only) and its citations' ages (for Kaplan-Meier)."""
     day, scenario, edits, seed = job
     params = day_params(day, scenario, EDITS[edits])
-    frame = run_metrics(run_day(params, seed), params.day_s)
-    frame.insert(0, "seed", seed)
-    frame.insert(0, "edits", edits)
-    frame.insert(0, "scenario", scenario)
-    return frame
+    tables = run_day(params, seed)
+    frame = run_metrics(tables, params.day_s)
+    frame = frame[frame["name"].isin({t.name for t in TARGETS})]
+    citations = tables["citations"][["asked_s", "first_stale_s"]]
+    for part in (frame, citations):
+        part.insert(0, "seed", seed)
+        part.insert(0, "edits", edits)
+        part.insert(0, "scenario", scenario)
+    return frame, citations
 
 
-def per_run_metrics(day: str, seeds: int, workers: int) -> pd.DataFrame:
-    """Every run's metric rows: scenarios x edit settings x seeds 1..``seeds``."""
+def per_run_metrics(day: str, seeds: int, workers: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every run's target metric rows and citations: scenarios x edit settings x seeds 1..``seeds``."""
     jobs = [(day, s, e, seed) for s in SCENARIOS for e in EDITS for seed in range(1, seeds + 1)]
-    wanted = {t.name for t in TARGETS}
     if workers == 1:
-        frames = list(map(_one_run, jobs))
+        parts = list(map(_one_run, jobs))
     else:
         with ProcessPoolExecutor(workers) as pool:
-            frames = list(pool.map(_one_run, jobs, chunksize=16))
-    frame = pd.concat(frames, ignore_index=True)
-    return frame[frame["name"].isin(wanted)].reset_index(drop=True)
+            parts = list(pool.map(_one_run, jobs, chunksize=16))
+    metrics = pd.concat([m for m, _ in parts], ignore_index=True)
+    citations = pd.concat([c for _, c in parts], ignore_index=True)
+    return metrics, citations
 
 
 def pooled_wilson(successes: float, trials: float) -> tuple[float, float]:
@@ -124,6 +133,43 @@ def old_interval(rows: pd.DataFrame) -> tuple[float, float]:
         return math.nan, math.nan
     half = t_quantile(len(values) - 1) * values.std(ddof=1) / math.sqrt(len(values))
     return values.mean() - half, values.mean() + half
+
+
+def survival_coverage(citations: pd.DataFrame, day_s: float, sizes=STUDY_SIZES) -> pd.DataFrame:
+    """Coverage of the Kaplan-Meier intervals (kbsim.stats.survival) at the ages of :func:`km_ages`."""
+    rows = []
+    quiet = citations[citations["edits"] == "no edits"]
+    for scenario, mine in quiet.groupby("scenario", sort=False):
+        ages = km_ages(day_s)
+        truth = stale_within(mine, ages, day_s).set_index("age_s")["value"]
+        seeds = np.unique(mine["seed"].to_numpy())
+        for k in sizes:
+            studies = len(seeds) // k
+            if studies < 10:
+                continue
+            hits = np.zeros(len(ages))
+            widths = []
+            for i in range(studies):
+                study = mine[np.isin(mine["seed"], seeds[i * k : (i + 1) * k])]
+                result = stale_within(study, ages, day_s)
+                low, high = result["ci_low"].to_numpy(), result["ci_high"].to_numpy()
+                hits += (low <= truth.to_numpy()) & (truth.to_numpy() <= high)
+                widths.append((result["ci_high"] - result["ci_low"]).to_numpy())
+            for j, age in enumerate(ages):
+                rows.append(
+                    {
+                        "scenario": scenario,
+                        "metric": f"stale_within@{age / 3600:g}h (Kaplan-Meier)",
+                        "label": f"citations stale within {age / 3600:g} h of being given",
+                        "truth": truth.iloc[j],
+                        "seeds_per_study": k,
+                        "studies": studies,
+                        "coverage": hits[j] / studies,
+                        "old_coverage": math.nan,
+                        "mean_width": float(np.mean([w[j] for w in widths])),
+                    }
+                )
+    return pd.DataFrame(rows)
 
 
 def coverage(per_run: pd.DataFrame, sizes=STUDY_SIZES) -> pd.DataFrame:
@@ -213,8 +259,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.seeds < 40:
         parser.error(f"--seeds: expected at least 40 (two studies of 20), got {args.seeds}")
     started = time.perf_counter()
-    per_run = per_run_metrics(args.day, args.seeds, args.workers)
-    table = coverage(per_run)
+    per_run, citations = per_run_metrics(args.day, args.seeds, args.workers)
+    day_s = day_params(args.day, "zipf", None).day_s
+    table = pd.concat([coverage(per_run), survival_coverage(citations, day_s)], ignore_index=True)
     command = "python validation/coverage.py " + " ".join(sys.argv[1:] if argv is None else argv)
     text = report(table, command.strip(), args.seeds, args.day, time.perf_counter() - started)
     args.out.write_text(text)

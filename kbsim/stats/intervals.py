@@ -122,6 +122,25 @@ def estimate(kind: str, numerators, denominators=None, confidence: float = CONFI
     if kind not in KINDS:
         raise ValueError(f"kind: expected one of {KINDS}, got {kind!r}")
     value, u = linearise(kind, numerators, denominators)
+    edge = None
+    if kind in ("proportion", "invariant") and len(u):
+        edge = (float(np.sum(numerators)), float(np.sum(denominators)))
+    return interval(kind, value, u, edge, confidence)
+
+
+def interval(
+    kind: str,
+    value: float,
+    u: np.ndarray,
+    edge: tuple[float, float] | None = None,
+    confidence: float = CONFIDENCE,
+) -> Estimate:
+    """The interval of an estimate from its per-seed influence values ``u``.
+
+    ``edge`` is ``(successes, trials)`` pooled, for a share's interval at 0% or 100%
+    (or when no seed differs); any linearised estimator of a share can use this, the
+    Kaplan-Meier one included (:mod:`kbsim.stats.survival`).
+    """
     seeds = len(u)
     if kind == "invariant":
         return Estimate(value, math.nan, math.nan, math.nan, seeds, METHODS["invariant"])
@@ -137,9 +156,9 @@ def estimate(kind: str, numerators, denominators=None, confidence: float = CONFI
         centre, half = math.log(value / (1 - value)), t * se / (value * (1 - value))
         low, high = 1 / (1 + math.exp(-(centre - half))), 1 / (1 + math.exp(-(centre + half)))
         return Estimate(value, low, high, se, seeds, METHODS["proportion"])
-    successes = float(np.sum(numerators))
-    trials = float(np.sum(denominators))
-    low, high = _wilson(successes, trials, t)
+    if edge is None or edge[1] <= 0:
+        return Estimate(value, math.nan, math.nan, se, seeds, METHODS["proportion_edge"])
+    low, high = _wilson(edge[0], edge[1], t)
     return Estimate(value, low, high, se, seeds, METHODS["proportion_edge"])
 
 

@@ -66,6 +66,30 @@ def figure_staleness_over_day(exps: dict[str, Experiment]):
     return plots.staleness_over_day(pd.concat(observed), models, caption, "role", labels)
 
 
+def figure_staleness_by_age(exps: dict[str, Experiment]):
+    from kbsim.report import plots
+    from kbsim.stats.survival import survival_by
+
+    days = staleness_days([exps["reference"], exps["control"]])
+    frames, labels, used = [], {}, []
+    for name in ("zipf", "control"):
+        if name not in days:
+            continue
+        keys, params, experiment = days[name]
+        citations = match(experiment.tables["citations"], keys)
+        ages = np.linspace(0.0, params.day_s, 49)[1:]
+        frame = survival_by(citations.assign(role=name), ["role"], ages, params.day_s)
+        frames.append(frame)
+        labels[name] = ROLE_LABELS[name].format(s=params.zipf_s)
+        used.append(experiment)
+    caption = used[0].caption(
+        "staleness_by_age",
+        _edits_note(days["zipf"][1])
+        + " Censored at the end of the day: few citations are followed to old ages, so the bands widen.",
+    )
+    return plots.staleness_by_age(pd.concat(frames), caption, "role", labels, days["zipf"][1].day_hours)
+
+
 def _end_model(experiment: Experiment, key: str) -> pd.DataFrame:
     rows = []
     for _, point in sweep_points(experiment, key).iterrows():
@@ -236,6 +260,13 @@ FIGURES: tuple[FigureSpec, ...] = (
         figure_staleness_over_day,
     ),
     FigureSpec(
+        "staleness_by_age",
+        "Share of citations stale within each age since they were given (Kaplan-Meier), "
+        "Zipf saves against the uniform control.",
+        ("reference", "control"),
+        figure_staleness_by_age,
+    ),
+    FigureSpec(
         "staleness_vs_zipf",
         "Share of citations and answers stale at the end of the day against the Zipf exponent.",
         ("zipf_sweep",),
@@ -291,6 +322,13 @@ FIGURES: tuple[FigureSpec, ...] = (
         "with the analytic model.",
         ("reference", "control"),
         figure_staleness_over_day,
+    ),
+    FigureSpec(
+        "staleness_by_age",
+        "Share of citations stale within each age since they were given (Kaplan-Meier), "
+        "Zipf saves against the uniform control.",
+        ("reference", "control"),
+        figure_staleness_by_age,
     ),
     FigureSpec(
         "staleness_vs_zipf",

@@ -244,6 +244,50 @@ def staleness_over_day(
     return _finish(fig, caption)
 
 
+def staleness_by_age(
+    observed: pd.DataFrame,
+    caption: str,
+    scenario_column: str = "scenario",
+    labels: Mapping[str, str] | None = None,
+    day_hours: float | None = None,
+) -> Figure:
+    """The share of citations stale within each age since they were given (Kaplan-Meier),
+    one line per scenario with its 95% band.
+
+    Args:
+        observed: :func:`kbsim.stats.survival.survival_by` output (``age_s``, ``value``,
+            ``ci_low``, ``ci_high``) with ``scenario_column``.
+        labels: scenario -> legend label (and the order of the lines).
+        day_hours: the day's length, marked on the age axis (no citation is older).
+    """
+    labels = dict(labels or {s: s for s in observed[scenario_column].unique()})
+    fig, axes = _figure(width=7.6, height=5.0)
+    ax = axes[0, 0]
+    for scenario, label in labels.items():
+        rows = observed[observed[scenario_column] == scenario]
+        if rows.empty:
+            continue
+        _band(
+            ax,
+            rows["age_s"] / 3600.0,
+            rows["value"],
+            rows["ci_low"],
+            rows["ci_high"],
+            COLOURS.get(scenario),
+            f"{label} (Kaplan-Meier, 95% CI)",
+            marker="",
+            share=True,
+        )
+    if day_hours:
+        ax.set_xlim(0, day_hours)
+    ax.set_xlabel("age of the citation: time since it was given (h)")
+    ax.set_ylabel("citations stale within that age (%)")
+    ax.yaxis.set_major_formatter(SHARE)
+    ax.set_ylim(0, None)
+    ax.legend(loc="upper left")
+    return _finish(fig, caption, "How long a citation stays fresh")
+
+
 # -- (b), (c) end-of-day staleness against one parameter ------------------------------
 
 

@@ -119,11 +119,16 @@ def cell(summary: pd.DataFrame, row: Row) -> str:
     return format_estimate(first["value"], first["ci_low"], first["ci_high"], row.unit)
 
 
+#: Citation ages of the reference table's Kaplan-Meier rows.
+SURVIVAL_AGES_S = (3600.0, 4 * 3600.0)
+
+
 def reference_table(
     days: Mapping[str, pd.DataFrame],
     columns: Mapping[str, str],
     edits: Mapping[str, pd.DataFrame] | None = None,
     delay_column: str = "edit_delay_s",
+    survival: Mapping[str, pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
     """The reference study's table: a row per metric, a column per day.
 
@@ -132,8 +137,23 @@ def reference_table(
         columns: column key -> heading, in display order.
         edits: column key -> the summary rows of its days with edits (a ``delay_column``
             per delay), added as one row per metric and delay, then the replay invariant.
+        survival: column key -> its :func:`kbsim.stats.survival.stale_within` frame at
+            :data:`SURVIVAL_AGES_S`, shown after the first two rows.
     """
     rows = [{"metric": row.label, **{columns[k]: cell(days[k], row) for k in columns}} for row in REFERENCE_ROWS]
+    if survival:
+        by_age = []
+        for age in SURVIVAL_AGES_S:
+            line = {"metric": f"Citations stale within {format_duration(age)} of being given (Kaplan-Meier)"}
+            for key, heading in columns.items():
+                frame = survival.get(key)
+                hit = frame[frame["age_s"] == age] if frame is not None else ()
+                first = hit.iloc[0] if len(hit) else None
+                line[heading] = "n/a" if first is None else format_estimate(
+                    first["value"], first["ci_low"], first["ci_high"], "share"
+                )
+            by_age.append(line)
+        rows[2:2] = by_age
     if edits:
         delays = sorted({d for frame in edits.values() for d in frame[delay_column].dropna().unique()})
         for row in EDIT_ROWS:
@@ -158,18 +178,22 @@ def reference_table(
 
 def reference_results(exps: Mapping[str, Experiment]) -> pd.DataFrame:
     """The reference study table: Zipf and control days without edits, edit outcomes per delay."""
+    from kbsim.stats.survival import stale_within
+
     found = staleness_days([exps["reference"], exps["control"]])
-    days, columns = {}, {}
+    days, columns, survival = {}, {}, {}
     for name, heading in (("zipf", "Zipf saves (s = {s:g})"), ("control", "Control: uniform saves")):
         if name not in found:
             continue
         keys, params, experiment = found[name]
         days[name] = match(experiment.summary, keys)
         columns[name] = heading.format(s=params.zipf_s)
+        ages = [a for a in SURVIVAL_AGES_S if a < params.day_s]
+        survival[name] = stale_within(match(experiment.tables["citations"], keys), ages, params.day_s)
     reference = exps["reference"].summary
     with_edits = reference[reference["edits"].astype(bool)]
     edits = {name: with_edits[with_edits["save_popularity"].map(role) == name] for name in columns}
-    return reference_table(days, columns, {k: v for k, v in edits.items() if len(v)})
+    return reference_table(days, columns, {k: v for k, v in edits.items() if len(v)}, survival=survival)
 
 
 def reference_seeds(exps: Mapping[str, Experiment]) -> int:

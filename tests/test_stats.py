@@ -269,3 +269,13 @@ def test_terminal_summary_shows_names_with_intervals_and_warns_below_the_needed_
     warnings = seed_warnings(summary)  # 4 seeds: below the 5 the intervals were validated at
     assert any("stale_citation_share has 4 seeds" in line for line in warnings)
     assert not seed_warnings(summary.assign(seeds=20))
+
+
+def test_every_metric_is_defined_in_the_model_docs():
+    from pathlib import Path
+
+    from kbsim.stats import METRICS
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "model.md").read_text()
+    missing = [name for name in METRICS if f"`{name}`" not in text]
+    assert not missing, f"docs/model.md does not define {missing}"

@@ -1,6 +1,6 @@
 """The parameters of one simulated day, validated and frozen.
 
-Every field has the reference study's default (SPEC.md section 2), so
+Every field has the reference study's default (docs/model.md, "The simulated day"), so
 ``DayParams()`` is the reference Zipf day without edits. Nested groups are
 their own models so that sweeps can address them by dotted name
 (``saves.zipf_s``, ``edit.delay_s``). Unknown keys are rejected.

@@ -99,6 +99,31 @@ def test_a_healthy_file_opens(tmp_path):
         assert store.latest_sequence(KB) == 305
 
 
+HOT_JOURNAL_WRITER = """
+import os, signal, sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA cache_size = 1")  # spill into the file: the journal is then hot
+conn.execute("BEGIN IMMEDIATE")
+conn.execute("UPDATE articles SET content = zeroblob(3000)")
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_file_a_crash_left_with_a_hot_journal_is_recovered_not_called_foreign(tmp_path):
+    """A kill in a rollback-journal transaction (a file's first moments, before it is in
+    WAL mode) leaves a hot journal that a read-only check cannot roll back."""
+    path = tmp_path / "hot.db"
+    filled_file(path, articles=50, edits=0)
+    raw = sqlite3.connect(path)
+    assert raw.execute("PRAGMA journal_mode = DELETE").fetchone() == ("delete",)
+    raw.close()
+    subprocess.run([sys.executable, "-c", HOT_JOURNAL_WRITER, str(path)], check=False)
+    assert Path(f"{path}-journal").stat().st_size > 0
+    with SQLiteStore(path) as store:  # SQLite's own recovery rolls the transaction back
+        assert len(store.published_article_ids(KB)) == 50
+        assert store.article_state(KB, "art-000001").content == "body 0 " * 20
+
+
 WRITER = """
 import sys
 from kbsim import SQLiteStore

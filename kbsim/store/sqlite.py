@@ -369,25 +369,32 @@ class SQLiteStore:
         if not file.exists() or file.stat().st_size == 0:
             return
         self._check_log(file)
-        try:
-            probe = sqlite3.connect(
-                f"{file.absolute().as_uri()}?mode=ro", uri=True, timeout=self.busy_timeout_s
-            )
-        except sqlite3.Error as exc:
-            raise StoreFileError(f"cannot open {self.path!r} read-only to check it: {exc}") from exc
-        try:
+        # Read-only, so that a foreign file is left as it is; but a file a crash left with
+        # a hot journal needs SQLite's own recovery first, which a read-only probe cannot run.
+        for mode in ("?mode=ro", ""):
             try:
-                empty = self._check_header(probe)
-            except sqlite3.DatabaseError as exc:
-                if self._is_busy(exc):
-                    raise self._busy_error() from exc
-                raise StoreFileError(
-                    f"{self.path!r} is not a kbsim database (SQLite: {exc}); it was left unchanged"
-                ) from exc
-            if not empty:
-                self._check_contents(probe)
-        finally:
-            probe.close()
+                probe = sqlite3.connect(
+                    f"{file.absolute().as_uri()}{mode}", uri=True, timeout=self.busy_timeout_s
+                )
+            except sqlite3.Error as exc:
+                raise StoreFileError(f"cannot open {self.path!r} to check it: {exc}") from exc
+            try:
+                try:
+                    empty = self._check_header(probe)
+                except sqlite3.DatabaseError as exc:
+                    if self._is_busy(exc):
+                        raise self._busy_error() from exc
+                    if mode and getattr(exc, "sqlite_errorname", "").startswith("SQLITE_READONLY"):
+                        continue
+                    raise StoreFileError(
+                        f"{self.path!r} is not a kbsim database (SQLite: {exc}); it was left "
+                        "unchanged"
+                    ) from exc
+                if not empty:
+                    self._check_contents(probe)
+                return
+            finally:
+                probe.close()
 
     def _check_log(self, file: Path) -> None:
         """Refuse a file whose write-ahead log, still owed to the database, is gone.
@@ -424,7 +431,7 @@ class SQLiteStore:
         try:
             conn.execute("BEGIN")
             try:
-                problems = [row[0] for row in conn.execute("PRAGMA quick_check(3)")]
+                problems = [" ".join(row[0].split()) for row in conn.execute("PRAGMA quick_check(3)")]
                 if problems != ["ok"]:
                     raise StoreFileError(
                         f"{self.path!r} is damaged (SQLite quick_check: {'; '.join(problems)}); "

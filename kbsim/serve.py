@@ -142,8 +142,13 @@ def build_store(params: DayParams, seed: int, db: str | Path | None = None,
         close = getattr(store, "close", None)
         if close is not None:
             close()
-        raise ServeConfigError(f"--db {str(db)!r}: {exc}") from None
+        raise ServeConfigError(f"{_source(db, kb_id)}: {exc}") from None
     return store
+
+
+def _source(db: str | Path | None, kb_id: str) -> str:
+    """What a start-up error is about: the --db file, or (in memory) the --kb-id."""
+    return f"--db {str(db)!r}" if db is not None else f"--kb-id {kb_id!r}"
 
 
 def _warn_if_unlike(store, kb_id: str, params: DayParams, db) -> None:
@@ -439,17 +444,25 @@ def serve(params: DayParams, *, seed: int = DEFAULT_SEED, db: str | Path | None 
     clock_speed = check_speed(float(speed))
     busy_timeout_s = check_busy_timeout(float(busy_timeout_s))
     store = build_store(params, seed, db=db, kb_id=kb_id, busy_timeout_s=busy_timeout_s)
-    start_s = latest_event_time_s(store, kb_id)
-    if not FIRST_CLOCK_S <= start_s <= LAST_CLOCK_S:
-        raise ServeConfigError(
-            f"--db {str(db)!r}: {kb_id}'s latest event is at {start_s:g} s, outside the "
-            f"served clock's range ({FIRST_CLOCK_S:g} to {LAST_CLOCK_S:g} s)"
-        )
+    try:
+        start_s = latest_event_time_s(store, kb_id)
+        published = len(store.published_article_ids(kb_id))
+        if not FIRST_CLOCK_S <= start_s <= LAST_CLOCK_S:
+            raise ServeConfigError(
+                f"{_source(db, kb_id)}: {kb_id}'s latest event is at {start_s:g} s, outside the "
+                f"served clock's range ({FIRST_CLOCK_S:g} to {LAST_CLOCK_S:g} s)"
+            )
+    except (ToolError, StoreFileError, ServeConfigError) as exc:
+        close = getattr(store, "close", None)
+        if close is not None:
+            close()
+        if isinstance(exc, ServeConfigError):
+            raise
+        raise ServeConfigError(f"{_source(db, kb_id)}: {exc}") from None
     clock = DayClock(clock_speed, start_s=start_s)
     served = ServedKnowledgeBase(store, kb_id, grants or [kb_id], clock)
     log.info("serving %s (%d published articles, seed %d, day clock from %.1f s) to grants %s "
-             "over stdio", kb_id, len(store.published_article_ids(kb_id)), seed, clock.start_s,
-             sorted(served.client.grants))
+             "over stdio", kb_id, published, seed, clock.start_s, sorted(served.client.grants))
     if live:
         start_live_people(served, params, seed)
     try:

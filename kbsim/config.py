@@ -749,3 +749,42 @@ def config_from_args(args) -> ExperimentConfig:
     """The validated config named by ``args.config`` with ``--set`` and ``--seeds`` applied."""
     seeds = " ".join(args.seeds) if getattr(args, "seeds", None) else None
     return load_config(args.config, getattr(args, "overrides", ()) or (), seeds=seeds)
+
+
+# ----------------------------------------------------------- one day's parameters
+
+
+def load_day_params(path: str | Path) -> DayParams:
+    """The :class:`DayParams` of a YAML file of day parameters (``kbsim serve --config``).
+
+    The file holds parameters at its top level, nested or dotted exactly as a
+    config's ``params`` (``saves.count: 50`` or ``saves: {count: 50}``), read
+    and validated by the same code as :func:`load_config`.
+
+    Raises:
+        ConfigError: naming the file, the key path and what was expected (a
+            file that is not UTF-8 text included).
+    """
+    path = Path(path)
+    source = str(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(source, "", "config file not found") from None
+    except OSError as exc:
+        raise ConfigError(source, "", f"cannot read config file: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            source, "", f"not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start}); "
+            "save the file as UTF-8"
+        ) from None
+    try:
+        params = _nest_params(_parse_yaml(text, source), source, "")
+        try:
+            return DayParams.model_validate(params, strict=True)
+        except ValidationError as exc:
+            raise _pydantic_error(exc, "", {}, (), source) from None
+    except ConfigError as exc:  # key paths from the top level, not from a ``params`` key
+        raise ConfigError(exc.source, exc.key_path.lstrip("."), exc.problem) from None

@@ -7,6 +7,12 @@ same entry point the simulation uses, so no rule is implemented twice. With
 accelerated wall-clock time (SimPy's real-time environment, in a background
 thread), so an attached agent sees its citations go stale and its edits
 collide. stdout carries the protocol; logs go to stderr.
+
+What it promises (docs/serve.md, "What the server guarantees"): every
+request gets an answer (:mod:`kbsim.serve_stdio` answers the lines the SDK
+cannot parse), a refused call is a tool error with a documented code, and a
+knowledge base is served only whole (filled in one transaction, and a file is
+checked when it is opened).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import functools
 import itertools
 import json
 import logging
+import math
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -23,8 +30,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
-from pydantic import ValidationError
 
 import kbsim
 from kbsim.params import DayParams
@@ -34,52 +39,56 @@ from kbsim.sim.day import day_save_arrivals, starting_knowledge_base
 from kbsim.sim.popularity import UNIFORMS_PER_DRAW, Popularity
 from kbsim.sim.processes import editor
 from kbsim.sim.records import DayLog
-from kbsim.store import MemoryStore, ToolError, parse_version, tool_definitions
+from kbsim.store import MemoryStore, StoreFileError, ToolError, parse_version, tool_definitions
+from kbsim.store.timefmt import MAX_VERSION_US, MIN_VERSION_US
 
 log = logging.getLogger("kbsim.serve")
 
 DEFAULT_KB_ID = "kb-1"
 DEFAULT_SEED = 1
 DEFAULT_SPEED = 60.0
+#: The fastest served day: a simulated day per wall-clock second.
+MAX_SPEED = 86_400.0
+DEFAULT_BUSY_TIMEOUT_S = 5.0
+#: The served clock stops a day short of the last time an updated_at can write
+#: (9999-12-31), so that versions can still step by a microsecond after it.
+LAST_CLOCK_S = MAX_VERSION_US / 1_000_000 - 86_400.0
+FIRST_CLOCK_S = MIN_VERSION_US / 1_000_000
 
 
 class ServeConfigError(ValueError):
-    """A config file that cannot be served (names the file and the bad key)."""
+    """Options or a database that cannot be served (names the option or the file)."""
 
 
 # -- configuration and the served store ------------------------------------------------
 
 
-def load_day_params(path: str | Path | None) -> DayParams:
-    """The day parameters of a YAML config file (defaults when ``path`` is None).
-
-    Kept as one small function so the project's config loader can replace it.
-    """
-    if path is None:
-        return DayParams()
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ServeConfigError(f"config {str(path)!r}: {exc}") from None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
+def check_speed(speed: float) -> float:
+    """``--speed``: simulated seconds per wall-clock second, in (0, MAX_SPEED]."""
+    if not 0 < speed <= MAX_SPEED:  # nan fails too
         raise ServeConfigError(
-            f"config {str(path)!r}: the top level must be a mapping, got {type(data).__name__}"
+            f"--speed must be > 0 and at most {MAX_SPEED:g} (a simulated day per second), "
+            f"got {speed:g}"
         )
-    try:
-        return DayParams.model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in error['loc']) or '(top level)'}: {error['msg']}"
-            for error in exc.errors()
-        )
-        raise ServeConfigError(f"config {str(path)!r}: {problems}") from None
+    return float(speed)
 
 
-def open_backend(params: DayParams, db: str | Path | None):
-    """An empty or persisted store: in memory, or SQLite at ``db``."""
+def check_busy_timeout(busy_timeout_s: float) -> float:
+    """``--busy-timeout``: seconds a write waits for another process's lock, finite > 0."""
+    if not 0 < busy_timeout_s < math.inf:
+        raise ServeConfigError(
+            f"--busy-timeout must be a number of seconds > 0, got {busy_timeout_s:g}"
+        )
+    return float(busy_timeout_s)
+
+
+def open_backend(params: DayParams, db: str | Path | None,
+                 busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S):
+    """An empty or persisted store: in memory, or SQLite at ``db``.
+
+    A SQLite file shares its clock among the servers using it (``shared_clock``):
+    no version is earlier than the knowledge base's latest event.
+    """
     if db is None:
         return MemoryStore(event_retention_s=params.event_retention_s)
     sqlite_store = getattr(kbsim, "SQLiteStore", None)
@@ -88,31 +97,69 @@ def open_backend(params: DayParams, db: str | Path | None):
             f"--db {str(db)!r}: this kbsim has no SQLite backend (kbsim.SQLiteStore)"
         )
     try:
-        return sqlite_store(db, event_retention_s=params.event_retention_s)
-    except (OSError, RuntimeError, ValueError) as exc:
+        return sqlite_store(db, event_retention_s=params.event_retention_s,
+                            busy_timeout_s=busy_timeout_s, shared_clock=True)
+    except (OSError, RuntimeError, ValueError, ToolError) as exc:
         raise ServeConfigError(f"--db {str(db)!r}: {exc}") from None
 
 
+def corpus_articles(params: DayParams, seed: int) -> Iterator[tuple[str, str]]:
+    """``(title, content)`` of the simulated day's starting articles for this seed, in order."""
+    _, template, article_ids, _ = starting_knowledge_base(params.corpus, seed)
+    for article_id in article_ids:
+        article = template.article_state(SIM_KB_ID, article_id)
+        yield article.title, article.content
+
+
 def build_store(params: DayParams, seed: int, db: str | Path | None = None,
-                kb_id: str = DEFAULT_KB_ID):
+                kb_id: str = DEFAULT_KB_ID, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S):
     """The store to serve: knowledge base ``kb_id`` holding the seeded corpus.
 
     The articles are those the simulated day starts with for the same corpus
     parameters and seed (same ids, titles and bodies), published at simulated
-    time 0. A SQLite file that already holds ``kb_id`` is served as it is (its
-    articles and events persist across restarts).
+    time 0, all in one transaction: a fill cut short (a kill, Ctrl-C) leaves
+    no knowledge base, and the next start fills it again. A SQLite file that
+    already holds ``kb_id`` is served as it is (its articles and events
+    persist across restarts); when another server filled it meanwhile, that
+    whole knowledge base is served.
     """
-    store = open_backend(params, db)
-    if store.has_knowledge_base(kb_id):
-        log.info("serving the existing knowledge base %s from %s", kb_id, db)
-        return store
-    store.create_knowledge_base(kb_id)
-    # the simulated day's starting knowledge base for this seed, published under kb_id
-    _, template, article_ids, _ = starting_knowledge_base(params.corpus, seed)
-    for article_id in article_ids:
-        article = template.article_state(SIM_KB_ID, article_id)
-        store.publish_article(kb_id, title=article.title, content=article.content, at=0.0)
+    store = open_backend(params, db, busy_timeout_s)
+    try:
+        if store.has_knowledge_base(kb_id):
+            log.info("serving the existing knowledge base %s from %s", kb_id, db)
+            _warn_if_unlike(store, kb_id, params, db)
+            return store
+        articles = list(corpus_articles(params, seed))
+        log.info("filling %s with %d articles (seed %d)%s", kb_id, len(articles), seed,
+                 f" in {db}" if db is not None else "")
+        try:
+            store.create_knowledge_base(kb_id, articles, at=0.0)
+        except ToolError as exc:
+            if exc.code == "busy" or not store.has_knowledge_base(kb_id):
+                raise
+            log.info("another server filled %s in %s meanwhile: serving that", kb_id, db)
+    except (ToolError, StoreFileError) as exc:
+        close = getattr(store, "close", None)
+        if close is not None:
+            close()
+        raise ServeConfigError(f"{_source(db, kb_id)}: {exc}") from None
     return store
+
+
+def _source(db: str | Path | None, kb_id: str) -> str:
+    """What a start-up error is about: the --db file, or (in memory) the --kb-id."""
+    return f"--db {str(db)!r}" if db is not None else f"--kb-id {kb_id!r}"
+
+
+def _warn_if_unlike(store, kb_id: str, params: DayParams, db) -> None:
+    """Say so when a never-edited knowledge base does not hold the config's corpus."""
+    held = store.latest_sequence(kb_id)
+    if len(store.published_article_ids(kb_id)) == held != params.corpus.articles:
+        log.warning(
+            "%s in %s holds %d articles and no edits, but the config's corpus has %d: "
+            "serving the file as it is (delete it to fill it from the config)",
+            kb_id, db, held, params.corpus.articles,
+        )
 
 
 # -- time ------------------------------------------------------------------------------
@@ -137,17 +184,26 @@ def latest_event_time_s(store, kb_id: str) -> float:
 
 
 class DayClock:
-    """Simulated seconds since the served day began, at ``speed`` x wall-clock time."""
+    """Simulated seconds since the served day began, at ``speed`` x wall-clock time.
+
+    ``speed`` is at most :data:`MAX_SPEED`, and the clock stops at
+    :data:`LAST_CLOCK_S`, a day before the last time an ``updated_at`` can
+    write: it never produces a time the store must refuse.
+    """
 
     def __init__(self, speed: float, start_s: float = 0.0) -> None:
-        if not speed > 0:
-            raise ValueError(f"speed must be > 0, got {speed!r}")
+        if not 0 < speed <= MAX_SPEED:
+            raise ValueError(f"speed must be > 0 and at most {MAX_SPEED:g}, got {speed!r}")
+        if not FIRST_CLOCK_S <= start_s <= LAST_CLOCK_S:
+            raise ValueError(
+                f"start_s must be within {FIRST_CLOCK_S:g} and {LAST_CLOCK_S:g}, got {start_s!r}"
+            )
         self.speed = speed
         self.start_s = start_s
         self._wall_start = time.monotonic()
 
     def __call__(self) -> float:
-        return self.start_s + (time.monotonic() - self._wall_start) * self.speed
+        return min(self.start_s + (time.monotonic() - self._wall_start) * self.speed, LAST_CLOCK_S)
 
 
 # -- people saving, live ----------------------------------------------------------------
@@ -294,10 +350,33 @@ def tool_list() -> list[Any]:
     ]
 
 
+def unicode_only(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings replaced by U+FFFD.
+
+    The wire carries UTF-8 text only; a string stored through the Python API
+    may hold a lone surrogate, which no JSON reply can carry.
+    """
+    if isinstance(value, str):
+        if value.isascii():
+            return value
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            # a surrogate pair becomes its character, each lone surrogate one U+FFFD
+            return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+        return value
+    if isinstance(value, dict):
+        return {unicode_only(k): unicode_only(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unicode_only(v) for v in value]
+    return value
+
+
 def tool_result(payload: dict[str, Any], is_error: bool):
     """A payload as an MCP tool result: compact JSON text plus structured content."""
     from mcp import types
 
+    payload = unicode_only(payload)
     text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
@@ -323,7 +402,13 @@ def build_server(served: ServedKnowledgeBase, *, live: bool = False):
         return types.ListToolsResult(tools=tools)
 
     async def on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        payload, is_error = served.call(params.name, params.arguments)
+        try:
+            payload, is_error = served.call(params.name, params.arguments)
+        except StoreFileError as exc:  # the file failed under us: a JSON-RPC internal error
+            from mcp.shared.exceptions import MCPError
+
+            log.error("%s: %s", params.name, exc)
+            raise MCPError(types.INTERNAL_ERROR, str(exc)) from None
         if is_error:
             log.info("%s -> %s: %s", params.name, payload["code"], payload["message"])
         return tool_result(payload, is_error)
@@ -344,27 +429,41 @@ def build_server(served: ServedKnowledgeBase, *, live: bool = False):
 
 
 async def _serve_stdio(server) -> None:
-    from mcp.server.stdio import stdio_server
+    from kbsim.serve_stdio import answering_stdio_server
 
-    async with stdio_server() as (read_stream, write_stream):
+    async with answering_stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 def serve(params: DayParams, *, seed: int = DEFAULT_SEED, db: str | Path | None = None,
           kb_id: str = DEFAULT_KB_ID, grants: Iterable[str] | None = None, live: bool = False,
-          speed: float = DEFAULT_SPEED) -> None:
+          speed: float = DEFAULT_SPEED,
+          busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> None:
     """Build the store and serve it over stdio until the client disconnects."""
     import anyio
 
-    clock_speed = float(speed)
-    if not clock_speed > 0:
-        raise ServeConfigError(f"--speed must be > 0, got {speed!r}")
-    store = build_store(params, seed, db=db, kb_id=kb_id)
-    clock = DayClock(clock_speed, start_s=latest_event_time_s(store, kb_id))
+    clock_speed = check_speed(float(speed))
+    busy_timeout_s = check_busy_timeout(float(busy_timeout_s))
+    store = build_store(params, seed, db=db, kb_id=kb_id, busy_timeout_s=busy_timeout_s)
+    try:
+        start_s = latest_event_time_s(store, kb_id)
+        published = len(store.published_article_ids(kb_id))
+        if not FIRST_CLOCK_S <= start_s <= LAST_CLOCK_S:
+            raise ServeConfigError(
+                f"{_source(db, kb_id)}: {kb_id}'s latest event is at {start_s:g} s, outside the "
+                f"served clock's range ({FIRST_CLOCK_S:g} to {LAST_CLOCK_S:g} s)"
+            )
+    except (ToolError, StoreFileError, ServeConfigError) as exc:
+        close = getattr(store, "close", None)
+        if close is not None:
+            close()
+        if isinstance(exc, ServeConfigError):
+            raise
+        raise ServeConfigError(f"{_source(db, kb_id)}: {exc}") from None
+    clock = DayClock(clock_speed, start_s=start_s)
     served = ServedKnowledgeBase(store, kb_id, grants or [kb_id], clock)
     log.info("serving %s (%d published articles, seed %d, day clock from %.1f s) to grants %s "
-             "over stdio", kb_id, len(store.published_article_ids(kb_id)), seed, clock.start_s,
-             sorted(served.client.grants))
+             "over stdio", kb_id, published, seed, clock.start_s, sorted(served.client.grants))
     if live:
         start_live_people(served, params, seed)
     try:

@@ -432,17 +432,26 @@ def test_docs_snippets_start_a_valid_server():
 
 
 def test_config_errors_name_the_file_and_the_key(tmp_path):
-    from kbsim.serve import ServeConfigError, load_day_params
+    """serve reads its config with the project's loader: nested or dotted keys, as run does."""
+    from kbsim.config import ConfigError, load_day_params
 
     path = tmp_path / "typo.yaml"
-    path.write_text("saves:\n  cont: 3\n")
-    with pytest.raises(ServeConfigError, match=r"typo\.yaml.*saves\.cont"):
-        load_day_params(path)
+    for text in ("saves:\n  cont: 3\n", "saves.cont: 3\n"):
+        path.write_text(text)
+        with pytest.raises(ConfigError, match=r"typo\.yaml: saves\.cont: unknown parameter"):
+            load_day_params(path)
     path.write_text("- 1\n")
-    with pytest.raises(ServeConfigError, match="mapping"):
+    with pytest.raises(ConfigError, match="mapping"):
         load_day_params(path)
-    path.write_text("zipf_s: 1.2\n")
-    assert load_day_params(path).zipf_s == 1.2
+    path.write_text("zipf_s: 1.2\nsaves.count: 40\ncorpus: {articles: 9}\n")
+    params = load_day_params(path)
+    assert (params.zipf_s, params.saves.count, params.corpus.articles) == (1.2, 40, 9)
+    path.write_text("day_hours: '8'\n")  # strictly, as run validates
+    with pytest.raises(ConfigError, match="day_hours"):
+        load_day_params(path)
+    path.write_bytes(b"zipf_s: 1.0 # \xe9\n")
+    with pytest.raises(ConfigError, match=r"typo\.yaml: not UTF-8 text \(byte 0xe9"):
+        load_day_params(path)
 
 
 def test_live_people_make_the_simulated_days_saves():

@@ -335,10 +335,13 @@ def test_busy_timeout_expiry_is_a_clear_error_and_changes_nothing(tmp_path):
         with pytest.raises(StoreBusyError, match=r"busy_timeout_s=0\.2"):
             store.save_article("kb", article_id, at=1.0, content="blocked")
         client = store.client({"kb"}, clock=lambda: 1.0)
-        with pytest.raises(StoreBusyError, match="stayed locked"):
+        # A typed tool error with the retryable code every caller can branch on.
+        with pytest.raises(ToolError, match="stayed locked") as info:
             client.call("edit_knowledge_article", {
                 "knowledge_base_id": "kb", "article_id": article_id, "content": "x",
                 "expected_version": version, "idempotency_key": "k"})
+        assert isinstance(info.value, StoreBusyError) and info.value.code == "busy"
+        assert info.value.to_dict() == {"code": "busy", "message": info.value.message}
     finally:
         blocker.execute("ROLLBACK")
         blocker.close()

@@ -1,18 +1,20 @@
 """SQLiteStore survives SIGKILL mid-edit: nothing half-written, nothing acknowledged lost.
 
-A writer subprocess edits a few articles in a loop, journaling each key to
-a file just before sending it ("send") and just after its result came back
-("done"). Once it has applied its first edit (so it opened the crashed
+A writer subprocess edits a few articles in a loop, journaling each key
+(with its arguments) to a file just before sending it ("send") and just
+after its result came back ("done"). Once it has applied its first edit (so it opened the crashed
 file and carried on without any repair) it is killed with SIGKILL at a
 random moment, over and over (alternately with synchronous FULL, the
 default, and NORMAL). After every kill: ``PRAGMA integrity_check``
 and FTS5's own integrity check pass; every edit is wholly present (event,
 idempotency record, content and search index) or wholly absent; every edit
-the writer saw acknowledged is present.
+the writer saw acknowledged is present. An idempotency record keeps only a
+digest of its arguments, so the arguments come from the journal.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -23,6 +25,7 @@ from pathlib import Path
 
 import kbsim
 from kbsim import SQLiteStore, parse_version
+from kbsim.store import arguments_digest
 from kbsim.store.bm25 import tokenize
 from kbsim.store.sqlite import TITLE_WEIGHT
 
@@ -31,7 +34,7 @@ ARTICLES = ["art-000001", "art-000002", "art-000003"]
 KILLS = 36
 
 WRITER = """
-import random, sys
+import json, random, sys
 from kbsim import SQLiteStore
 
 path, run, journal, synchronous = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
@@ -57,7 +60,7 @@ with open(journal, "a", buffering=1) as log:
         }
         if i % 4 == 0:
             arguments["title"] = f"title {key}"
-        log.write(f"send {key}\\n")
+        log.write(f"send {key} {json.dumps(arguments)}\\n")
         result = client.call("edit_knowledge_article", arguments)
         assert result["replayed"] is False
         log.write(f"done {key}\\n")
@@ -91,10 +94,17 @@ def check_after_kill(path: Path, journals: list[Path]) -> tuple[int, bool | None
     assert [e[0] for e in events] == list(range(1, len(events) + 1))
     assert kb["next_seq"] == len(events) + 1
     updates = [(e[2], e[3]) for e in events if e[1] == "article.updated"]
-    records = {
-        key: (arguments, (arguments["article_id"], parse_version(result["updated_at"])))
-        for key, (arguments, result) in state["idempotency"].items()
-    }
+    sent_arguments = {}
+    for journal in journals:
+        for line in journal.read_text().split("\n"):
+            if line.startswith("send ") and line.endswith("}"):  # not cut short by the kill
+                key, arguments = line[len("send "):].split(" ", 1)
+                sent_arguments[key] = json.loads(arguments)
+    records = {}
+    for key, (digest, result) in state["idempotency"].items():
+        arguments = sent_arguments[key]
+        assert digest == arguments_digest(arguments)
+        records[key] = (arguments, (arguments["article_id"], parse_version(result["updated_at"])))
     # Event <-> idempotency record, one to one.
     assert sorted(updates) == sorted(at for _, at in records.values())
     by_event = {at: arguments for arguments, at in records.values()}

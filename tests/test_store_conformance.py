@@ -555,7 +555,9 @@ def test_every_error_code_leaves_the_store_unchanged(store):
          "invalid_argument"),
     ]
     codes = [expect_error(s, client, name, args, code).code for name, args, code in cases]
-    assert set(codes) == set(kbsim.store.ERROR_CODES)
+    # busy needs a second process holding a SQLite file's write lock: see
+    # test_sqlite_backend.py::test_busy_timeout_expiry_is_a_clear_error_and_changes_nothing
+    assert set(codes) == set(kbsim.store.ERROR_CODES) - {"busy"}
 
 
 def test_results_are_json_and_call_sized_counts_their_bytes(kb):

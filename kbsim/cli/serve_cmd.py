@@ -8,7 +8,7 @@ import sys
 
 
 def register(subparsers) -> None:
-    from kbsim.serve import DEFAULT_KB_ID, DEFAULT_SEED, DEFAULT_SPEED
+    from kbsim.serve import DEFAULT_BUSY_TIMEOUT_S, DEFAULT_KB_ID, DEFAULT_SEED, DEFAULT_SPEED, MAX_SPEED
 
     parser = subparsers.add_parser(
         "serve",
@@ -19,7 +19,8 @@ def register(subparsers) -> None:
         ),
     )
     parser.add_argument("--config", metavar="CONFIG",
-                        help="YAML file of day parameters (corpus, saves, zipf_s, ...)")
+                        help="YAML file of day parameters, nested or dotted as in a config's "
+                             "params (corpus.articles, saves.count, zipf_s, ...)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
                         help=f"seed of the corpus and of people's saves (default {DEFAULT_SEED})")
     parser.add_argument("--db", metavar="PATH",
@@ -32,8 +33,14 @@ def register(subparsers) -> None:
     parser.add_argument("--live", action="store_true",
                         help="people keep saving articles while serving (accelerated time)")
     parser.add_argument("--speed", type=float, default=DEFAULT_SPEED,
-                        help="simulated seconds per wall-clock second "
-                             f"(default {DEFAULT_SPEED:g}: a simulated minute per second)")
+                        help="simulated seconds per wall-clock second, > 0 and at most "
+                             f"{MAX_SPEED:g} (default {DEFAULT_SPEED:g}: a simulated minute "
+                             "per second)")
+    parser.add_argument("--busy-timeout", type=float, default=DEFAULT_BUSY_TIMEOUT_S,
+                        metavar="SECONDS",
+                        help="with --db: how long a write waits for another process's lock "
+                             "before the call gets the retryable tool error 'busy' (default "
+                             f"{DEFAULT_BUSY_TIMEOUT_S:g})")
     parser.add_argument("--log-level", default="INFO",
                         choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                         help="stderr log level (default INFO)")
@@ -41,21 +48,22 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kbsim.serve import ServeConfigError, load_day_params, serve
+    from kbsim.config import ConfigError, load_day_params
+    from kbsim.params import DayParams
+    from kbsim.serve import ServeConfigError, check_busy_timeout, check_speed, serve
 
     logging.basicConfig(
         stream=sys.stderr,
         level=args.log_level,
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
-    if not args.speed > 0:
-        print(f"kbsim serve: --speed must be > 0, got {args.speed:g}", file=sys.stderr)
-        return 2
     try:
-        params = load_day_params(args.config)
+        check_speed(args.speed)
+        check_busy_timeout(args.busy_timeout)
+        params = DayParams() if args.config is None else load_day_params(args.config)
         serve(params, seed=args.seed, db=args.db, kb_id=args.kb_id, grants=args.grant,
-              live=args.live, speed=args.speed)
-    except ServeConfigError as exc:
+              live=args.live, speed=args.speed, busy_timeout_s=args.busy_timeout)
+    except (ServeConfigError, ConfigError) as exc:
         print(f"kbsim serve: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -3,7 +3,7 @@
 from kbsim.store.bm25 import BM25Index, tokenize
 from kbsim.store.client import DEFAULT_POLL_LIMIT, DEFAULT_SEARCH_LIMIT, Client, json_size
 from kbsim.store.errors import ERROR_CODES, ToolError
-from kbsim.store.memory import MemoryStore, article_id_for
+from kbsim.store.memory import MemoryStore, arguments_digest, article_id_for
 from kbsim.store.schema import TOOL_NAMES, ToolDefinition, tool_definitions, validate_arguments
 from kbsim.store.sqlite import SQLiteStore, StoreBusyError, StoreFileError
 from kbsim.store.timefmt import DAY_START, format_version, parse_version, seconds_to_us
@@ -22,6 +22,7 @@ __all__ = [
     "TOOL_NAMES",
     "ToolDefinition",
     "ToolError",
+    "arguments_digest",
     "article_id_for",
     "format_version",
     "json_size",

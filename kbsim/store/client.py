@@ -8,12 +8,12 @@ backends implement only the semantics behind each tool.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from kbsim.store.errors import ToolError
+from kbsim.store.inputs import check_at, shown
 from kbsim.store.schema import validate_arguments
-from kbsim.store.timefmt import seconds_to_us
 
 if TYPE_CHECKING:
     from kbsim.store.memory import MemoryStore
@@ -34,11 +34,25 @@ class Client:
     """The agent's view of a store: the four tools, limited to granted KBs.
 
     A knowledge base that is not granted answers exactly like a missing one.
+    ``clock()`` gives the simulated seconds an edit or a poll happens at; a
+    time no ``updated_at`` can write (``inf``, or past the year 9999) refuses
+    the call with ``invalid_argument`` and changes nothing.
     """
 
     def __init__(self, store: MemoryStore, grants: set[str] | frozenset[str], clock: Clock) -> None:
+        if isinstance(grants, (str, bytes)) or not isinstance(grants, Iterable):
+            raise ToolError(
+                "invalid_argument", f"grants must be a set of knowledge base ids, got {shown(grants)}"
+            )
+        grants = frozenset(grants)
+        if not all(isinstance(kb_id, str) for kb_id in grants):
+            raise ToolError(
+                "invalid_argument", f"grants must hold knowledge base ids (strings), got {grants!r}"
+            )
+        if not callable(clock):
+            raise ToolError("invalid_argument", f"clock must be callable, got {shown(clock)}")
         self.store = store
-        self.grants = frozenset(grants)
+        self.grants = grants
         self.clock = clock
 
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -54,7 +68,7 @@ class Client:
             return self.store.tool_read(kb_id, args["article_id"])
         if name == "edit_knowledge_article":
             self._granted(args["knowledge_base_id"])
-            return self.store.tool_edit(args, seconds_to_us(self.clock()))
+            return self.store.tool_edit(args, check_at(self.clock(), "clock()"))
         # poll_resource_events: the schema admits nothing else
         if args["resource_type"] != "knowledge_base":
             raise ToolError(
@@ -67,7 +81,7 @@ class Client:
             kb_id,
             int(args.get("after_sequence", 0)),
             int(args.get("limit", DEFAULT_POLL_LIMIT)),
-            seconds_to_us(self.clock()),
+            check_at(self.clock(), "clock()"),
         )
 
     def call_sized(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], int]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-#: The stable error codes a caller can branch on (SPEC.md section 1).
+#: The stable error codes a caller can branch on. ``busy`` (a SQLite file whose
+#: write lock another process held too long) is the one worth retrying as it is.
 ERROR_CODES = frozenset(
     {
         "invalid_argument",
@@ -13,6 +14,7 @@ ERROR_CODES = frozenset(
         "idempotency_key_reused",
         "unsupported",
         "cursor_expired",
+        "busy",
     }
 )
 

@@ -2,19 +2,34 @@
 
 Plain synchronous code with no notion of simulated time beyond the ``at``
 values passed in, so the simulation, the tests and the MCP server all share
-it. Every public mutator either fully applies or raises ``ToolError`` having
-changed nothing.
+it. Every public method checks its arguments first (:mod:`kbsim.store.inputs`),
+and every mutator either fully applies or raises ``ToolError`` having changed
+nothing.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from kbsim.store.bm25 import BM25Index
 from kbsim.store.client import Client, Clock, json_size
 from kbsim.store.errors import ToolError
+from kbsim.store.inputs import (
+    check_at,
+    check_count,
+    check_next_version,
+    check_now_us,
+    check_optional_text,
+    check_retention,
+    check_text,
+    checked_articles,
+)
+from kbsim.store.schema import TOOL_NAMES, validate_arguments
 from kbsim.store.timefmt import format_version, parse_version, seconds_to_us
 
 SNIPPET_CHARS = 160
@@ -35,13 +50,35 @@ def kb_not_found(kb_id: str) -> ToolError:
     return ToolError("not_found", f"knowledge_base_id {kb_id!r} not found")
 
 
-def check_replay(key: str, first_arguments: dict[str, Any], arguments: dict[str, Any]) -> None:
+def arguments_digest(arguments: dict[str, Any]) -> str:
+    """SHA-256 (hex) of ``arguments`` as key-sorted, compact, ASCII JSON.
+
+    An idempotency record keeps this instead of the arguments: enough to tell
+    a replay from a reused key, at 64 bytes however large the edit was.
+    """
+    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
+def check_replay(key: str, first_digest: str, arguments: dict[str, Any]) -> None:
     """A repeated idempotency key is a replay only with the very same arguments."""
-    if first_arguments != arguments:
+    if first_digest != arguments_digest(arguments):
         raise ToolError(
             "idempotency_key_reused",
             f"idempotency_key {key!r} was already used with different arguments",
         )
+
+
+def check_new_kb_id(kb_id: Any) -> str:
+    if not isinstance(kb_id, str) or not kb_id:
+        raise ToolError(
+            "invalid_argument", f"kb_id must be a non-empty string, got {kb_id!r}"
+        )
+    return kb_id
+
+
+def kb_exists(kb_id: str) -> ToolError:
+    return ToolError("invalid_argument", f"knowledge_base_id {kb_id!r} already exists")
 
 
 def check_save_changes(content: str | None, title: str | None) -> None:
@@ -159,26 +196,34 @@ class MemoryStore:
     """
 
     def __init__(self, event_retention_s: float | None = None) -> None:
-        if event_retention_s is not None and not event_retention_s > 0:
-            raise ValueError(f"event_retention_s must be > 0 or None, got {event_retention_s!r}")
+        event_retention_s = check_retention(event_retention_s)
         self.event_retention_us = (
             None if event_retention_s is None else seconds_to_us(event_retention_s)
         )
         self._kbs: dict[str, KnowledgeBase] = {}
-        # idempotency_key -> (validated arguments, first result)
-        self._idempotency: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+        # idempotency_key -> (digest of the validated arguments, first result)
+        self._idempotency: dict[str, tuple[str, dict[str, Any]]] = {}
 
     # -- people's side -------------------------------------------------------
 
-    def create_knowledge_base(self, kb_id: str) -> None:
-        """Create an empty knowledge base; its id must be new."""
-        if not isinstance(kb_id, str) or not kb_id:
-            raise ToolError(
-                "invalid_argument", f"knowledge_base_id must be a non-empty string, got {kb_id!r}"
-            )
+    def create_knowledge_base(
+        self, kb_id: str, articles: Iterable[tuple[str, str]] = (), *, at: float = 0.0
+    ) -> list[str]:
+        """Create a knowledge base, its id new, holding ``articles`` published at ``at``.
+
+        All or nothing: the knowledge base appears with every one of the
+        ``(title, content)`` pairs, or (an error, or an interruption while
+        ``articles`` is consumed) not at all. The state is that of publishing
+        them one by one. Returns the articles' ids.
+        """
+        check_new_kb_id(kb_id)
+        at_us = check_at(at)
         if kb_id in self._kbs:
-            raise ToolError("invalid_argument", f"knowledge_base_id {kb_id!r} already exists")
-        self._kbs[kb_id] = KnowledgeBase(kb_id)
+            raise kb_exists(kb_id)
+        kb = KnowledgeBase(kb_id)
+        ids = [self._publish(kb, title, content, at_us) for title, content in checked_articles(articles)]
+        self._kbs[kb_id] = kb
+        return ids
 
     def copy(self, event_retention_s: float | None = None) -> MemoryStore:
         """An independent copy of every knowledge base, with its own retention window.
@@ -188,7 +233,7 @@ class MemoryStore:
         per-version JSON sizes of this store's published articles are filled
         in first, so each copy starts with them instead of encoding them again.
         """
-        twin = MemoryStore(event_retention_s=event_retention_s)
+        twin = MemoryStore(event_retention_s=check_retention(event_retention_s))
         for kb_id, kb in self._kbs.items():
             for article in kb.articles.values():
                 if article.published:
@@ -211,12 +256,9 @@ class MemoryStore:
     def publish_article(self, kb_id: str, *, title: str, content: str, at: float) -> str:
         """Publish a new article; returns its id."""
         kb = self._kb(kb_id)
-        article_id = article_id_for(len(kb.articles) + 1)
-        version = seconds_to_us(at)
-        kb.articles[article_id] = Article(article_id, title, content, True, version)
-        kb.index.add(article_id, title, content)
-        self._append_event(kb, "article.published", article_id, version)
-        return article_id
+        check_text(title, "title")
+        check_text(content, "content")
+        return self._publish(kb, title, content, check_at(at))
 
     def save_article(
         self,
@@ -228,15 +270,23 @@ class MemoryStore:
         title: str | None = None,
     ) -> str:
         """A person's save of a published article; returns the new ``updated_at``."""
+        check_text(kb_id, "kb_id")
+        check_text(article_id, "article_id")
+        at_us = check_at(at)
+        check_optional_text(content, "content")
+        check_optional_text(title, "title")
         check_save_changes(content, title)
         article = self._published(kb_id, article_id)
-        return self._apply_update(self._kbs[kb_id], article, seconds_to_us(at), content, title)
+        return self._apply_update(self._kbs[kb_id], article, at_us, content, title)
 
     def unpublish_article(self, kb_id: str, article_id: str, *, at: float) -> str:
         """Take an article out of search and reads; returns its final ``updated_at``."""
+        check_text(kb_id, "kb_id")
+        check_text(article_id, "article_id")
+        at_us = check_at(at)
         article = self._published(kb_id, article_id)
         kb = self._kbs[kb_id]
-        article.set_version(max(seconds_to_us(at), article.version_us + 1))
+        article.set_version(check_next_version(max(at_us, article.version_us + 1), article_id))
         article.published = False
         kb.index.remove(article_id)
         self._append_event(kb, "article.unpublished", article_id, article.version_us)
@@ -246,14 +296,14 @@ class MemoryStore:
 
     def current_version(self, kb_id: str, article_id: str) -> str | None:
         """The article's ``updated_at`` if it is published, else ``None``."""
-        article = self._kb(kb_id).articles.get(article_id)
+        article = self._kb(kb_id).articles.get(check_text(article_id, "article_id"))
         if article is None or not article.published:
             return None
         return article.updated_at
 
     def article_state(self, kb_id: str, article_id: str) -> Article:
         """A copy of one article's full state, published or not."""
-        article = self._kb(kb_id).articles.get(article_id)
+        article = self._kb(kb_id).articles.get(check_text(article_id, "article_id"))
         if article is None:
             raise article_not_found(kb_id, article_id)
         return copy.copy(article)
@@ -290,10 +340,12 @@ class MemoryStore:
         return Client(self, grants, clock)
 
     def has_knowledge_base(self, kb_id: str) -> bool:
-        return kb_id in self._kbs
+        return check_text(kb_id, "kb_id") in self._kbs
 
     def tool_search(self, kb_id: str, query: str, limit: int) -> dict[str, Any]:
         kb = self._kb(kb_id)
+        check_text(query, "query")
+        limit = check_count(limit, "limit", 1)
         articles = kb.articles
         return {
             "results": [
@@ -302,11 +354,26 @@ class MemoryStore:
         }
 
     def tool_read(self, kb_id: str, article_id: str) -> dict[str, Any]:
-        return read_result(kb_id, self._published(kb_id, article_id))
+        return read_result(kb_id, self._published(kb_id, check_text(article_id, "article_id")))
 
     def result_size(self, name: str, result: dict[str, Any]) -> int:
         """``json_size(result)`` for a result this store just returned, without re-encoding
         search hits and reads: their sizes are cached per article version."""
+        if not isinstance(name, str) or name not in TOOL_NAMES:
+            raise ToolError(
+                "invalid_argument", f"name must be one of {', '.join(TOOL_NAMES)}, got {name!r}"
+            )
+        if not isinstance(result, dict):
+            raise ToolError("invalid_argument", f"result must be a dict, got {type(result).__name__}")
+        try:
+            return self._cached_size(name, result)
+        except (KeyError, TypeError, AttributeError, IndexError):  # not a result of this store's
+            try:
+                return json_size(result)
+            except (TypeError, ValueError) as exc:
+                raise ToolError("invalid_argument", f"result is not JSON: {exc}") from None
+
+    def _cached_size(self, name: str, result: dict[str, Any]) -> int:
         if name == "search_knowledge_base":
             hits = result["results"]
             if not hits:
@@ -323,13 +390,15 @@ class MemoryStore:
         return json_size(result)
 
     def tool_edit(self, arguments: dict[str, Any], now_us: int) -> dict[str, Any]:
+        arguments = validate_arguments("edit_knowledge_article", arguments)
+        now_us = check_now_us(now_us)
         kb_id = arguments["knowledge_base_id"]
         self._kb(kb_id)
         key = arguments["idempotency_key"]
         previous = self._idempotency.get(key)
         if previous is not None:
-            first_arguments, first_result = previous
-            check_replay(key, first_arguments, arguments)
+            first_digest, first_result = previous
+            check_replay(key, first_digest, arguments)
             return {**copy.deepcopy(first_result), "replayed": True}
         article_id = arguments["article_id"]
         article = self._published(kb_id, article_id)
@@ -346,11 +415,14 @@ class MemoryStore:
             "citation": citation(kb_id, article_id, updated_at),
             "replayed": False,
         }
-        self._idempotency[key] = (copy.deepcopy(arguments), copy.deepcopy(result))
+        self._idempotency[key] = (arguments_digest(arguments), copy.deepcopy(result))
         return result
 
     def tool_poll(self, kb_id: str, after_sequence: int, limit: int, now_us: int) -> dict[str, Any]:
         kb = self._kb(kb_id)
+        after_sequence = check_count(after_sequence, "after_sequence", 0)
+        limit = check_count(limit, "limit", 1)
+        now_us = check_now_us(now_us)
         # A poll is a read: it only hides what the window has dropped by now_us and
         # leaves the dropping itself to the next save, so it never changes state.
         oldest = kb.first_seq + self._expired_count(kb, now_us)
@@ -374,13 +446,13 @@ class MemoryStore:
     # -- internals --------------------------------------------------------------
 
     def _kb(self, kb_id: str) -> KnowledgeBase:
-        kb = self._kbs.get(kb_id)
+        kb = self._kbs.get(check_text(kb_id, "kb_id"))
         if kb is None:
             raise kb_not_found(kb_id)
         return kb
 
     def _published(self, kb_id: str, article_id: str) -> Article:
-        article = self._kb(kb_id).articles.get(article_id)
+        article = self._kb(kb_id).articles.get(check_text(article_id, "article_id"))
         if article is None or not article.published:
             raise article_not_found(kb_id, article_id)
         return article
@@ -393,7 +465,7 @@ class MemoryStore:
         content: str | None,
         title: str | None,
     ) -> str:
-        article.set_version(max(at_us, article.version_us + 1))
+        article.set_version(check_next_version(max(at_us, article.version_us + 1), article.article_id))
         if content is not None:
             article.content = content
         if title is not None:
@@ -401,6 +473,13 @@ class MemoryStore:
         kb.index.add(article.article_id, article.title, article.content)
         self._append_event(kb, "article.updated", article.article_id, article.version_us)
         return article.updated_at
+
+    def _publish(self, kb: KnowledgeBase, title: str, content: str, at_us: int) -> str:
+        article_id = article_id_for(len(kb.articles) + 1)
+        kb.articles[article_id] = Article(article_id, title, content, True, at_us)
+        kb.index.add(article_id, title, content)
+        self._append_event(kb, "article.published", article_id, at_us)
+        return article_id
 
     def _append_event(self, kb: KnowledgeBase, kind: str, article_id: str, version_us: int) -> None:
         kb.events.append((kb.next_seq, kind, article_id, version_us))

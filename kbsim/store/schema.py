@@ -85,7 +85,7 @@ def validate_arguments(name: str, arguments: Any) -> dict[str, Any]:
     naming the offending argument otherwise.
     """
     definitions = tool_definitions()
-    if name not in definitions:
+    if not isinstance(name, str) or name not in definitions:
         raise ToolError(
             "invalid_argument",
             f"unknown tool {name!r}; expected one of {', '.join(TOOL_NAMES)}",

@@ -17,7 +17,25 @@ How it stays correct with several threads and processes on one file:
 - each thread gets its own connection (an in-memory database, which a second
   connection could not see, has one connection behind a lock);
 - a writer that waits longer than ``busy_timeout_s`` for the write lock gets
-  :class:`StoreBusyError` naming the timeout.
+  :class:`StoreBusyError`, a ``ToolError`` with the retryable code ``busy``;
+- with ``shared_clock=True`` (what ``kbsim serve --db`` uses) the time is
+  shared through the file: a new version is never earlier than the knowledge
+  base's latest event, so processes whose clocks disagree still write a log
+  whose ``updated_at`` never goes back.
+
+What it checks when it opens an existing file, before changing anything
+(:class:`StoreFileError` names the file and the problem otherwise):
+
+- the header: a kbsim database of a schema this kbsim reads or migrates;
+- the write-ahead log: a ``-shm`` index that records committed log frames not
+  yet copied into the database, while the ``-wal`` file holding them is gone,
+  means confirmed changes were lost (the file is refused rather than served
+  as it was before them);
+- ``PRAGMA quick_check``: every page and B-tree is sound;
+- the tables agree with each other: article and event counts, sequences,
+  the search index, and each article's version against its latest event
+  (what a checkpoint cut short without its log, or a copy taken mid-write,
+  leaves behind).
 
 Search uses one FTS5 table per knowledge base and its ``bm25()`` ranking,
 arranged so that both backends rank exactly alike (a simulated day gives the
@@ -46,35 +64,52 @@ from __future__ import annotations
 import heapq
 import json
 import math
+import numbers
 import os
 import sqlite3
+import struct
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from kbsim.store.bm25 import BM25Index, tokenize
 from kbsim.store.client import Client, Clock
 from kbsim.store.errors import ToolError
+from kbsim.store.inputs import (
+    check_at,
+    check_count,
+    check_next_version,
+    check_now_us,
+    check_optional_text,
+    check_retention,
+    check_text,
+    checked_articles,
+)
 from kbsim.store.memory import (
     Article,
+    arguments_digest,
     article_id_for,
     article_not_found,
+    check_new_kb_id,
     check_poll_cursor,
     check_replay,
     check_save_changes,
     citation,
+    kb_exists,
     kb_not_found,
     read_result,
     search_hit,
     version_conflict,
 )
-from kbsim.store.timefmt import format_version, parse_version, seconds_to_us
+from kbsim.store.schema import validate_arguments
+from kbsim.store.timefmt import MIN_VERSION_US, format_version, parse_version, seconds_to_us
 
 #: Version of the on-disk layout, kept in ``PRAGMA user_version``. A later
 #: version adds an entry to ``_MIGRATIONS`` that upgrades a file in place.
-SCHEMA_VERSION = 1
+#: 2: idempotency records keep a SHA-256 of the arguments, not the arguments.
+SCHEMA_VERSION = 2
 #: ``PRAGMA application_id`` of a kbsim file ("kbsi"): tells it from other SQLite files.
 APPLICATION_ID = 0x6B627369
 #: How many body occurrences one title occurrence counts as (MemoryStore's BM25Index
@@ -109,15 +144,43 @@ CREATE TABLE events (
     PRIMARY KEY (kb_rowid, sequence)
 ) WITHOUT ROWID;
 CREATE TABLE idempotency (
-    recorded        INTEGER PRIMARY KEY,
-    idempotency_key BLOB NOT NULL UNIQUE,
-    arguments       TEXT NOT NULL,
-    result          TEXT NOT NULL
+    recorded         INTEGER PRIMARY KEY,
+    idempotency_key  BLOB NOT NULL UNIQUE,
+    arguments_sha256 TEXT NOT NULL,
+    result           TEXT NOT NULL
 );
 """
 
-# from_version -> statements that bring a file to from_version + 1 (none yet).
-_MIGRATIONS: dict[int, str] = {}
+
+def _digest_stored_arguments(arguments: str) -> str:
+    return arguments_digest(json.loads(arguments))
+
+
+def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
+    """Idempotency records: the arguments' digest replaces the arguments."""
+    conn.create_function("kbsim_arguments_sha256", 1, _digest_stored_arguments, deterministic=True)
+    conn.execute(
+        "CREATE TABLE idempotency_2 (recorded INTEGER PRIMARY KEY, "
+        "idempotency_key BLOB NOT NULL UNIQUE, arguments_sha256 TEXT NOT NULL, "
+        "result TEXT NOT NULL)"
+    )
+    conn.execute(
+        "INSERT INTO idempotency_2 SELECT recorded, idempotency_key, "
+        "kbsim_arguments_sha256(arguments), result FROM idempotency"
+    )
+    conn.execute("DROP TABLE idempotency")
+    conn.execute("ALTER TABLE idempotency_2 RENAME TO idempotency")
+
+
+# from_version -> the change (inside the opening transaction) to from_version + 1.
+_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2}
+
+# The -shm file's layout (https://sqlite.org/walformat.html): two copies of the
+# wal-index header (mxFrame, the last valid log frame, at byte 16), then the
+# checkpoint info (nBackfill, the frames already copied into the database, at 96).
+_SHM_HEADER = struct.Struct("=IIIBBHI")
+_SHM_BACKFILL = struct.Struct("=I")
+_WAL_INDEX_VERSION = 3007000
 
 _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 
@@ -134,11 +197,20 @@ class _ArticleRow(NamedTuple):
 
 
 class StoreFileError(RuntimeError):
-    """The file is not a kbsim database, or was written by a newer kbsim; it was left untouched."""
+    """The file cannot be used: not a kbsim database, of a newer kbsim, damaged, missing
+    its write-ahead log, read-only or on a full disk. The message names the file; a
+    refused file was left untouched, and a failed change changed nothing."""
 
 
-class StoreBusyError(RuntimeError):
-    """Another connection held the database's write lock for longer than ``busy_timeout_s``."""
+class StoreBusyError(ToolError, RuntimeError):
+    """Another connection held the database's write lock for longer than ``busy_timeout_s``.
+
+    A ``ToolError`` with code ``busy``: nothing was changed, and the same call
+    may simply be retried (an edit with the same ``idempotency_key``).
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__("busy", message)
 
 
 def _encode(text: str) -> bytes:
@@ -189,11 +261,18 @@ class SQLiteStore:
             makes every applied save survive a power cut; ``"NORMAL"`` is
             several times faster per save and still survives a crash of the
             process (but may lose the latest saves on power loss).
+        shared_clock: never date a change earlier than the knowledge base's
+            latest event, so that processes with clocks of their own keep the
+            log's ``updated_at`` in order (``kbsim serve --db`` turns it on).
+            Off by default: versions then follow ``at`` exactly as in
+            ``MemoryStore``.
 
     Raises:
         StoreFileError: ``path`` holds something other than a kbsim database,
-            or a kbsim database of a newer schema version; the file is not
-            modified.
+            a kbsim database of a newer schema version, a damaged one, or one
+            whose write-ahead log was lost; the file is not modified.
+        StoreBusyError: another process held the file's write lock for longer
+            than ``busy_timeout_s`` while it was opened.
         RuntimeError: this Python's SQLite lacks the FTS5 extension.
     """
 
@@ -204,11 +283,15 @@ class SQLiteStore:
         *,
         busy_timeout_s: float = 5.0,
         synchronous: str = "FULL",
+        shared_clock: bool = False,
     ) -> None:
-        if event_retention_s is not None and not event_retention_s > 0:
-            raise ValueError(f"event_retention_s must be > 0 or None, got {event_retention_s!r}")
-        if not busy_timeout_s > 0:
-            raise ValueError(f"busy_timeout_s must be > 0, got {busy_timeout_s!r}")
+        event_retention_s = check_retention(event_retention_s)
+        if (
+            isinstance(busy_timeout_s, bool)
+            or not isinstance(busy_timeout_s, numbers.Real)
+            or not 0 < busy_timeout_s < math.inf
+        ):
+            raise ValueError(f"busy_timeout_s must be a finite number > 0, got {busy_timeout_s!r}")
         if str(synchronous).upper() not in _SYNCHRONOUS:
             raise ValueError(
                 f"synchronous must be one of {', '.join(_SYNCHRONOUS)}, got {synchronous!r}"
@@ -228,6 +311,7 @@ class SQLiteStore:
         )
         self.busy_timeout_s = float(busy_timeout_s)
         self.synchronous = str(synchronous).upper()
+        self.shared_clock = bool(shared_clock)
         self._in_memory = self.path == ":memory:"
         self._pid = os.getpid()
         self._local = threading.local()
@@ -253,7 +337,8 @@ class SQLiteStore:
             raise TypeError("an in-memory SQLiteStore cannot be sent to another process")
         return (
             _reopen,
-            (self.path, self.event_retention_s, self.busy_timeout_s, self.synchronous),
+            (self.path, self.event_retention_s, self.busy_timeout_s, self.synchronous,
+             self.shared_clock),
         )
 
     def __enter__(self) -> SQLiteStore:
@@ -283,22 +368,93 @@ class SQLiteStore:
             )
         if not file.exists() or file.stat().st_size == 0:
             return
+        self._check_log(file)
+        # Read-only, so that a foreign file is left as it is; but a file a crash left with
+        # a hot journal needs SQLite's own recovery first, which a read-only probe cannot run.
+        for mode in ("?mode=ro", ""):
+            try:
+                probe = sqlite3.connect(
+                    f"{file.absolute().as_uri()}{mode}", uri=True, timeout=self.busy_timeout_s
+                )
+            except sqlite3.Error as exc:
+                raise StoreFileError(f"cannot open {self.path!r} to check it: {exc}") from exc
+            try:
+                try:
+                    empty = self._check_header(probe)
+                except sqlite3.DatabaseError as exc:
+                    if self._is_busy(exc):
+                        raise self._busy_error() from exc
+                    if mode and getattr(exc, "sqlite_errorname", "").startswith("SQLITE_READONLY"):
+                        continue
+                    raise StoreFileError(
+                        f"{self.path!r} is not a kbsim database (SQLite: {exc}); it was left "
+                        "unchanged"
+                    ) from exc
+                if not empty:
+                    self._check_contents(probe)
+                return
+            finally:
+                probe.close()
+
+    def _check_log(self, file: Path) -> None:
+        """Refuse a file whose write-ahead log, still owed to the database, is gone.
+
+        The ``-shm`` index outlives a killed process; if it records committed
+        frames beyond those copied into the database (``mxFrame > nBackfill``)
+        while the ``-wal`` file is missing, those transactions are lost, and
+        SQLite would silently open the database as it was before them.
+        """
+        wal, shm = Path(f"{file}-wal"), Path(f"{file}-shm")
+        if wal.exists() or not shm.exists():
+            return
         try:
-            probe = sqlite3.connect(
-                f"{file.absolute().as_uri()}?mode=ro", uri=True, timeout=self.busy_timeout_s
-            )
-        except sqlite3.Error as exc:
-            raise StoreFileError(f"cannot open {self.path!r} read-only to check it: {exc}") from exc
+            with shm.open("rb") as index:
+                header = index.read(_SHM_BACKFILL.size + 96)
+        except OSError:
+            return
+        if len(header) < 96 + _SHM_BACKFILL.size or wal.exists():  # a writer started meanwhile
+            return
+        version, _, _, is_init, _, _, last_frame = _SHM_HEADER.unpack_from(header)
+        (copied,) = _SHM_BACKFILL.unpack_from(header, 96)
+        if version != _WAL_INDEX_VERSION or not is_init or last_frame <= copied:
+            return
+        raise StoreFileError(
+            f"{self.path!r}: its write-ahead log {str(wal)!r} is missing, but {str(shm)!r} "
+            f"records {last_frame - copied} committed log frame(s) that were never copied into "
+            "the database: changes confirmed to clients are lost. The file was left unchanged. "
+            "If no process is using it, restore it from a backup, or delete the -shm file to "
+            "open the database as it was before those changes."
+        )
+
+    def _check_contents(self, conn: sqlite3.Connection) -> None:
+        """Refuse a damaged file: SQLite's quick_check, then the tables against each other."""
         try:
-            self._check_header(probe)
+            conn.execute("BEGIN")
+            try:
+                problems = [" ".join(row[0].split()) for row in conn.execute("PRAGMA quick_check(3)")]
+                if problems != ["ok"]:
+                    raise StoreFileError(
+                        f"{self.path!r} is damaged (SQLite quick_check: {'; '.join(problems)}); "
+                        "it was left unchanged: restore it from a backup, or delete it (with "
+                        "its -wal and -shm files) to start again"
+                    )
+                disagreement = _disagreement(conn)
+            finally:
+                conn.execute("ROLLBACK")
         except sqlite3.DatabaseError as exc:
             if self._is_busy(exc):
                 raise self._busy_error() from exc
             raise StoreFileError(
-                f"{self.path!r} is not a kbsim database (SQLite: {exc}); it was left unchanged"
+                f"{self.path!r} is damaged (SQLite: {exc}); it was left unchanged: restore it "
+                "from a backup, or delete it (with its -wal and -shm files) to start again"
             ) from exc
-        finally:
-            probe.close()
+        if disagreement is not None:
+            raise StoreFileError(
+                f"{self.path!r} is inconsistent: {disagreement}. A lost -wal file, or a copy "
+                "taken while it was being written, leaves such a file. It was left unchanged: "
+                "restore it from a backup, or delete it (with its -wal and -shm files) to "
+                "start again"
+            )
 
     def _check_header(self, conn: sqlite3.Connection) -> bool:
         """True if ``conn`` holds an empty database (to be initialised), False if a current one.
@@ -333,6 +489,18 @@ class SQLiteStore:
 
     def _initialise(self) -> None:
         """Create the schema in an empty database, or migrate an older one, atomically."""
+        if not self._in_memory:
+            # WAL before the schema: a second process opening the new file meanwhile
+            # then only ever sees it in WAL mode, and never blocks the switch.
+            with self._shared_lock or nullcontext():
+                try:
+                    mode = self._connection().execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                except sqlite3.DatabaseError as exc:
+                    if self._is_busy(exc):
+                        raise self._busy_error() from exc
+                    raise self._file_error(exc) from exc
+            if mode.lower() != "wal":
+                raise StoreFileError(f"{self.path!r} could not be switched to WAL mode ({mode})")
         with self._write() as conn:
             if self._check_header(conn):
                 # One statement at a time: executescript() would COMMIT first.
@@ -344,14 +512,8 @@ class SQLiteStore:
             else:
                 version = conn.execute("PRAGMA user_version").fetchone()[0]
                 for from_version in range(version, SCHEMA_VERSION):
-                    for statement in _MIGRATIONS[from_version].split(";"):
-                        if statement.strip():
-                            conn.execute(statement)
+                    _MIGRATIONS[from_version](conn)
                     conn.execute(f"PRAGMA user_version = {from_version + 1}")
-        if not self._in_memory:
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if mode.lower() != "wal":
-                raise StoreFileError(f"{self.path!r} could not be switched to WAL mode ({mode})")
 
     def _connection(self) -> sqlite3.Connection:
         """This thread's connection (the shared one for an in-memory database)."""
@@ -390,15 +552,22 @@ class SQLiteStore:
     def _busy_error(self) -> StoreBusyError:
         return StoreBusyError(
             f"SQLite database {self.path!r} stayed locked by another connection for longer "
-            f"than busy_timeout_s={self.busy_timeout_s:g}; nothing was changed, retry later "
-            "or raise busy_timeout_s"
+            f"than busy_timeout_s={self.busy_timeout_s:g}; nothing was changed: retry the "
+            "same call (kbsim serve's --busy-timeout sets how long it waits)"
+        )
+
+    def _file_error(self, exc: sqlite3.Error) -> StoreFileError:
+        return StoreFileError(
+            f"SQLite database {self.path!r} failed: {exc}; nothing was changed (is the file "
+            "damaged, read-only, or its disk full?)"
         )
 
     @contextmanager
     def _transaction(self, begin: str) -> Iterator[sqlite3.Connection]:
         with self._shared_lock or nullcontext():
-            conn = self._connection()
+            conn = None
             try:
+                conn = self._connection()
                 conn.execute(begin)
                 try:
                     yield conn
@@ -407,12 +576,16 @@ class SQLiteStore:
                         conn.execute("ROLLBACK")
                     raise
                 conn.execute("COMMIT")
-            except sqlite3.OperationalError as exc:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+            except sqlite3.DatabaseError as exc:
+                if conn is not None and conn.in_transaction:
+                    with suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
                 if self._is_busy(exc):
                     raise self._busy_error() from exc
-                raise
+                if isinstance(exc, (sqlite3.IntegrityError, sqlite3.ProgrammingError,
+                                    sqlite3.DataError)):
+                    raise  # a kbsim bug or an oversized value, not the file's fault
+                raise self._file_error(exc) from exc
 
     def _write(self):
         """One all-or-nothing write transaction holding the write lock from its start."""
@@ -424,19 +597,29 @@ class SQLiteStore:
 
     # -- people's side -------------------------------------------------------------
 
-    def create_knowledge_base(self, kb_id: str) -> None:
-        """Create an empty knowledge base; its id must be new."""
-        if not isinstance(kb_id, str) or not kb_id:
-            raise ToolError(
-                "invalid_argument", f"knowledge_base_id must be a non-empty string, got {kb_id!r}"
-            )
+    def create_knowledge_base(
+        self, kb_id: str, articles: Iterable[tuple[str, str]] = (), *, at: float = 0.0
+    ) -> list[str]:
+        """Create a knowledge base, its id new, holding ``articles`` published at ``at``.
+
+        One transaction: the knowledge base appears, to every process, with all
+        of the ``(title, content)`` pairs, or (an error, a kill, Ctrl-C while
+        ``articles`` is consumed) not at all. Returns the articles' ids.
+        """
+        check_new_kb_id(kb_id)
+        at_us = check_at(at)
         with self._write() as conn:
             if self._kb_row(conn, kb_id) is not None:
-                raise ToolError("invalid_argument", f"knowledge_base_id {kb_id!r} already exists")
+                raise kb_exists(kb_id)
             kb_rowid = conn.execute(
                 "INSERT INTO knowledge_bases (kb_id) VALUES (?)", (_encode(kb_id),)
             ).lastrowid
             conn.execute(f"CREATE VIRTUAL TABLE fts_{kb_rowid} USING fts5(title, body)")
+            ids = [
+                self._publish(conn, kb_rowid, n, title, content, at_us)
+                for n, (title, content) in enumerate(checked_articles(articles))
+            ]
+        return ids
 
     def knowledge_base_ids(self) -> list[str]:
         with self._read() as conn:
@@ -445,26 +628,13 @@ class SQLiteStore:
 
     def publish_article(self, kb_id: str, *, title: str, content: str, at: float) -> str:
         """Publish a new article; returns its id."""
+        check_text(kb_id, "kb_id")
+        check_text(title, "title")
+        check_text(content, "content")
+        at_us = check_at(at)
         with self._write() as conn:
             kb_rowid, article_count, _, _ = self._kb(conn, kb_id)
-            article_id = article_id_for(article_count + 1)
-            version = seconds_to_us(at)
-            article_rowid = conn.execute(
-                "INSERT INTO articles (kb_rowid, article_id, title, content, published, "
-                "version_us) VALUES (?, ?, ?, ?, 1, ?)",
-                (kb_rowid, _encode(article_id), _encode(title), _encode(content), version),
-            ).lastrowid
-            conn.execute(
-                "UPDATE knowledge_bases SET article_count = ?, published = published + 1 "
-                "WHERE kb_rowid = ?",
-                (article_count + 1, kb_rowid),
-            )
-            conn.execute(
-                f"INSERT INTO fts_{kb_rowid} (rowid, title, body) VALUES (?, ?, ?)",
-                (article_rowid, *_indexed(title, content)),
-            )
-            self._append_event(conn, kb_rowid, "article.published", article_id, version)
-        return article_id
+            return self._publish(conn, kb_rowid, article_count, title, content, at_us)
 
     def save_article(
         self,
@@ -476,17 +646,27 @@ class SQLiteStore:
         title: str | None = None,
     ) -> str:
         """A person's save of a published article; returns the new ``updated_at``."""
+        check_text(kb_id, "kb_id")
+        check_text(article_id, "article_id")
+        at_us = check_at(at)
+        check_optional_text(content, "content")
+        check_optional_text(title, "title")
         check_save_changes(content, title)
         with self._write() as conn:
             row = self._published(conn, kb_id, article_id)
-            version = self._apply_update(conn, row, seconds_to_us(at), content, title)
+            version = self._apply_update(conn, row, at_us, content, title)
         return format_version(version)
 
     def unpublish_article(self, kb_id: str, article_id: str, *, at: float) -> str:
         """Take an article out of search and reads; returns its final ``updated_at``."""
+        check_text(kb_id, "kb_id")
+        check_text(article_id, "article_id")
+        at_us = check_at(at)
         with self._write() as conn:
             row = self._published(conn, kb_id, article_id)
-            version = max(seconds_to_us(at), row.version_us + 1)
+            version = check_next_version(
+                max(at_us, row.version_us + 1, self._kb_clock(conn, row.kb_rowid)), article_id
+            )
             conn.execute(
                 "UPDATE articles SET published = 0, version_us = ? WHERE article_rowid = ?",
                 (version, row.article_rowid),
@@ -503,6 +683,7 @@ class SQLiteStore:
 
     def current_version(self, kb_id: str, article_id: str) -> str | None:
         """The article's ``updated_at`` if it is published, else ``None``."""
+        check_text(article_id, "article_id")
         with self._read() as conn:
             kb_rowid = self._kb_rowid(conn, kb_id)
             row = conn.execute(
@@ -515,6 +696,7 @@ class SQLiteStore:
 
     def article_state(self, kb_id: str, article_id: str) -> Article:
         """A copy of one article's full state, published or not."""
+        check_text(article_id, "article_id")
         with self._read() as conn:
             kb_rowid = self._kb_rowid(conn, kb_id)
             row = conn.execute(
@@ -571,9 +753,10 @@ class SQLiteStore:
                     "index_docs": index_docs,
                 }
             idempotency = {
-                _decode(key): (json.loads(arguments), json.loads(result))
-                for key, arguments, result in conn.execute(
-                    "SELECT idempotency_key, arguments, result FROM idempotency ORDER BY recorded"
+                _decode(key): (digest, json.loads(result))
+                for key, digest, result in conn.execute(
+                    "SELECT idempotency_key, arguments_sha256, result FROM idempotency "
+                    "ORDER BY recorded"
                 )
             }
         return {"kbs": kbs, "idempotency": idempotency}
@@ -585,12 +768,15 @@ class SQLiteStore:
         return Client(self, grants, clock)
 
     def has_knowledge_base(self, kb_id: str) -> bool:
-        if kb_id in self._kb_rowids:
+        if check_text(kb_id, "kb_id") in self._kb_rowids:
             return True
         with self._read() as conn:
             return self._kb_row(conn, kb_id) is not None
 
     def tool_search(self, kb_id: str, query: str, limit: int) -> dict[str, Any]:
+        check_text(kb_id, "kb_id")
+        check_text(query, "query")
+        limit = check_count(limit, "limit", 1)
         with self._read() as conn:
             kb_rowid = self._kb_rowid(conn, kb_id)
             best = self._rank(conn, kb_rowid, query, limit)
@@ -611,6 +797,8 @@ class SQLiteStore:
         return {"results": results}
 
     def tool_read(self, kb_id: str, article_id: str) -> dict[str, Any]:
+        check_text(kb_id, "kb_id")
+        check_text(article_id, "article_id")
         with self._read() as conn:
             row = self._published(conn, kb_id, article_id)
         article = Article(
@@ -619,16 +807,18 @@ class SQLiteStore:
         return read_result(kb_id, article)
 
     def tool_edit(self, arguments: dict[str, Any], now_us: int) -> dict[str, Any]:
+        arguments = validate_arguments("edit_knowledge_article", arguments)
+        now_us = check_now_us(now_us)
         kb_id = arguments["knowledge_base_id"]
         key = arguments["idempotency_key"]
         with self._write() as conn:
             self._kb_rowid(conn, kb_id)
             previous = conn.execute(
-                "SELECT arguments, result FROM idempotency WHERE idempotency_key = ?",
+                "SELECT arguments_sha256, result FROM idempotency WHERE idempotency_key = ?",
                 (_encode(key),),
             ).fetchone()
             if previous is not None:
-                check_replay(key, json.loads(previous[0]), arguments)
+                check_replay(key, previous[0], arguments)
                 return {**json.loads(previous[1]), "replayed": True}
             article_id = arguments["article_id"]
             row = self._published(conn, kb_id, article_id)
@@ -646,12 +836,17 @@ class SQLiteStore:
                 "replayed": False,
             }
             conn.execute(
-                "INSERT INTO idempotency (idempotency_key, arguments, result) VALUES (?, ?, ?)",
-                (_encode(key), json.dumps(arguments), json.dumps(result)),
+                "INSERT INTO idempotency (idempotency_key, arguments_sha256, result) "
+                "VALUES (?, ?, ?)",
+                (_encode(key), arguments_digest(arguments), json.dumps(result)),
             )
         return result
 
     def tool_poll(self, kb_id: str, after_sequence: int, limit: int, now_us: int) -> dict[str, Any]:
+        check_text(kb_id, "kb_id")
+        after_sequence = check_count(after_sequence, "after_sequence", 0)
+        limit = check_count(limit, "limit", 1)
+        now_us = check_now_us(now_us)
         with self._read() as conn:
             kb_rowid, _, first_seq, next_seq = self._kb(conn, kb_id)
             # A poll is a read: it hides what the window has dropped by now_us and leaves
@@ -717,6 +912,7 @@ class SQLiteStore:
 
     def _kb_row(self, conn: sqlite3.Connection, kb_id: str) -> tuple[int, int, int, int] | None:
         """(kb_rowid, article_count, first_seq, next_seq), or None if there is no such KB."""
+        check_text(kb_id, "kb_id")
         row = conn.execute(
             "SELECT kb_rowid, article_count, first_seq, next_seq FROM knowledge_bases "
             "WHERE kb_id = ?",
@@ -734,7 +930,7 @@ class SQLiteStore:
 
     def _kb_rowid(self, conn: sqlite3.Connection, kb_id: str) -> int:
         # Knowledge bases are never deleted, so a rowid once seen stays right.
-        kb_rowid = self._kb_rowids.get(kb_id) if isinstance(kb_id, str) else None
+        kb_rowid = self._kb_rowids.get(check_text(kb_id, "kb_id"))
         return self._kb(conn, kb_id)[0] if kb_rowid is None else kb_rowid
 
     def _published(self, conn: sqlite3.Connection, kb_id: str, article_id: str) -> _ArticleRow:
@@ -756,7 +952,9 @@ class SQLiteStore:
         content: str | None,
         title: str | None,
     ) -> int:
-        version = max(at_us, row.version_us + 1)
+        version = check_next_version(
+            max(at_us, row.version_us + 1, self._kb_clock(conn, row.kb_rowid)), row.article_id
+        )
         new_title = row.title if title is None else _encode(title)
         new_content = row.content if content is None else _encode(content)
         conn.execute(
@@ -769,6 +967,42 @@ class SQLiteStore:
         )
         self._append_event(conn, row.kb_rowid, "article.updated", row.article_id, version)
         return version
+
+    def _publish(
+        self, conn: sqlite3.Connection, kb_rowid: int, article_count: int, title: str,
+        content: str, at_us: int,
+    ) -> str:
+        """Publish one more article in the knowledge base that holds ``article_count``."""
+        article_id = article_id_for(article_count + 1)
+        version = max(at_us, self._kb_clock(conn, kb_rowid))
+        article_rowid = conn.execute(
+            "INSERT INTO articles (kb_rowid, article_id, title, content, published, "
+            "version_us) VALUES (?, ?, ?, ?, 1, ?)",
+            (kb_rowid, _encode(article_id), _encode(title), _encode(content), version),
+        ).lastrowid
+        conn.execute(
+            "UPDATE knowledge_bases SET article_count = ?, published = published + 1 "
+            "WHERE kb_rowid = ?",
+            (article_count + 1, kb_rowid),
+        )
+        conn.execute(
+            f"INSERT INTO fts_{kb_rowid} (rowid, title, body) VALUES (?, ?, ?)",
+            (article_rowid, *_indexed(title, content)),
+        )
+        self._append_event(conn, kb_rowid, "article.published", article_id, version)
+        return article_id
+
+    def _kb_clock(self, conn: sqlite3.Connection, kb_rowid: int) -> int:
+        """With ``shared_clock``, the version of the knowledge base's latest event (the
+        earliest a new one may have); without it, or with no events, no floor at all."""
+        if not self.shared_clock:
+            return MIN_VERSION_US
+        row = conn.execute(
+            "SELECT e.version_us FROM knowledge_bases AS k JOIN events AS e "
+            "ON e.kb_rowid = k.kb_rowid AND e.sequence = k.next_seq - 1 WHERE k.kb_rowid = ?",
+            (kb_rowid,),
+        ).fetchone()
+        return MIN_VERSION_US if row is None else row[0]
 
     def _append_event(
         self, conn: sqlite3.Connection, kb_rowid: int, kind: str, article_id: str, version: int
@@ -811,9 +1045,66 @@ class SQLiteStore:
         return next_seq if row is None else row[0]
 
 
+def _disagreement(conn: sqlite3.Connection) -> str | None:
+    """What the tables of a kbsim file disagree on, or None when they agree.
+
+    Each change updates several tables in one transaction, so in a whole file
+    they always agree: counts, the gapless log, the search index, and every
+    article's version equal to that of its latest kept event.
+    """
+    for kb_rowid, kb_id, article_count, published, first_seq, next_seq in conn.execute(
+        "SELECT kb_rowid, kb_id, article_count, published, first_seq, next_seq "
+        "FROM knowledge_bases ORDER BY kb_rowid"
+    ).fetchall():
+        kb = f"knowledge base {_decode(kb_id)!r}"
+        held, held_published = conn.execute(
+            "SELECT count(*), coalesce(sum(published), 0) FROM articles WHERE kb_rowid = ?",
+            (kb_rowid,),
+        ).fetchone()
+        if (held, held_published) != (article_count, published):
+            return (
+                f"{kb} counts {article_count} articles ({published} published) but holds "
+                f"{held} ({held_published} published)"
+            )
+        events, low, high = conn.execute(
+            "SELECT count(*), min(sequence), max(sequence) FROM events WHERE kb_rowid = ?",
+            (kb_rowid,),
+        ).fetchone()
+        if events != next_seq - first_seq or (events and (low, high) != (first_seq, next_seq - 1)):
+            return (
+                f"{kb}'s event log should hold sequences {first_seq} to {next_seq - 1} but "
+                f"holds {events} events ({low} to {high})"
+            )
+        indexed = conn.execute(f"SELECT count(*) FROM fts_{kb_rowid}").fetchone()[0]
+        if indexed != published:
+            return f"{kb}'s search index holds {indexed} articles, not its {published} published"
+        differing, first = conn.execute(
+            "SELECT count(*), min(e.article_id) FROM (SELECT article_id, max(version_us) AS "
+            "version_us FROM events WHERE kb_rowid = ? GROUP BY article_id) AS e "
+            "LEFT JOIN articles AS a ON a.kb_rowid = ? AND a.article_id = e.article_id "
+            "WHERE a.version_us IS NOT e.version_us",
+            (kb_rowid, kb_rowid),
+        ).fetchone()
+        if differing:
+            return (
+                f"{differing} article(s) of {kb} (the first {_decode(first)!r}) are missing or "
+                "not at the version of their latest event in the log"
+            )
+        if first_seq == 1:
+            publishes = conn.execute(
+                "SELECT count(*) FROM events WHERE kb_rowid = ? AND type = 'article.published'",
+                (kb_rowid,),
+            ).fetchone()[0]
+            if publishes != article_count:
+                return f"{kb}'s log publishes {publishes} articles, not its {article_count}"
+    return None
+
+
 def _reopen(
-    path: str, event_retention_s: float | None, busy_timeout_s: float, synchronous: str
+    path: str, event_retention_s: float | None, busy_timeout_s: float, synchronous: str,
+    shared_clock: bool = False,
 ) -> SQLiteStore:
     return SQLiteStore(
-        path, event_retention_s, busy_timeout_s=busy_timeout_s, synchronous=synchronous
+        path, event_retention_s, busy_timeout_s=busy_timeout_s, synchronous=synchronous,
+        shared_clock=shared_clock,
     )

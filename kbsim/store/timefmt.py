@@ -3,6 +3,11 @@
 Versions are kept internally as integer microseconds since the start of the
 simulated day, so "strictly larger" is exact integer arithmetic and the
 string form is only produced at the tool boundary.
+
+The range of versions is the range RFC 3339 can write: years 0001 to 9999
+(:data:`MIN_VERSION_US` to :data:`MAX_VERSION_US`). A leap second
+(``23:59:60`` in UTC) is a valid RFC 3339 time, but no version is ever one:
+versions are counted on a timeline without leap seconds, as POSIX time is.
 """
 
 from __future__ import annotations
@@ -19,6 +24,22 @@ _EPOCH_US = int(DAY_START.timestamp()) * 1_000_000
 def seconds_to_us(at: float) -> int:
     """Simulated seconds to integer microseconds (rounded to nearest)."""
     return int(round(at * 1_000_000))
+
+
+def _us_since_day_start(moment: datetime) -> int:
+    delta = moment - DAY_START
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+#: The first and the last version RFC 3339 can write (0001-01-01T00:00:00Z and
+#: 9999-12-31T23:59:59.999999Z), as microseconds since :data:`DAY_START`.
+MIN_VERSION_US = _us_since_day_start(datetime.min.replace(tzinfo=UTC))
+MAX_VERSION_US = _us_since_day_start(datetime.max.replace(tzinfo=UTC))
+
+
+def in_version_range(version_us: int) -> bool:
+    """Whether ``version_us`` names an instant an ``updated_at`` string can write."""
+    return MIN_VERSION_US <= version_us <= MAX_VERSION_US
 
 
 _DAY_US = 86_400_000_000
@@ -48,18 +69,30 @@ _RFC3339 = re.compile(
 )
 
 
-def _parse_rfc3339(text: str) -> tuple[datetime, str] | None:
-    """``(moment to the microsecond, fraction digits beyond the sixth)`` or None."""
+def _parse_rfc3339(text: str) -> tuple[datetime | None, str] | None:
+    """``(moment to the microsecond, fraction digits beyond the sixth)`` or None.
+
+    The moment is None for a leap second: RFC 3339 admits second 60 where the
+    time is 23:59:60 in UTC (no table of the actual leap seconds is kept).
+    """
     match = _RFC3339.fullmatch(text)
     if match is None:
         return None
     date, clock, fraction, offset = match.groups()
     fraction = fraction or ""
     offset = "+00:00" if offset in ("Z", "z") else offset
+    leap = clock.endswith(":60")
+    if leap:
+        clock = clock[:-2] + "59"
     try:
         moment = datetime.fromisoformat(f"{date}T{clock}.{fraction[:6]:0<6}{offset}")
-    except ValueError:  # no such day, hour 24, minute 60, offset out of range ...
+        utc = moment.astimezone(UTC) if leap else moment
+    except (ValueError, OverflowError):  # no such day, hour 24, offset out of range ...
         return None
+    if leap:
+        if (utc.hour, utc.minute) != (23, 59):
+            return None
+        return None, fraction[6:]
     return moment, fraction[6:]
 
 
@@ -71,8 +104,8 @@ def is_rfc3339(text: object) -> bool:
 def parse_version(text: str) -> int | None:
     """An RFC 3339 date-time -> microseconds since day start, or None.
 
-    None means no version can be that instant: the text is not RFC 3339, or
-    it names a time finer than a microsecond. Any offset and either case of
+    None means no version can be that instant: the text is not RFC 3339, it
+    names a time finer than a microsecond, or a leap second. Any offset and either case of
     ``T``/``Z`` are accepted, so ``...Z``, ``...z`` and ``...+00:00`` name the
     same version.
     """
@@ -80,7 +113,6 @@ def parse_version(text: str) -> int | None:
     if parsed is None:
         return None
     moment, finer = parsed
-    if finer.strip("0"):
+    if moment is None or finer.strip("0"):
         return None
-    delta = moment - DAY_START
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    return _us_since_day_start(moment)

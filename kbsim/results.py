@@ -26,6 +26,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -61,6 +62,7 @@ DONE = "run.json"
 SUMMARY = "summary.csv"
 MANIFEST_FORMAT = 2
 _OWNED = {MANIFEST, SUMMARY, "runs", "errors", ".lock"}
+_TABLE_FILE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.parquet")
 
 
 class ResultsError(Exception):
@@ -172,8 +174,11 @@ def check_run(run_dir: Path, labels: dict, keep: bool = False) -> RunCheck:
     if layout != RESULTS_LAYOUT or version != __version__:
         return RunCheck(STALE, f"written by kbsim {version or '(unknown)'} with results layout {layout}")
     files = marker.get("files")
-    if not isinstance(files, dict) or not files:
-        return RunCheck(DAMAGED, f"{DONE} lists no files")
+    if not isinstance(files, dict) or "metrics.parquet" not in files:
+        return RunCheck(DAMAGED, f"{DONE} does not list the run's files")
+    odd = [name for name in files if not _TABLE_FILE.fullmatch(str(name))]
+    if odd:
+        return RunCheck(DAMAGED, f"{DONE} lists {odd[0]!r}, expected <table>.parquet names")
     for key, expected in labels.items():
         if marker.get(key) != expected:
             state = RELABELLED if key in ("scenario", "point", "columns") else DAMAGED
@@ -248,6 +253,17 @@ class ResultsDirectory:
             ) from None
         if not isinstance(manifest, dict) or not isinstance(manifest.get("runs"), list):
             raise DamagedResultsError(self.manifest_path, "expected an object with a list of runs")
+        for i, record in enumerate(manifest["runs"]):
+            if not (
+                isinstance(record, dict)
+                and isinstance(record.get("run_id"), str)
+                and isinstance(record.get("scenario"), str)
+                and isinstance(record.get("point"), dict)
+                and isinstance(record.get("seed"), int)
+            ):
+                raise DamagedResultsError(
+                    self.manifest_path, f"runs[{i}]: expected run_id, scenario, point and seed, got {record!r}"
+                )
         return manifest
 
     def foreign_files(self) -> list[str]:
@@ -436,9 +452,9 @@ def load_results(directory: str | Path) -> dict[str, pd.DataFrame]:
         check = check_run(results.run_dir(record["run_id"]), labels, keep=True)
         status = "done" if check.done else "missing"
         if check.done:
-            for name in check.marker["tables"]:
-                data = check.files[f"{name}.parquet"]
-                pieces.setdefault(name, []).append(pq.read_table(pa.BufferReader(data)))
+            for name, data in check.files.items():
+                table = pq.read_table(pa.BufferReader(data))
+                pieces.setdefault(name.removesuffix(".parquet"), []).append(table)
         elif check.state != MISSING:
             damaged.append(f"{describe_run(record)}: {check.reason}")
         else:

@@ -80,7 +80,14 @@ DAMAGE = {
     "deleted checks": ("checks.parquet", Path.unlink, "checks.parquet is missing"),
     "truncated run.json": ("run.json", truncate, "run.json is not valid JSON"),
     "garbage run.json": ("run.json", lambda p: p.write_bytes(b"\x00\x01not json"), "run.json is not valid JSON"),
+    "run.json without files": ("run.json", lambda p: drop_key(p, "files"), "run.json does not list the run's files"),
 }
+
+
+def drop_key(path: Path, key: str) -> None:
+    marker = json.loads(path.read_text())
+    del marker[key]
+    path.write_text(json.dumps(marker))
 
 
 @pytest.mark.parametrize("damage", sorted(DAMAGE))

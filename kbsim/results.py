@@ -172,7 +172,11 @@ def check_run(run_dir: Path, labels: dict, keep: bool = False) -> RunCheck:
         return RunCheck(DAMAGED, f"{DONE} holds {type(marker).__name__}, expected an object")
     layout, version = marker.get("layout", 1), marker.get("kbsim_version")
     if layout != RESULTS_LAYOUT or version != __version__:
-        return RunCheck(STALE, f"written by kbsim {version or '(unknown)'} with results layout {layout}")
+        return RunCheck(
+            STALE,
+            f"written by kbsim {version or '(unknown)'} with results layout {layout} "
+            f"(this is kbsim {__version__} with layout {RESULTS_LAYOUT})",
+        )
     files = marker.get("files")
     if not isinstance(files, dict) or "metrics.parquet" not in files:
         return RunCheck(DAMAGED, f"{DONE} does not list the run's files")

@@ -36,6 +36,7 @@ from typing import Any
 
 import pandas as pd
 
+import kbsim.results
 from kbsim.config import ConfigError, ExperimentConfig, RunSpec, config_from_dict, load_config
 from kbsim.limits import ExperimentEstimate
 from kbsim.params import DayParams
@@ -47,7 +48,6 @@ from kbsim.results import (
     MANIFEST_FORMAT,
     MISSING,
     RELABELLED,
-    RESULTS_LAYOUT,
     STALE,
     SUMMARY,
     DamagedResultsError,
@@ -465,7 +465,7 @@ def _manifest(config: ExperimentConfig, runs: list[RunSpec]) -> dict:
 
     return {
         "format": MANIFEST_FORMAT,
-        "layout": RESULTS_LAYOUT,
+        "layout": kbsim.results.RESULTS_LAYOUT,
         "experiment": config.name,
         "fingerprint": config.fingerprint(),
         "kbsim_version": __version__,
@@ -575,15 +575,8 @@ def run_experiment(
         old_manifest = _previous_manifest(results, say if not read_only else None)
         if read_only is None:
             results.prepare()
-        checks = {run.run_id: check_run(results.run_dir(run.run_id), _labels(run, jobs[run.run_id])) for run in runs}
+        checks, notes = _verify(results, config.name, runs, jobs)
         todo = in_seed_order([run for run in runs if not checks[run.run_id].done])
-        notes = _verification_notes(config.name, runs, checks)
-        others = len(results.run_ids_on_disk() - jobs.keys())
-        if others:
-            notes.append(
-                f"{config.name}: {others} runs on disk are not in this config: kept, not summarised "
-                "(--fresh discards them)"
-            )
         if read_only is not None:
             return _read_only_result(
                 read_only, results, config, runs, todo, notes, old_manifest, manifest, started, executor
@@ -689,8 +682,13 @@ def _previous_manifest(results: ResultsDirectory, log: Callable[[str], None] | N
         return None
 
 
-def _verification_notes(name: str, runs: list[RunSpec], checks: dict[str, RunCheck]) -> list[str]:
-    """One line per damaged run (the first 20), one line for runs of another kbsim or labels."""
+def _verify(
+    results: ResultsDirectory, name: str, runs: list[RunSpec], jobs: dict[str, dict]
+) -> tuple[dict[str, RunCheck], list[str]]:
+    """Check every run of the config on disk; also the lines that say what was found:
+    one per damaged run (the first 20), one for runs of another kbsim, layout or labels,
+    one for the runs on disk that the config does not ask for."""
+    checks = {run.run_id: check_run(results.run_dir(run.run_id), _labels(run, jobs[run.run_id])) for run in runs}
     records = {run.run_id: _run_record(run) for run in runs}
     damaged = [(i, c) for i, c in checks.items() if c.state == DAMAGED]
     notes = [f"{name}: {describe_run(records[i])} is damaged: {c.reason}; recomputing it" for i, c in damaged[:20]]
@@ -698,19 +696,19 @@ def _verification_notes(name: str, runs: list[RunSpec], checks: dict[str, RunChe
         notes.append(f"{name}: ... and {len(damaged) - 20} more damaged runs; recomputing them")
     stale = [c.reason for c in checks.values() if c.state == STALE]
     if stale:
-        from kbsim import __version__
-
-        notes.append(
-            f"{name}: {len(stale)} runs were {stale[0]} (this is kbsim {__version__} with results layout "
-            f"{RESULTS_LAYOUT}); recomputing them"
-        )
+        notes.append(f"{name}: {len(stale)} runs were {stale[0]}; recomputing them")
     relabelled = sum(c.state == RELABELLED for c in checks.values())
     if relabelled:
         notes.append(
             f"{name}: {relabelled} runs were stored under another config's scenario names or swept "
             "columns; recomputing them with this config's"
         )
-    return notes
+    others = len(results.run_ids_on_disk() - jobs.keys())
+    if others:
+        notes.append(
+            f"{name}: {others} runs on disk are not in this config: kept, not summarised (--fresh discards them)"
+        )
+    return checks, notes
 
 
 def _read_only_result(

@@ -196,7 +196,10 @@ def test_a_new_results_layout_recomputes_every_run_and_load_results_refuses_the_
     in_process.clear()
     assert main(run_cli(config, out)) == 0
     err = capsys.readouterr().err
-    assert f"8 runs were written by kbsim {kbsim.__version__} with results layout {RESULTS_LAYOUT}" in err
+    assert (
+        f"8 runs were written by kbsim {kbsim.__version__} with results layout {RESULTS_LAYOUT} "
+        f"(this is kbsim {kbsim.__version__} with layout {RESULTS_LAYOUT + 1}); recomputing them"
+    ) in err
     assert len(in_process) == 8
     for path in directory.glob("runs/*/run.json"):
         assert json.loads(path.read_text())["layout"] == RESULTS_LAYOUT + 1

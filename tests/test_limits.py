@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from tiny_configs import TINY_DAY, TINY_SWEEP
 
+import kbsim.limits
 import kbsim.runner
 from kbsim.cli import main
 from kbsim.config import ConfigError, load_config, parse_seeds
@@ -168,5 +169,12 @@ def test_a_large_experiment_prints_its_estimate_and_needs_yes(tmp_path, capsys, 
     assert "of CPU" in err and "more than 10000 runs; pass --yes" in err
     assert not out.exists() and executed == []  # nothing written, nothing run
 
-    assert main(["run", str(path), "--out", str(out), "--seeds", "1-3000", "--no-progress", "--yes"]) == 0
-    assert len(executed) == 12000
+
+def test_yes_runs_an_experiment_above_the_thresholds(tmp_path, capsys, executed, monkeypatch):
+    monkeypatch.setattr(kbsim.limits, "CONFIRM_RUNS", 10)  # so that a dozen runs pass it
+    path = write_config(tmp_path, TINY_SWEEP)
+    out = tmp_path / "out"
+    assert main(["run", str(path), "--out", str(out), "--seeds", "1-3", "--no-progress"]) == 2
+    assert "12 runs (4 points x 3 seeds)" in capsys.readouterr().err and executed == []
+    assert main(["run", str(path), "--out", str(out), "--seeds", "1-3", "--no-progress", "--yes"]) == 0
+    assert len(executed) == 12

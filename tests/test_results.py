@@ -4,6 +4,7 @@ another kbsim are not reused, and more seeds or sweep points extend what exists.
 from __future__ import annotations
 
 import json
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -54,12 +55,21 @@ def run_cli(config: Path, out: Path, *extra: str) -> list:
     return ["run", str(config), "--out", str(out), "--no-progress", *extra]
 
 
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """The tiny sweep, run once for the module: (config path, out dir)."""
+    root = tmp_path_factory.mktemp("finished")
+    config = write_config(root)
+    run_experiment(config, root / "out", workers=1, progress=False)
+    return config, root / "out"
+
+
 @pytest.fixture
-def done(tmp_path, in_process):
-    """A finished tiny sweep: (config path, out dir, results dir, its files)."""
-    config = write_config(tmp_path)
+def done(finished, tmp_path, in_process):
+    """A copy of the finished tiny sweep: (config path, out dir, results dir, its files)."""
+    config, finished_out = finished
     out = tmp_path / "out"
-    assert main(run_cli(config, out)) == 0
+    shutil.copytree(finished_out, out)
     directory = out / "tiny"
     return config, out, directory, files_under(directory)
 
@@ -259,7 +269,7 @@ def test_runs_stored_under_other_labels_are_recomputed_with_this_configs(done, c
     """The tables carry the scenario name and swept columns, so a run reused under another
     name would be mislabelled: it is computed again under the config's labels."""
     config, out, directory, _ = done
-    renamed = write_config(config.parent, TINY_SWEEP.replace("  zipf: {}", "  zipf_renamed: {}"))
+    renamed = write_config(out.parent, TINY_SWEEP.replace("  zipf: {}", "  zipf_renamed: {}"))
     in_process.clear()
     assert main(run_cli(renamed, out)) == 0
     err = capsys.readouterr().err

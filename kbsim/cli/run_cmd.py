@@ -1,8 +1,9 @@
 """``kbsim run CONFIG`` (alias ``kbsim sweep``): run an experiment config, resumably.
 
 Exit codes: 0 all runs done; 1 some runs failed (recorded under
-``errors/``; rerun to retry them); 2 a bad config or a results directory
-that holds another config's runs (nothing written); 128 + signal number
+``errors/``; rerun to retry them); 2 a bad config, an experiment above the size
+limits without ``--yes``, or a results folder that cannot be used (in use, read-only,
+a full disk, a file in the way), with one line naming the path; 128 + signal number
 when interrupted (completed runs are kept; rerun the same command to resume).
 """
 
@@ -18,6 +19,7 @@ examples:
   kbsim run experiments/zipf_sweep.yaml --workers 8 --set saves.count=500
   kbsim sweep experiments/zipf_sweep.yaml --executor dask --scheduler tcp://10.0.0.5:8786
   kbsim run experiments/reference.yaml --seeds 3 --set edit.delay_s=60 --out /tmp/results
+  kbsim run experiments/reference.yaml --seeds 1-200   # extends the results: seeds 1-5 are reused
 """
 
 
@@ -61,6 +63,11 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--fresh", action="store_true", help="discard this experiment's previous results first"
     )
+    parser.add_argument(
+        "--yes",
+        action="store_true",
+        help="run an experiment above the size limits (the estimate is printed otherwise)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 
@@ -73,7 +80,7 @@ def _error(message: str) -> int:
 def run(args) -> int:
     from kbsim.config import ConfigError, config_from_args
     from kbsim.report.tables import format_summary, seed_warnings
-    from kbsim.runner import Interrupted, SchedulerUnavailable, run_experiment
+    from kbsim.runner import Interrupted, ResultsError, SchedulerUnavailable, run_experiment
 
     if args.scheduler and args.executor == "local":
         return _error("--scheduler needs --executor dask")
@@ -100,9 +107,12 @@ def run(args) -> int:
             progress=not args.no_progress,
             batch_size=args.batch_size,
             log=log,
+            yes=args.yes,
         )
-    except (ConfigError, SchedulerUnavailable) as exc:
+    except (ConfigError, SchedulerUnavailable, ResultsError) as exc:
         return _error(str(exc))
+    except OSError as exc:  # reading the results folder failed in a way kbsim did not foresee
+        return _error(f"{exc.filename or args.out}: {exc.strerror or exc}")
     except Interrupted as exc:
         log(f"interrupted by {exc}: completed runs are saved; rerun the same command to resume")
         return 128 + exc.signum

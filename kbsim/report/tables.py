@@ -260,6 +260,8 @@ def format_summary(summary: pd.DataFrame, keys: list[str], max_columns: int = 10
 
 def seed_warnings(summary: pd.DataFrame) -> list[str]:
     """One line per metric whose interval rests on fewer seeds than it needs to hold."""
+    if summary.empty:
+        return []
     low = underpowered(summary)
     lines = []
     for metric, rows in low.groupby("metric", sort=False):

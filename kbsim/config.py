@@ -18,6 +18,11 @@ scenarios:                     # name -> overrides (default: {default: {}})
 sweep:                         # dotted parameter -> values; runs = the product
   zipf_s: [0.0, 0.5, 1.0]
   edit.delay_s: [null, 60]     # null is a value; a scalar is one value
+contrasts:                     # comparisons paired on common seeds -> contrasts.csv
+  - metric: stale_citation_share          # a kbsim.stats metric; optional at (end, 1h, ...),
+    baseline: {scenario: control}         #   strategy, subset; every other point vs this one
+    where: {edit.delay_s: null}           # optional: only the points matching this
+    compare: difference                   # or ratio
 ```
 """
 
@@ -57,7 +62,9 @@ __all__ = [
 ]
 
 #: The keys a config file may hold at its top level.
-CONFIG_KEYS = ("name", "extends", "description", "params", "seeds", "scenarios", "sweep")
+CONFIG_KEYS = ("name", "extends", "description", "params", "seeds", "scenarios", "sweep", "contrasts")
+#: The keys of one entry of ``contrasts``.
+CONTRAST_KEYS = ("metric", "at", "strategy", "subset", "baseline", "where", "compare")
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SCALAR_TYPES = (bool, int, float, str, type(None))
@@ -317,6 +324,7 @@ class ExperimentConfig(BaseModel):
     seeds: list[int] = [1, 2, 3, 4, 5]
     scenarios: dict[str, dict[str, Any]] = {"default": {}}
     sweep: dict[str, Any] = {}
+    contrasts: list[dict[str, Any]] = []
     source: str | None = None
 
     @field_validator("seeds")
@@ -350,6 +358,10 @@ class ExperimentConfig(BaseModel):
                 run_id = _short_hash({"params": dumped, "seed": seed})
                 specs.append(RunSpec(run_id, scenario, point, seed, params))
         return specs
+
+    def contrast_specs(self) -> list:
+        """The declared contrasts as :class:`kbsim.stats.ContrastSpec` (validated at load)."""
+        return [_contrast_spec(item) for item in self.contrasts]
 
     def estimate(self) -> limits.ExperimentEstimate:
         """How big running this config is (runs, CPU, disk, memory per run), without listing its runs."""
@@ -516,7 +528,7 @@ def _apply_override(data: dict, origins: dict, item: str) -> None:
     head, _, rest = key.partition(".")
     if head == "extends":
         raise ConfigError(source, key, "extends cannot be overridden; edit the file")
-    if head in ("name", "description", "seeds") and not rest:
+    if head in ("name", "description", "seeds", "contrasts") and not rest:
         data[head] = value
     elif head == "sweep" and rest:
         _param_leaf(rest, source, key)
@@ -719,6 +731,7 @@ def _validate(data: dict, origins: dict, source: str, default_name: str) -> Expe
                     "swept or set per scenario, not both",
                 )
     _check_counts(len(seeds), len(scenarios), sweep, src)
+    contrasts = _check_contrasts(data.get("contrasts") or [], scenarios, sweep, src("contrasts"))
 
     config = ExperimentConfig(
         name=name,
@@ -727,10 +740,88 @@ def _validate(data: dict, origins: dict, source: str, default_name: str) -> Expe
         seeds=seeds,
         scenarios=scenarios,
         sweep={k: list(v) if isinstance(v, (list, tuple)) else v for k, v in sweep.items()},
+        contrasts=contrasts,
         source=source,
     )
     _check_runs(config, source, origins)
     return config
+
+
+def _contrast_spec(item: dict):
+    from kbsim.stats.summary import ContrastSpec, MetricSelector
+
+    selector = MetricSelector(
+        item["metric"], at=item.get("at"), strategy=item.get("strategy", ""), subset=item.get("subset", "")
+    )
+    return ContrastSpec(
+        selector, dict(item["baseline"]), dict(item.get("where") or {}), item.get("compare", "difference")
+    )
+
+
+def _check_contrasts(raw: Any, scenarios: dict, sweep: dict, source: str) -> list[dict]:
+    """Each contrast names a metric, a baseline and optionally where it applies, every key and
+    value checked against the metrics, scenarios and sweep values the config has."""
+    if not isinstance(raw, list):
+        raise ConfigError(source, "contrasts", f"expected a list of contrasts, got {raw!r}")
+    values: dict[str, list] = {"scenario": list(scenarios)}
+    for dotted, listed in sweep.items():
+        values[dotted] = list(listed) if isinstance(listed, (list, tuple)) else [listed]
+    out = []
+    for i, item in enumerate(raw):
+        where = f"contrasts[{i}]"
+        if not isinstance(item, dict):
+            raise ConfigError(
+                source, where, f"expected a mapping with keys {', '.join(CONTRAST_KEYS)}, got {item!r}"
+            )
+        for key in item:
+            if key not in CONTRAST_KEYS:
+                close = difflib.get_close_matches(str(key), CONTRAST_KEYS, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ConfigError(
+                    source, f"{where}.{key}", f"unknown key; expected one of: {', '.join(CONTRAST_KEYS)}{hint}"
+                )
+        for required in ("metric", "baseline"):
+            if required not in item:
+                raise ConfigError(
+                    source, f"{where}.{required}", "missing; every contrast names a metric and a baseline"
+                )
+        for key in ("metric", "strategy", "subset", "compare"):
+            if key in item and not isinstance(item[key], str):
+                raise ConfigError(source, f"{where}.{key}", f"expected text, got {item[key]!r}")
+        if item.get("compare", "difference") not in ("difference", "ratio"):
+            raise ConfigError(
+                source, f"{where}.compare", f"expected 'difference' or 'ratio', got {item['compare']!r}"
+            )
+        for key in ("baseline", "where"):
+            mapping = item.get(key)
+            if key == "where" and mapping is None:
+                continue
+            if not isinstance(mapping, dict) or (key == "baseline" and not mapping):
+                raise ConfigError(
+                    source,
+                    f"{where}.{key}",
+                    f"expected a mapping of scenario or swept parameter -> value, got {mapping!r}",
+                )
+            for name, value in mapping.items():
+                if name not in values:
+                    raise ConfigError(
+                        source,
+                        f"{where}.{key}.{name}",
+                        f"expected 'scenario' or a swept parameter ({', '.join(values)})",
+                    )
+                if value not in values[name]:
+                    raise ConfigError(
+                        source,
+                        f"{where}.{key}.{name}",
+                        f"{value!r} is not one of this config's values {values[name]}",
+                    )
+        try:
+            _contrast_spec(item)
+        except ValueError as exc:
+            field = str(exc).split(":", 1)[0]
+            raise ConfigError(source, f"{where}.{field}", str(exc).split(": ", 1)[-1]) from None
+        out.append(dict(item))
+    return out
 
 
 def _check_finite(nested: dict, key_path: str, origin_path: tuple, origins: dict, source: str) -> None:

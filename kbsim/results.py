@@ -42,6 +42,7 @@ __all__ = [
     "MANIFEST",
     "RESULTS_LAYOUT",
     "SUMMARY",
+    "CONTRASTS",
     "DamagedResultsError",
     "ResultsConflictError",
     "ResultsDirectory",
@@ -60,8 +61,9 @@ RESULTS_LAYOUT = 3  # 3: kbsim.stats metric rows, the detections table, per-draw
 MANIFEST = "manifest.json"
 DONE = "run.json"
 SUMMARY = "summary.csv"
+CONTRASTS = "contrasts.csv"
 MANIFEST_FORMAT = 2
-_OWNED = {MANIFEST, SUMMARY, "runs", "errors", ".lock"}
+_OWNED = {MANIFEST, SUMMARY, CONTRASTS, "runs", "errors", ".lock"}
 _TABLE_FILE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.parquet")
 
 
@@ -233,6 +235,7 @@ class ResultsDirectory:
         self.path = Path(path)
         self.manifest_path = self.path / MANIFEST
         self.summary_path = self.path / SUMMARY
+        self.contrasts_path = self.path / CONTRASTS
         self.runs_path = self.path / "runs"
         self.errors_path = self.path / "errors"
 
@@ -286,6 +289,12 @@ class ResultsDirectory:
     def summary_bytes(self) -> bytes | None:
         try:
             return self.summary_path.read_bytes()
+        except OSError:
+            return None
+
+    def contrasts_bytes(self) -> bytes | None:
+        try:
+            return self.contrasts_path.read_bytes()
         except OSError:
             return None
 
@@ -372,6 +381,9 @@ class ResultsDirectory:
 
     def write_summary(self, data: bytes) -> None:
         self._write(self.summary_path, data)
+
+    def write_contrasts(self, data: bytes) -> None:
+        self._write(self.contrasts_path, data)
 
     def write_run(self, run_id: str, files: dict[str, bytes], marker: dict) -> None:
         """The run's files, then its ``run.json`` (which makes it count as done)."""

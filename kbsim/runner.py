@@ -41,6 +41,7 @@ from kbsim.config import ConfigError, ExperimentConfig, RunSpec, config_from_dic
 from kbsim.limits import ExperimentEstimate
 from kbsim.params import DayParams
 from kbsim.results import (
+    CONTRASTS,
     DAMAGED,
     DONE,
     DONE_STATE,
@@ -131,6 +132,7 @@ class ExperimentResult:
     wall_time_s: float
     executor: str
     workers: int
+    contrasts: pd.DataFrame = field(default_factory=pd.DataFrame)
     batch_size: int = 0
     runs_recomputed: int = 0  # found damaged, stale or relabelled, and computed again
     estimate: ExperimentEstimate | None = None
@@ -631,8 +633,9 @@ def run_experiment(
             bar.close()
 
         done = {run_id for run_id, check in checks.items() if check.done} | computed_metrics.keys()
-        summary = _summarize(directory, config, runs, computed_metrics, done)
+        summary, contrast_rows = _summarize(directory, config, runs, computed_metrics, done)
         _write_summary(results, summary)
+        _write_contrasts(results, contrast_rows)
     return ExperimentResult(
         config=config,
         directory=directory,
@@ -641,6 +644,7 @@ def run_experiment(
         runs_computed=len(todo) - len(failures),
         failures=failures,
         summary=summary,
+        contrasts=contrast_rows,
         wall_time_s=time.perf_counter() - started,
         executor=executor,
         workers=used_workers,
@@ -723,13 +727,15 @@ def _read_only_result(
 
     Raises the write error, with what would need writing, when something does."""
     done = {run.run_id for run in runs} - {run.run_id for run in todo}
-    summary = _summarize(results.path, config, runs, {}, done)
+    summary, contrast_rows = _summarize(results.path, config, runs, {}, done)
     if todo:
         needed = f"{len(todo)} of {len(runs)} runs are to compute"
     elif not same_manifest(old_manifest, manifest):
         needed = f"{MANIFEST} is to rewrite for this config"
     elif not summary.empty and results.summary_bytes() != summary.to_csv(index=False).encode():
         needed = f"{SUMMARY} is to rewrite"
+    elif not contrast_rows.empty and results.contrasts_bytes() != contrast_rows.to_csv(index=False).encode():
+        needed = f"{CONTRASTS} is to rewrite"
     else:
         needed = ""
     if needed:
@@ -745,6 +751,7 @@ def _read_only_result(
         runs_computed=0,
         failures=[],
         summary=summary,
+        contrasts=contrast_rows,
         wall_time_s=time.perf_counter() - started,
         executor=executor,
         workers=0,
@@ -803,14 +810,15 @@ def _summarize(
     runs: list[RunSpec],
     computed: dict[str, list[tuple]],
     done: set[str],
-) -> pd.DataFrame:
-    """Every completed run's metrics summarised per scenario x sweep point (kbsim.stats).
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every completed run's metrics summarised per scenario x sweep point (kbsim.stats),
+    and the config's declared contrasts between points (empty when it declares none).
 
     ``computed`` holds the metric rows of the runs computed just now; the other ``done``
     runs (verified, from earlier sessions) are read back from their ``metrics.parquet``.
     """
     from kbsim.stats.metrics import COLUMNS
-    from kbsim.stats.summary import summarize
+    from kbsim.stats.summary import contrasts, summarize
 
     point_of: dict[str, int] = {}
     seen: dict[tuple, int] = {}
@@ -827,10 +835,27 @@ def _summarize(
             point = point_of[run.run_id]
             rows.extend((point, run.seed, *row) for row in metric_rows)
     if not rows:
-        return pd.DataFrame()
+        return pd.DataFrame(), pd.DataFrame()
     metrics = pd.DataFrame(rows, columns=["point", "seed", *COLUMNS])
     pooled = summarize(metrics, by=["point"])
     points = _points_frame(config, runs).rename_axis("point").reset_index()
     summary = points.merge(pooled, on="point", how="inner", sort=False)
-    summary = summary.sort_values("point", kind="stable")
-    return summary.drop(columns="point").reset_index(drop=True)
+    summary = summary.sort_values("point", kind="stable").drop(columns="point").reset_index(drop=True)
+    specs = config.contrast_specs()
+    if not specs:
+        return summary, pd.DataFrame()
+    per_run = points.merge(metrics, on="point", how="inner", sort=False).drop(columns="point")
+    return summary, contrasts(per_run, specs, ["scenario", *config.swept])
+
+
+def _write_contrasts(results: ResultsDirectory, frame: pd.DataFrame) -> None:
+    """Write ``contrasts.csv`` when it changed; remove an older one when there is none now."""
+    if frame.empty:
+        try:
+            results.contrasts_path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise ResultsWriteError.from_os_error(exc, results.contrasts_path) from exc
+        return
+    data = frame.to_csv(index=False).encode()
+    if results.contrasts_bytes() != data:
+        results.write_contrasts(data)

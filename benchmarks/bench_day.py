@@ -27,7 +27,8 @@ import kbsim.sim.day  # noqa: E402
 import kbsim.sim.processes  # noqa: E402
 from kbsim.params import DayParams  # noqa: E402
 from kbsim.sim import run_day  # noqa: E402
-from kbsim.sim.day import arrival_times, streams  # noqa: E402
+from kbsim.sim.activity import arrival_times  # noqa: E402
+from kbsim.sim.day import streams  # noqa: E402
 from kbsim.store import MemoryStore  # noqa: E402
 
 #: Non-overlapping parts of a day, timed by wrapping the function where the day calls it.

@@ -6,8 +6,8 @@ SQLiteStore on a file (default ``synchronous=FULL``: every applied edit is
 on disk before the call returns), on a file with ``synchronous=NORMAL``, and
 in memory (``":memory:"``). One day: the median wall time of the reference
 day with edits (``run_day``), on MemoryStore and on SQLiteStore, the latter
-by handing the day a starting knowledge base whose ``copy()`` is a
-SQLiteStore (as tests/test_sqlite_day.py does; run_day itself takes no store).
+by handing the day a factory of an empty SQLiteStore (``run_day(...,
+store=factory)``, as tests/test_sqlite_day.py does), which the day fills.
 
 Writes the "SQLite backend" section of benchmarks/RESULTS.md (that section
 only; the others are kept).
@@ -24,7 +24,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -34,9 +33,11 @@ from bench_store import median_us  # noqa: E402
 from results_file import machine_line, write_section  # noqa: E402
 
 import kbsim  # noqa: E402
-import kbsim.sim.day as sim_day  # noqa: E402
 from kbsim.params import DayParams  # noqa: E402
+from kbsim.sim import run_day  # noqa: E402
 from kbsim.sim.corpus import Corpus  # noqa: E402
+from kbsim.sim.day import starting_knowledge_base  # noqa: E402
+from kbsim.store import StoreFactory  # noqa: E402
 
 KB = "kb-bench"
 TITLE = "SQLite backend"
@@ -106,41 +107,14 @@ def bench_store(store, calls: int, seed: int) -> dict[str, float]:
     return result
 
 
-class SQLiteTemplate:
-    """A starting knowledge base whose copies are SQLiteStores with the same articles."""
-
-    def __init__(self, memory_template, open_store: Callable[[float | None], kbsim.SQLiteStore]):
-        self.memory_template = memory_template
-        self.open_store = open_store
-
-    def copy(self, event_retention_s: float | None = None) -> kbsim.SQLiteStore:
-        store = self.open_store(event_retention_s)
-        for kb_id, kb in self.memory_template.snapshot()["kbs"].items():
-            store.create_knowledge_base(kb_id)
-            for _, title, content, _, version_us in kb["articles"]:
-                store.publish_article(kb_id, title=title, content=content, at=version_us / 1e6)
-        return store
-
-
-def day_seconds(params: DayParams, seeds: list[int], open_store=None) -> float:
-    """Median wall time of ``run_day`` over ``seeds``, on memory or on ``open_store``."""
-    build = sim_day.starting_knowledge_base
-    if open_store is not None:
-
-        def on_sqlite(corpus_params, seed):
-            corpus, template, article_ids, ranking = build(corpus_params, seed)
-            return corpus, SQLiteTemplate(template, open_store), article_ids, ranking
-
-        sim_day.starting_knowledge_base = on_sqlite
-    try:
-        times = []
-        for seed in seeds:
-            build(params.corpus, seed)  # the corpus cache is warm for every backend
-            start = time.perf_counter()
-            sim_day.run_day(params, seed)
-            times.append(time.perf_counter() - start)
-    finally:
-        sim_day.starting_knowledge_base = build
+def day_seconds(params: DayParams, seeds: list[int], open_store: StoreFactory | None = None) -> float:
+    """Median wall time of ``run_day`` over ``seeds``, on memory or on ``open_store``'s stores."""
+    times = []
+    for seed in seeds:
+        starting_knowledge_base(params.corpus, seed)  # the corpus cache is warm for every backend
+        start = time.perf_counter()
+        run_day(params, seed, store=open_store)
+        times.append(time.perf_counter() - start)
     return statistics.median(times)
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import itertools
 import json
 import logging
 import math
@@ -29,14 +28,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 import kbsim
 from kbsim.params import DayParams
-from kbsim.sim import streams
-from kbsim.sim.day import KB_ID as SIM_KB_ID
-from kbsim.sim.day import day_save_arrivals, starting_knowledge_base
-from kbsim.sim.popularity import UNIFORMS_PER_DRAW, Popularity
+from kbsim.sim.activity import repeating_saves
+from kbsim.sim.day import open_day, starting_knowledge_base
 from kbsim.sim.processes import editor
 from kbsim.sim.records import DayLog
 from kbsim.store import MemoryStore, StoreFileError, ToolError, parse_version, tool_definitions
@@ -105,10 +100,7 @@ def open_backend(params: DayParams, db: str | Path | None,
 
 def corpus_articles(params: DayParams, seed: int) -> Iterator[tuple[str, str]]:
     """``(title, content)`` of the simulated day's starting articles for this seed, in order."""
-    _, template, article_ids, _ = starting_knowledge_base(params.corpus, seed)
-    for article_id in article_ids:
-        article = template.article_state(SIM_KB_ID, article_id)
-        yield article.title, article.content
+    return starting_knowledge_base(params.corpus, seed).articles()
 
 
 def build_store(params: DayParams, seed: int, db: str | Path | None = None,
@@ -234,47 +226,17 @@ class LockedStore:
         return locked
 
 
-def people_arrivals(params: DayParams, rng: np.random.Generator,
-                    start_s: float) -> Iterator[tuple[float, str]]:
-    """People's saves as ``(time_s, kind)``, day after day from ``start_s``.
-
-    Each day has the configured count, arrival model and mix; the first day
-    draws exactly what the simulated day's people draw.
-    """
-    if params.saves.count == 0:
-        return
-    for day in itertools.count():
-        yield from day_save_arrivals(params, rng, start_s + day * params.day_s)
-
-
 def live_people(env, store, lock: threading.Lock, kb_id: str, params: DayParams, seed: int,
                 log_to: DayLog):
-    """The simulation's ``editor`` process wired to a served store, starting at ``env.now``.
+    """The simulated day's people, saving the served store from ``env.now`` on, day after day.
 
-    People pick published articles by the day's popularity (Zipf, or uniform
-    for ``saves.popularity: uniform``) and save through the store's own save
-    path, each store call under ``lock``.
+    The served day is built from the simulation's own parts (:func:`~kbsim.sim.day.open_day`):
+    people pick published articles by the day's save popularity and save through the
+    store's own save path with the day's ``editor`` process, each store call under
+    ``lock``; their first day makes exactly the saves of ``run_day(params, seed)``'s people.
     """
-    corpus, _, article_ids, ranking = starting_knowledge_base(params.corpus, seed)
-    s = params.zipf_s if params.saves.popularity == "zipf" else 0.0
-    popularity = Popularity(article_ids, ranking, s)
-    locked = LockedStore(store, lock)
-    rngs = streams(seed)
-    rng, targets = rngs["editors"], rngs["save_targets"]
-
-    def is_published(article_id: str) -> bool:
-        return locked.current_version(kb_id, article_id) is not None
-
-    return editor(
-        env,
-        locked,
-        kb_id,
-        people_arrivals(params, rng, env.now),
-        lambda: popularity.draw(targets.random(UNIFORMS_PER_DRAW).tolist(), is_published),
-        corpus,
-        rng,
-        log_to,
-    )
+    day = open_day(params, seed, LockedStore(store, lock), env=env, kb_id=kb_id, log=log_to)
+    return editor(day, repeating_saves(day))
 
 
 def start_live_people(served: ServedKnowledgeBase, params: DayParams,

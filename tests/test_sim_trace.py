@@ -6,15 +6,20 @@ import numpy as np
 import simpy
 
 from kbsim.params import DayParams
+from kbsim.sim.activity import QuestionArrival, SaveArrival
 from kbsim.sim.corpus import Corpus
+from kbsim.sim.day import Day
+from kbsim.sim.popularity import Popularity
 from kbsim.sim.processes import agent_edit, asker, checker, editor
 from kbsim.sim.records import DayLog, TraceEntry
 from kbsim.store import MemoryStore
 
 KB = "kb-1"
+STREAMS = ("editors", "save_targets", "question_draws")
 
 
 def scripted_day():
+    """Three articles, saves and questions that name their articles, two agent edits."""
     params = DayParams.model_validate(
         {
             "day_hours": 0.1,  # 360 s
@@ -30,30 +35,33 @@ def scripted_day():
     a2 = store.publish_article(KB, title="Billing invoice help", content="billing and invoices", at=0)
     a3 = store.publish_article(KB, title="Portal login help", content="log in to the portal", at=0)
     env = simpy.Environment()
-    client = store.client(grants={KB}, clock=lambda: env.now)
-    log = DayLog(trace=[])
-    rng = np.random.default_rng(np.random.SeedSequence(0))
-    corpus = Corpus.build(params.corpus)
-
-    saves = iter([(100.0, "content"), (200.0, "unpublish"), (255.0, "content")])
-    save_targets = iter([a1, a2, a1])
-    question_targets = iter([a1, a2, a3, a1])
-    edits = []
+    seeds = np.random.SeedSequence(0).spawn(3)
+    by_rank = Popularity([a1, a2, a3], np.arange(3), 0.0)
+    day = Day(
+        env=env,
+        store=store,
+        client=store.client(grants={KB}, clock=lambda: env.now),
+        kb_id=KB,
+        params=params,
+        streams={name: np.random.default_rng(s) for name, s in zip(STREAMS, seeds, strict=True)},
+        log=DayLog(trace=[]),
+        corpus=Corpus.build(params.corpus),
+        questions_by=by_rank,
+        saves_by=by_rank,
+    )
+    saves = [SaveArrival(100.0, "content", a1), SaveArrival(200.0, "unpublish", a2), SaveArrival(255.0, "content", a1)]
+    questions = [QuestionArrival(50.0, a1), QuestionArrival(150.0, a2), QuestionArrival(230.0, a3),
+                 QuestionArrival(245.0, a1)]
 
     def on_answer(answer):
         if answer.answer_id in (0, 3):
-            edits.append(
-                env.process(agent_edit(env, client, store, KB, answer, iter([30.0, 30.0]), params, log))
-            )
+            day.edits.append(env.process(agent_edit(day, answer, iter([30.0, 30.0]))))
 
-    env.process(editor(env, store, KB, saves, lambda: next(save_targets), corpus, rng, log))
-    asking = env.process(
-        asker(env, client, store, KB, [50.0, 150.0, 230.0, 245.0], lambda uniforms: next(question_targets),
-              {a1: 0, a2: 1, a3: 2}, params, rng, log, on_answer)
-    )
-    checking = env.process(checker(env, client, store, KB, params, log))
-    env.run(until=simpy.AllOf(env, [asking, checking, *edits]))
-    return log
+    env.process(editor(day, saves))
+    asking = env.process(asker(day, questions, on_answer))
+    checking = env.process(checker(day))
+    env.run(until=simpy.AllOf(env, [asking, checking, *day.edits]))
+    return day.log
 
 
 def test_whole_day_trace():

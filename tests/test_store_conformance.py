@@ -614,3 +614,24 @@ def test_packaged_tools_json_matches_the_service_listing():
     for name, (required, hints) in EXPECTED_TOOLS.items():
         assert set(definitions[name].required) == required
         assert definitions[name].annotations == hints
+
+
+# -- the store protocol -------------------------------------------------------------------
+
+
+def test_every_backend_implements_the_store_protocol_with_its_signatures(store):
+    """A backend has every member of ``kbsim.Store``, each taking the protocol's parameters
+    (names, kinds and defaults): a caller written against the protocol works on it."""
+    import inspect
+
+    from kbsim.store.protocol import Store
+
+    backend = store()
+    assert isinstance(backend, Store)
+    members = [name for name, value in vars(Store).items() if inspect.isfunction(value) and not name.startswith("_")]
+    assert len(members) == 16
+    for name in members:
+        wanted = inspect.signature(getattr(Store, name)).parameters
+        given = inspect.signature(getattr(type(backend), name)).parameters
+        shape = [(p.name, p.kind, p.default) for p in wanted.values()]
+        assert [(p.name, p.kind, p.default) for p in given.values()] == shape, name

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kbsim.sim.records import CitationRecord
-from kbsim.store import Client, MemoryStore, ToolError, json_size
+from kbsim.store import Client, Store, ToolError, json_size
 
 GONE = "gone"
 CHANGED = "changed"
@@ -46,7 +46,7 @@ class CheckOutcome:
 
 
 def true_staleness(
-    store: MemoryStore, kb_id: str, citations: Sequence[CitationRecord]
+    store: Store, kb_id: str, citations: Sequence[CitationRecord]
 ) -> dict[int, str]:
     """Ground truth from the store: index -> GONE/CHANGED for every stale citation."""
     truth: dict[int, str] = {}

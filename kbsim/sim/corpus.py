@@ -65,6 +65,10 @@ class Corpus:
         picks = np.minimum(picks, len(self.vocabulary) - 1)
         return " ".join(map(self.vocabulary.__getitem__, picks.tolist())) + "."
 
+    def rewrite(self, content: str, rng: np.random.Generator) -> str:
+        """A person's new content for an article: a fresh body (the old one is not used)."""
+        return self.body(rng)
+
     def retitle(self, title: str, rng: np.random.Generator) -> str:
         """The title with one word replaced by a new one."""
         words = title.split()

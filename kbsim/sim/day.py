@@ -1,9 +1,18 @@
-"""One simulated day: wire the store, the actors and the random streams, run, tabulate."""
+"""One simulated day: a :class:`Day` (the world its actors share), its sources of
+activity, a store, run, tabulated.
+
+:func:`run_day` is the whole of it. Its parts can be swapped by passing them in:
+the store (``store=`` a factory of an empty backend), people's saves and
+questions (``saves=``, ``questions=``: synthetic arrivals or a replayed log,
+:mod:`kbsim.sim.activity`). ``kbsim serve`` builds its served day from the
+same parts (:func:`open_day` over its own store).
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from functools import lru_cache
 from statistics import NormalDist
 
@@ -12,15 +21,29 @@ import pandas as pd
 import simpy
 
 from kbsim.params import CorpusParams, DayParams
+from kbsim.sim.activity import QuestionSource, SaveSource, synthetic_questions, synthetic_saves
 from kbsim.sim.checks import STRATEGIES
 from kbsim.sim.corpus import Corpus
-from kbsim.sim.popularity import UNIFORMS_PER_DRAW, Popularity
+from kbsim.sim.popularity import Popularity
 from kbsim.sim.processes import Answer, agent_edit, asker, checker, editor
 from kbsim.sim.records import CheckRecord, CitationRecord, DayLog, DetectionRecord, EditRecord, SaveRecord
-from kbsim.store import MemoryStore, parse_version
+from kbsim.store import Client, MemoryStore, Store, StoreFactory, parse_version
+
+__all__ = [
+    "KB_ID",
+    "STREAMS",
+    "Day",
+    "StartingKnowledgeBase",
+    "day_store",
+    "open_day",
+    "run_day",
+    "simulate_day",
+    "starting_knowledge_base",
+    "streams",
+    "tabulate",
+]
 
 KB_ID = "kb-1"
-SAVE_KINDS = ("content", "content_and_title", "unpublish")
 #: Named random streams, spawned in this order (a new stream goes last, so the others keep
 #: their numbers). ``save_targets`` and ``question_draws`` hand each save and question its
 #: own block of uniforms (see :meth:`Popularity.draw`).
@@ -34,40 +57,131 @@ def streams(seed: int) -> dict[str, np.random.Generator]:
     return {name: np.random.default_rng(child) for name, child in zip(STREAMS, children, strict=True)}
 
 
-def arrival_times(rng: np.random.Generator, count: int, day_s: float, model: str) -> np.ndarray:
-    """``count`` uniform times in the day, or a Poisson process with that mean count."""
-    if model == "uniform":
-        return np.sort(rng.uniform(0.0, day_s, size=count))
-    n = rng.poisson(count)
-    return np.sort(rng.uniform(0.0, day_s, size=n))
+# -- the knowledge base a day starts from -------------------------------------------------
 
 
-def day_save_arrivals(params: DayParams, rng: np.random.Generator, offset_s: float = 0.0):
-    """One day of people's saves as ``(time_s, kind)``, times shifted by ``offset_s``."""
-    saves = params.saves
-    times = arrival_times(rng, saves.count, params.day_s, params.arrivals)
-    kinds = rng.choice(len(SAVE_KINDS), size=len(times), p=save_shares(params))
-    for time_s, kind in zip(times, kinds, strict=True):
-        yield offset_s + float(time_s), SAVE_KINDS[kind]
+@dataclass(frozen=True, eq=False)
+class StartingKnowledgeBase:
+    """A seed's knowledge base at time 0: the corpus that writes people's text, the
+    articles in publication order, and their popularity ranking.
+
+    ``ranking[r]`` is the index into ``article_ids`` of the article at popularity
+    rank ``r`` (0 = most popular). ``template`` holds every article published at 0;
+    it is copied for each day, never changed.
+    """
+
+    corpus: Corpus
+    article_ids: tuple[str, ...]
+    ranking: np.ndarray
+    template: MemoryStore
+
+    def articles(self) -> Iterator[tuple[str, str]]:
+        """``(title, content)`` of every article, in publication order."""
+        for article_id in self.article_ids:
+            article = self.template.article_state(KB_ID, article_id)
+            yield article.title, article.content
+
+    def popularity(self, s: float) -> Popularity:
+        """Zipf popularity with exponent ``s`` over the ranking (``s = 0``: uniform)."""
+        return Popularity(list(self.article_ids), self.ranking, s)
 
 
-def save_shares(params: DayParams) -> list[float]:
-    mix = params.saves.mix
-    return [mix.content, mix.content_and_title, mix.unpublish]
+@lru_cache(maxsize=8)
+def starting_knowledge_base(corpus_params: CorpusParams, seed: int) -> StartingKnowledgeBase:
+    """The corpus, the published knowledge base and the popularity ranking of a seed.
+
+    Built once per ``(corpus params, seed)`` in a process and copied for each
+    day (the days of a sweep share their seed's corpus); never mutated.
+    """
+    rng = streams(seed)["corpus"]
+    corpus = Corpus.build(corpus_params)
+    template = MemoryStore()
+    article_ids = template.create_knowledge_base(KB_ID, corpus.articles(rng), at=0.0)
+    ranking = rng.permutation(len(article_ids))
+    return StartingKnowledgeBase(corpus, tuple(article_ids), ranking, template)
 
 
-def _save_arrivals(params: DayParams, rngs) -> Iterator[tuple[float, str]]:
-    """The day's saves, then (only when edits run past the day) Poisson saves at the same rate."""
-    yield from day_save_arrivals(params, rngs["editors"])
-    if not params.edit.enabled or params.saves.count == 0:
-        return
-    tail = rngs["tail"]
-    rate = params.saves.count / params.day_s
-    shares = save_shares(params)
-    time_s = params.day_s
-    while True:
-        time_s += float(tail.exponential(1.0 / rate))
-        yield time_s, SAVE_KINDS[int(tail.choice(len(SAVE_KINDS), p=shares))]
+def day_store(starting: StartingKnowledgeBase, params: DayParams, store: StoreFactory | None = None) -> Store:
+    """A store holding the starting knowledge base as ``KB_ID``, with the day's retention.
+
+    ``store`` builds an empty backend from the retention window, which is then
+    filled with every article at time 0 (one transaction); without it, the
+    in-memory template is copied, which gives the same state faster.
+    """
+    if store is None:
+        return starting.template.copy(event_retention_s=params.event_retention_s)
+    backend = store(params.event_retention_s)
+    ids = backend.create_knowledge_base(KB_ID, starting.articles(), at=0.0)
+    if tuple(ids) != starting.article_ids:
+        raise RuntimeError(
+            f"{backend!r} numbered the starting articles {ids[:3]}..., not "
+            f"{list(starting.article_ids[:3])}...: a backend must number articles in publication order"
+        )
+    return backend
+
+
+# -- the day --------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Day:
+    """The world a day's actors share: ``editor(day, arrivals)``, ``asker(day, ...)``,
+    ``checker(day)``, ``agent_edit(day, ...)`` read everything from it.
+
+    ``questions_by`` and ``saves_by`` are the popularity people draw the article of a
+    question and of a save by (when their arrival does not name it); ``corpus`` writes
+    the text of people's saves.
+    """
+
+    env: simpy.Environment
+    store: Store
+    client: Client
+    kb_id: str
+    params: DayParams
+    streams: dict[str, np.random.Generator]
+    log: DayLog
+    corpus: Corpus
+    questions_by: Popularity
+    saves_by: Popularity
+    #: agent edit processes started so far (the day runs until they are done)
+    edits: list = field(default_factory=list)
+
+    def is_published(self, article_id: str) -> bool:
+        return self.store.current_version(self.kb_id, article_id) is not None
+
+
+def open_day(
+    params: DayParams,
+    seed: int,
+    store: Store,
+    *,
+    env: simpy.Environment | None = None,
+    kb_id: str = KB_ID,
+    log: DayLog | None = None,
+    starting: StartingKnowledgeBase | None = None,
+) -> Day:
+    """A day over ``store``, which already holds the starting knowledge base as ``kb_id``.
+
+    The agent's client is granted ``kb_id`` and timed by ``env.now``; the streams are
+    ``streams(seed)``; question popularity is Zipf with ``zipf_s`` over the seed's
+    ranking, save popularity the same or (``saves.popularity: uniform``) uniform.
+    """
+    starting = starting_knowledge_base(params.corpus, seed) if starting is None else starting
+    env = simpy.Environment() if env is None else env
+    questions_by = starting.popularity(params.zipf_s)
+    saves_by = questions_by if params.saves.popularity == "zipf" else starting.popularity(0.0)
+    return Day(
+        env=env,
+        store=store,
+        client=store.client(grants={kb_id}, clock=lambda: env.now),
+        kb_id=kb_id,
+        params=params,
+        streams=streams(seed),
+        log=DayLog() if log is None else log,
+        corpus=starting.corpus,
+        questions_by=questions_by,
+        saves_by=saves_by,
+    )
 
 
 def _approval_delays(params: DayParams, uniforms: np.ndarray) -> Iterator[float]:
@@ -83,109 +197,84 @@ def _approval_delays(params: DayParams, uniforms: np.ndarray) -> Iterator[float]
             yield float(edit.delay_s * math.exp(edit.lognormal_sigma * _STANDARD_NORMAL.inv_cdf(u)))
 
 
+def agent_edits(day: Day) -> Callable[[Answer], None]:
+    """What the agent does after each answer: maybe edit its first citation (``on_answer``).
+
+    Draws from the ``agent`` stream for every answer, edits on or off, so the same
+    answers are edited (after the same uniform delays) in every day of a sweep.
+    """
+    params, rng = day.params, day.streams["agent"]
+    retries_per_edit = 1 + params.edit.max_retries
+
+    def on_answer(answer: Answer) -> None:
+        chosen = rng.random() < params.edit.share
+        uniforms = rng.random(retries_per_edit)
+        if params.edit.enabled and chosen and answer.citations:
+            delays = _approval_delays(params, uniforms)
+            day.edits.append(day.env.process(agent_edit(day, answer, delays)))
+
+    return on_answer
+
+
 def run_day(
-    params: DayParams, seed: int, *, trace: bool = False, env: simpy.Environment | None = None
+    params: DayParams,
+    seed: int,
+    *,
+    trace: bool = False,
+    env: simpy.Environment | None = None,
+    store: StoreFactory | None = None,
+    saves: SaveSource | None = None,
+    questions: QuestionSource | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Simulate one day; returns the tidy tables ``citations``, ``checks``, ``detections``,
     ``edits`` and ``saves``.
 
     The same ``(params, seed)`` gives identical tables. Random streams are
     spawned from ``SeedSequence(seed)`` alone, so days that differ only in
-    parameters share common random numbers.
+    parameters share common random numbers. ``store``, ``saves`` and
+    ``questions`` swap a part of the day (see :func:`simulate_day`).
     """
-    tables, _ = simulate_day(params, seed, trace=trace, env=env)
+    tables, _ = simulate_day(params, seed, trace=trace, env=env, store=store, saves=saves, questions=questions)
     return tables
 
 
-@lru_cache(maxsize=8)
-def starting_knowledge_base(corpus_params: CorpusParams, seed: int):
-    """The corpus, the published knowledge base and the popularity ranking of a seed.
-
-    Built once per ``(corpus params, seed)`` in a process and copied for each
-    day (the days of a sweep share their seed's corpus); never mutated.
-    """
-    rng = streams(seed)["corpus"]
-    corpus = Corpus.build(corpus_params)
-    store = MemoryStore()
-    store.create_knowledge_base(KB_ID)
-    article_ids = [
-        store.publish_article(KB_ID, title=title, content=body, at=0.0) for title, body in corpus.articles(rng)
-    ]
-    ranking = rng.permutation(len(article_ids))
-    return corpus, store, article_ids, ranking
-
-
-def simulate_day(params: DayParams, seed: int, *, trace: bool = False, env: simpy.Environment | None = None):
+def simulate_day(
+    params: DayParams,
+    seed: int,
+    *,
+    trace: bool = False,
+    env: simpy.Environment | None = None,
+    store: StoreFactory | None = None,
+    saves: SaveSource | None = None,
+    questions: QuestionSource | None = None,
+    keep_activity: bool = False,
+):
     """Like :func:`run_day`, also returning the :class:`DayLog` (with the trace if asked).
 
-    ``env`` lets a caller supply its own (fresh) environment, e.g. one that
-    counts scheduled events for a benchmark.
+    Args:
+        env: a fresh environment of the caller's (e.g. one that counts scheduled
+            events for a benchmark).
+        store: builds the empty backend the day runs on, from the retention window
+            (default: in memory); it is filled with the starting knowledge base.
+        saves, questions: sources of people's activity (default: what ``params``
+            says: the model's synthetic arrivals, or the traces it names).
+        keep_activity: also keep each save's text and each question's query in the
+            log (what :func:`kbsim.sim.traces.export_day` writes).
     """
-    rngs = streams(seed)
-    corpus, template, article_ids, ranking = starting_knowledge_base(params.corpus, seed)
-    store = template.copy(event_retention_s=params.event_retention_s)
-    questions_by = Popularity(article_ids, ranking, params.zipf_s)
-    saves_by = (
-        questions_by if params.saves.popularity == "zipf" else Popularity(article_ids, ranking, 0.0)
-    )
-
-    def is_published(article_id: str) -> bool:
-        return store.current_version(KB_ID, article_id) is not None
-
+    starting = starting_knowledge_base(params.corpus, seed)
     log = DayLog(trace=[] if trace else None)
-    env = simpy.Environment() if env is None else env
-    client = store.client(grants={KB_ID}, clock=lambda: env.now)
-
-    rng_editors, rng_askers, rng_agent = rngs["editors"], rngs["askers"], rngs["agent"]
-    rng_save_targets = rngs["save_targets"]
-    save_arrivals = _save_arrivals(params, rngs)
-    question_times = arrival_times(rng_askers, params.questions.count, params.day_s, params.arrivals)
-
-    edit_processes = []
-    retries_per_edit = 1 + params.edit.max_retries
-
-    def on_answer(answer: Answer) -> None:
-        # Drawn for every answer, edits on or off, so the same answers are edited
-        # (after the same uniform delays) in every day of a sweep.
-        chosen = rng_agent.random() < params.edit.share
-        uniforms = rng_agent.random(retries_per_edit)
-        if params.edit.enabled and chosen and answer.citations:
-            delays = _approval_delays(params, uniforms)
-            edit_processes.append(
-                env.process(agent_edit(env, client, store, KB_ID, answer, delays, params, log))
-            )
-
-    env.process(
-        editor(
-            env,
-            store,
-            KB_ID,
-            save_arrivals,
-            lambda: saves_by.draw(rng_save_targets.random(UNIFORMS_PER_DRAW).tolist(), is_published),
-            corpus,
-            rng_editors,
-            log,
-        )
-    )
-    asking = env.process(
-        asker(
-            env,
-            client,
-            store,
-            KB_ID,
-            question_times,
-            lambda uniforms: questions_by.draw(uniforms, is_published),
-            questions_by.rank_of,
-            params,
-            rngs["question_draws"],
-            log,
-            on_answer,
-        )
-    )
-    checking = env.process(checker(env, client, store, KB_ID, params, log))
+    if keep_activity:
+        log.save_texts, log.questions = [], []
+    day = open_day(params, seed, day_store(starting, params, store), env=env, log=log, starting=starting)
+    saves = synthetic_saves if saves is None else saves
+    questions = synthetic_questions if questions is None else questions
+    env = day.env
+    env.process(editor(day, saves(day)))
+    asking = env.process(asker(day, questions(day), agent_edits(day)))
+    checking = env.process(checker(day))
     env.run(until=simpy.AllOf(env, [asking, checking]))
-    if edit_processes:
-        env.run(until=simpy.AllOf(env, edit_processes))
+    if day.edits:
+        env.run(until=simpy.AllOf(env, day.edits))
     return tabulate(log, params, seed), log
 
 

@@ -1,17 +1,21 @@
-"""The actors of the simulated day, as SimPy generator functions (``env`` first).
+"""The actors of the simulated day, as SimPy generator functions (the day first).
 
-They never print or write files: they call the store (people) or the
-agent's tool client (the agent) and append records to a :class:`DayLog`.
+Each takes the :class:`~kbsim.sim.day.Day` it acts in (environment, store,
+the agent's client, parameters, random streams, log, popularity) and, for
+people, the arrivals it acts on. They never print or write files: they
+call the store (people) or the agent's tool client (the agent) and append
+records to the day's :class:`~kbsim.sim.records.DayLog`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kbsim.params import DayParams
+from kbsim.sim.activity import QuestionArrival, SaveArrival, delay_until
 from kbsim.sim.checks import (
     STRATEGIES,
     PollState,
@@ -21,15 +25,18 @@ from kbsim.sim.checks import (
     true_staleness,
     verify_exact,
 )
-from kbsim.sim.corpus import Corpus
 from kbsim.sim.popularity import UNIFORMS_PER_DRAW
-from kbsim.sim.records import CheckRecord, CitationRecord, DayLog, EditRecord, SaveRecord
-from kbsim.store import Client, MemoryStore, ToolError
+from kbsim.sim.records import CheckRecord, CitationRecord, EditRecord, SaveRecord
+from kbsim.store import Client, Store, ToolError
 
-ChooseArticle = Callable[[], str | None]
+if TYPE_CHECKING:
+    from kbsim.sim.day import Day
+
 #: Uniforms the asker draws for each question whatever happens (see :func:`question_draws`).
 QUERY_WORD_UNIFORMS = 24
 QUESTION_UNIFORMS = UNIFORMS_PER_DRAW + QUERY_WORD_UNIFORMS
+#: The shortest and longest query ``search_knowledge_base`` accepts (tools.json).
+QUERY_CHARS = (2, 200)
 
 
 def query_word_positions(n_words: int, keep: int, uniforms: list[float]) -> list[int]:
@@ -46,6 +53,13 @@ def query_word_positions(n_words: int, keep: int, uniforms: list[float]) -> list
     return sorted(rng.choice(n_words, size=keep, replace=False).tolist())
 
 
+def search_query(words: str, title: str) -> str:
+    """The query a question sends: its title words, or (when they are shorter than a query
+    may be, as a title of one-letter words gives) the whole title, cut to the longest query."""
+    query = words if len(words) >= QUERY_CHARS[0] else title
+    return query[: QUERY_CHARS[1]]
+
+
 @dataclass(frozen=True)
 class Answer:
     """An answer the agent gave: its citations and the text it read for each."""
@@ -56,64 +70,85 @@ class Answer:
     contents: tuple[str, ...]
 
 
-def editor(
-    env,
-    store: MemoryStore,
-    kb_id: str,
-    arrivals: Iterable[tuple[float, str]],
-    choose: ChooseArticle,
-    corpus: Corpus,
-    rng: np.random.Generator,
-    log: DayLog,
-):
-    """People saving articles: at each ``(time, kind)`` arrival, save a chosen article."""
-    for time_s, kind in arrivals:
-        yield env.timeout(time_s - env.now)
-        article_id = choose()
+def editor(day: Day, arrivals: Iterable[SaveArrival]):
+    """People saving articles: at each arrival, save its article (or one drawn by save
+    popularity among the published ones) with its text (or text the day's corpus writes).
+
+    Every save draws its own block of :data:`UNIFORMS_PER_DRAW` uniforms from the
+    ``save_targets`` stream, used or not, so that saves after it keep their draws.
+    """
+    env, store, kb_id, log = day.env, day.store, day.kb_id, day.log
+    rng, targets = day.streams["editors"], day.streams["save_targets"]
+    for arrival in arrivals:
+        yield env.timeout(delay_until(env.now, arrival))
+        uniforms = targets.random(UNIFORMS_PER_DRAW).tolist()
+        article_id = arrival.article_id
         if article_id is None:
-            continue
+            article_id = day.saves_by.draw(uniforms, day.is_published)
+            if article_id is None:
+                continue
+        kind, title, content = arrival.kind, None, None
         if kind == "unpublish":
             version = store.unpublish_article(kb_id, article_id, at=env.now)
-        elif kind == "content_and_title":
-            title = corpus.retitle(store.article_state(kb_id, article_id).title, rng)
-            version = store.save_article(
-                kb_id, article_id, at=env.now, content=corpus.body(rng), title=title
-            )
         else:
-            version = store.save_article(kb_id, article_id, at=env.now, content=corpus.body(rng))
+            if kind == "content_and_title":
+                title = arrival.title
+                if title is None:
+                    title = day.corpus.retitle(store.article_state(kb_id, article_id).title, rng)
+            content = _new_content(day, article_id, arrival)
+            version = store.save_article(kb_id, article_id, at=env.now, content=content, title=title)
         log.add_save(SaveRecord(env.now, "people", kind, article_id, version))
+        if log.save_texts is not None:
+            log.save_texts.append((title, content))
         log.note("people", env.now, f"{kind} {article_id}")
 
 
-def asker(
-    env,
-    client: Client,
-    store: MemoryStore,
-    kb_id: str,
-    times: Iterable[float],
-    choose: Callable[[list[float]], str | None],
-    rank_of: dict[str, int],
-    params: DayParams,
-    rng: np.random.Generator,
-    log: DayLog,
-    on_answer: Callable[[Answer], None],
-):
-    """People asking: the agent searches with title words, reads the top hits, cites them.
+def _new_content(day: Day, article_id: str, arrival: SaveArrival) -> str:
+    """A save's content: the arrival's own, or what the day's corpus writes (at the
+    arrival's length when it gives one)."""
+    if arrival.content is not None:
+        return arrival.content
+    written = day.corpus.rewrite(day.store.article_state(day.kb_id, article_id).content, day.streams["editors"])
+    if arrival.content_length is None:
+        return written
+    return fit_length(written, arrival.content_length)
 
-    Each question draws its own block of :data:`QUESTION_UNIFORMS` uniforms from ``rng``
-    (the target by ``choose(uniforms)``, then the query words), used or not, so that
-    days which differ in one question's draw keep every other question in step.
+
+def fit_length(text: str, length: int) -> str:
+    """``text`` cut, or repeated (a space between copies), to exactly ``length`` characters."""
+    if length <= len(text) or not text:
+        return text[:length] if text else " " * length
+    copies = -(-(length + 1) // (len(text) + 1))
+    return " ".join([text] * copies)[:length]
+
+
+def asker(day: Day, arrivals: Iterable[QuestionArrival], on_answer: Callable[[Answer], None]):
+    """People asking: the agent searches, reads the top hits, cites them.
+
+    The question is about its arrival's article, or one drawn by question popularity
+    among the published ones (none when the arrival gives only a query); the query is
+    the arrival's, or title words of that article. Each question draws its own block of
+    :data:`QUESTION_UNIFORMS` uniforms from the ``question_draws`` stream (the target,
+    then the query words), used or not, so that days which differ in one question's draw
+    keep every other question in step.
     """
-    q = params.questions
-    for answer_id, time_s in enumerate(times):
-        yield env.timeout(time_s - env.now)
+    env, client, store, kb_id, log = day.env, day.client, day.store, day.kb_id, day.log
+    rng, rank_of = day.streams["question_draws"], day.questions_by.rank_of
+    q = day.params.questions
+    for answer_id, arrival in enumerate(arrivals):
+        yield env.timeout(delay_until(env.now, arrival))
         uniforms = rng.random(QUESTION_UNIFORMS).tolist()
-        target = choose(uniforms[:UNIFORMS_PER_DRAW])
-        if target is None:
-            continue
-        words = store.article_state(kb_id, target).title.split()
-        positions = query_word_positions(len(words), q.query_words, uniforms[UNIFORMS_PER_DRAW:])
-        query = " ".join(words[i] for i in positions)
+        target = arrival.article_id
+        if target is None and arrival.query is None:
+            target = day.questions_by.draw(uniforms[:UNIFORMS_PER_DRAW], day.is_published)
+            if target is None:
+                continue
+        query = arrival.query
+        if query is None:
+            title = store.article_state(kb_id, target).title
+            words = title.split()
+            positions = query_word_positions(len(words), q.query_words, uniforms[UNIFORMS_PER_DRAW:])
+            query = search_query(" ".join(words[i] for i in positions), title)
         hits = client.call(
             "search_knowledge_base",
             {"knowledge_base_id": kb_id, "query": query, "limit": q.search_limit},
@@ -128,7 +163,7 @@ def asker(
                 answer_id=answer_id,
                 position=position,
                 asked_s=env.now,
-                target_article_id=target,
+                target_article_id=target or "",
                 article_id=read["article_id"],
                 popularity_rank=rank_of[read["article_id"]],
                 cited_version=read["updated_at"],
@@ -137,23 +172,19 @@ def asker(
             citations.append(citation)
             contents.append(read["content"])
         log.citations.extend(citations)
+        if log.questions is not None:
+            log.questions.append((env.now, target, query))
         log.note("asker", env.now, f"q{answer_id} {query!r} -> {[c.article_id for c in citations]}")
         on_answer(Answer(answer_id, env.now, tuple(citations), tuple(contents)))
 
 
-def checker(
-    env,
-    client: Client,
-    store: MemoryStore,
-    kb_id: str,
-    params: DayParams,
-    log: DayLog,
-):
+def checker(day: Day):
     """The agent checking every citation it has given, three ways, at every interval.
 
     Re-read and poll must agree exactly with the store's ground truth; a
     disagreement raises :class:`~kbsim.sim.checks.StalenessMismatch`.
     """
+    env, client, store, kb_id, log, params = day.env, day.client, day.store, day.kb_id, day.log, day.params
     checks = params.checks
     state = PollState(cursor=store.latest_sequence(kb_id))
     check_index = 1
@@ -196,16 +227,7 @@ def checker(
         check_index += 1
 
 
-def agent_edit(
-    env,
-    client: Client,
-    store: MemoryStore,
-    kb_id: str,
-    answer: Answer,
-    delays: Iterator[float],
-    params: DayParams,
-    log: DayLog,
-):
+def agent_edit(day: Day, answer: Answer, delays: Iterator[float]):
     """The agent editing its first cited article after an approval delay.
 
     It passes the cited ``updated_at`` as ``expected_version``. On a conflict
@@ -214,6 +236,7 @@ def agent_edit(
     applied edit it replays the identical call, which must come back
     ``replayed`` and write no event.
     """
+    env, client, store, kb_id, log, params = day.env, day.client, day.store, day.kb_id, day.log, day.params
     cited = answer.citations[0]
     note = f"\n\nAgent note for answer {answer.answer_id}."
     delay_s = next(delays)
@@ -282,7 +305,7 @@ class ReplayError(AssertionError):
     """An identical edit call with the same key did not replay cleanly."""
 
 
-def _replay_writes_nothing(client: Client, store: MemoryStore, kb_id: str, arguments, first) -> bool:
+def _replay_writes_nothing(client: Client, store: Store, kb_id: str, arguments, first) -> bool:
     before = store.latest_sequence(kb_id)
     again = client.call("edit_knowledge_article", dict(arguments))
     after = store.latest_sequence(kb_id)

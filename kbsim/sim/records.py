@@ -107,6 +107,10 @@ class DayLog:
     checks: list[CheckRecord] = field(default_factory=list)
     edits: list[EditRecord] = field(default_factory=list)
     trace: list[TraceEntry] | None = None
+    # kept only when asked (to export the day as trace files): each people's save's
+    # (new title or None, new content or None), and each question's (time, article, query)
+    save_texts: list[tuple[str | None, str | None]] | None = None
+    questions: list[tuple[float, str | None, str]] | None = None
     # article id -> times of people's saves, for counting saves between a read and an edit
     people_save_times: dict[str, list[float]] = field(default_factory=dict)
     # strategy -> citation index -> (time of the first check that flagged it, "gone"/"changed")

@@ -1,9 +1,11 @@
 """The knowledge-base store and its four tools (no SimPy in here)."""
 
 from kbsim.store.bm25 import BM25Index, tokenize
-from kbsim.store.client import DEFAULT_POLL_LIMIT, DEFAULT_SEARCH_LIMIT, Client, json_size
+from kbsim.store.client import DEFAULT_POLL_LIMIT, DEFAULT_SEARCH_LIMIT, Client
 from kbsim.store.errors import ERROR_CODES, ToolError
-from kbsim.store.memory import MemoryStore, arguments_digest, article_id_for
+from kbsim.store.memory import MemoryStore
+from kbsim.store.protocol import Store, StoreFactory
+from kbsim.store.rules import arguments_digest, article_id_for, json_size
 from kbsim.store.schema import TOOL_NAMES, ToolDefinition, tool_definitions, validate_arguments
 from kbsim.store.sqlite import SQLiteStore, StoreBusyError, StoreFileError
 from kbsim.store.timefmt import DAY_START, format_version, parse_version, seconds_to_us
@@ -17,7 +19,9 @@ __all__ = [
     "ERROR_CODES",
     "MemoryStore",
     "SQLiteStore",
+    "Store",
     "StoreBusyError",
+    "StoreFactory",
     "StoreFileError",
     "TOOL_NAMES",
     "ToolDefinition",

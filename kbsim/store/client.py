@@ -7,27 +7,20 @@ backends implement only the semantics behind each tool.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from kbsim.store.errors import ToolError
-from kbsim.store.inputs import check_at, shown
+from kbsim.store.rules import check_at, json_size, shown
 from kbsim.store.schema import validate_arguments
 
 if TYPE_CHECKING:
-    from kbsim.store.memory import MemoryStore
+    from kbsim.store.protocol import Store
 
 Clock = Callable[[], float]
 
 DEFAULT_SEARCH_LIMIT = 10
 DEFAULT_POLL_LIMIT = 100
-
-
-def json_size(result: dict[str, Any]) -> int:
-    """Bytes of ``result`` as compact UTF-8 JSON: the text an agent pays for."""
-    text = json.dumps(result, separators=(",", ":"), ensure_ascii=False)
-    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 class Client:
@@ -39,7 +32,7 @@ class Client:
     the call with ``invalid_argument`` and changes nothing.
     """
 
-    def __init__(self, store: MemoryStore, grants: set[str] | frozenset[str], clock: Clock) -> None:
+    def __init__(self, store: Store, grants: set[str] | frozenset[str], clock: Clock) -> None:
         if isinstance(grants, (str, bytes)) or not isinstance(grants, Iterable):
             raise ToolError(
                 "invalid_argument", f"grants must be a set of knowledge base ids, got {shown(grants)}"

@@ -2,7 +2,7 @@
 
 Plain synchronous code with no notion of simulated time beyond the ``at``
 values passed in, so the simulation, the tests and the MCP server all share
-it. Every public method checks its arguments first (:mod:`kbsim.store.inputs`),
+it. Every public method checks its arguments first (:mod:`kbsim.store.rules`),
 and every mutator either fully applies or raises ``ToolError`` having changed
 nothing.
 """
@@ -10,139 +10,40 @@ nothing.
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from kbsim.store.bm25 import BM25Index
-from kbsim.store.client import Client, Clock, json_size
+from kbsim.store.client import Client, Clock
 from kbsim.store.errors import ToolError
-from kbsim.store.inputs import (
+from kbsim.store.rules import (
+    Article,
+    arguments_digest,
+    article_id_for,
+    article_not_found,
     check_at,
     check_count,
+    check_new_kb_id,
     check_next_version,
     check_now_us,
     check_optional_text,
+    check_poll_cursor,
+    check_replay,
     check_retention,
+    check_save_changes,
     check_text,
     checked_articles,
+    citation,
+    json_size,
+    kb_exists,
+    kb_not_found,
+    read_result,
+    search_hit,
+    version_conflict,
 )
 from kbsim.store.schema import TOOL_NAMES, validate_arguments
 from kbsim.store.timefmt import format_version, parse_version, seconds_to_us
-
-SNIPPET_CHARS = 160
-
-
-def article_id_for(number: int) -> str:
-    """The id of the ``number``-th article published in a knowledge base (1-based)."""
-    return f"art-{number:06d}"
-
-
-def article_not_found(kb_id: str, article_id: str) -> ToolError:
-    return ToolError(
-        "not_found", f"article_id {article_id!r} not found in knowledge base {kb_id!r}"
-    )
-
-
-def kb_not_found(kb_id: str) -> ToolError:
-    return ToolError("not_found", f"knowledge_base_id {kb_id!r} not found")
-
-
-def arguments_digest(arguments: dict[str, Any]) -> str:
-    """SHA-256 (hex) of ``arguments`` as key-sorted, compact, ASCII JSON.
-
-    An idempotency record keeps this instead of the arguments: enough to tell
-    a replay from a reused key, at 64 bytes however large the edit was.
-    """
-    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
-
-
-def check_replay(key: str, first_digest: str, arguments: dict[str, Any]) -> None:
-    """A repeated idempotency key is a replay only with the very same arguments."""
-    if first_digest != arguments_digest(arguments):
-        raise ToolError(
-            "idempotency_key_reused",
-            f"idempotency_key {key!r} was already used with different arguments",
-        )
-
-
-def check_new_kb_id(kb_id: Any) -> str:
-    if not isinstance(kb_id, str) or not kb_id:
-        raise ToolError(
-            "invalid_argument", f"kb_id must be a non-empty string, got {kb_id!r}"
-        )
-    return kb_id
-
-
-def kb_exists(kb_id: str) -> ToolError:
-    return ToolError("invalid_argument", f"knowledge_base_id {kb_id!r} already exists")
-
-
-def check_save_changes(content: str | None, title: str | None) -> None:
-    """A person's save must change the content, the title or both."""
-    if content is None and title is None:
-        raise ToolError("invalid_argument", "save_article needs content or title (both are None)")
-
-
-def version_conflict(arguments: dict[str, Any]) -> ToolError:
-    return ToolError(
-        "version_conflict",
-        f"expected_version {arguments['expected_version']!r} is not the current "
-        f"version of article {arguments['article_id']!r}; re-read it and retry",
-    )
-
-
-def check_poll_cursor(after_sequence: int, oldest: int, latest: int) -> None:
-    """Refuse a cursor beyond the log, or older than the oldest event still kept."""
-    if after_sequence > latest:
-        raise ToolError(
-            "invalid_argument",
-            f"after_sequence {after_sequence} is beyond the latest sequence {latest}",
-        )
-    if after_sequence + 1 < oldest:
-        raise ToolError(
-            "cursor_expired",
-            f"after_sequence {after_sequence} is older than the oldest kept event "
-            f"{oldest}; re-read and resume from latest_sequence",
-            oldest_available_sequence=oldest,
-            latest_sequence=latest,
-        )
-
-
-@dataclass(slots=True)
-class Article:
-    article_id: str
-    title: str
-    content: str
-    published: bool
-    version_us: int
-    updated_at: str = ""
-    # JSON sizes of this version's search hit and read result, filled on first use
-    hit_json_len: int | None = None
-    read_json_len: int | None = None
-
-    def __post_init__(self) -> None:
-        self.updated_at = format_version(self.version_us)
-
-    def set_version(self, version_us: int) -> None:
-        self.version_us = version_us
-        self.updated_at = format_version(version_us)
-        self.hit_json_len = self.read_json_len = None
-
-    def hit_size(self, kb_id: str) -> int:
-        """JSON bytes of this version's search hit, encoded once per version."""
-        if self.hit_json_len is None:
-            self.hit_json_len = json_size(search_hit(kb_id, self))
-        return self.hit_json_len
-
-    def read_size(self, kb_id: str) -> int:
-        """JSON bytes of this version's read result, encoded once per version."""
-        if self.read_json_len is None:
-            self.read_json_len = json_size(read_result(kb_id, self))
-        return self.read_json_len
 
 
 @dataclass(slots=True)
@@ -154,32 +55,6 @@ class KnowledgeBase:
     events: list[tuple[int, str, str, int]] = field(default_factory=list)
     first_seq: int = 1
     next_seq: int = 1
-
-
-def citation(kb_id: str, article_id: str, updated_at: str) -> dict[str, str]:
-    return {"knowledge_base_id": kb_id, "article_id": article_id, "updated_at": updated_at}
-
-
-def search_hit(kb_id: str, article: Article) -> dict[str, Any]:
-    """One ``search_knowledge_base`` result item."""
-    return {
-        "article_id": article.article_id,
-        "title": article.title,
-        "snippet": article.content[:SNIPPET_CHARS],
-        "updated_at": article.updated_at,
-        "citation": citation(kb_id, article.article_id, article.updated_at),
-    }
-
-
-def read_result(kb_id: str, article: Article) -> dict[str, Any]:
-    """The ``read_knowledge_article`` result."""
-    return {
-        "article_id": article.article_id,
-        "title": article.title,
-        "content": article.content,
-        "updated_at": article.updated_at,
-        "citation": citation(kb_id, article.article_id, article.updated_at),
-    }
 
 
 _EMPTY_SEARCH_LEN = len('{"results":[]}')

@@ -77,25 +77,23 @@ from typing import Any, NamedTuple
 from kbsim.store.bm25 import BM25Index, tokenize
 from kbsim.store.client import Client, Clock
 from kbsim.store.errors import ToolError
-from kbsim.store.inputs import (
-    check_at,
-    check_count,
-    check_next_version,
-    check_now_us,
-    check_optional_text,
-    check_retention,
-    check_text,
-    checked_articles,
-)
-from kbsim.store.memory import (
+from kbsim.store.rules import (
     Article,
     arguments_digest,
     article_id_for,
     article_not_found,
+    check_at,
+    check_count,
     check_new_kb_id,
+    check_next_version,
+    check_now_us,
+    check_optional_text,
     check_poll_cursor,
     check_replay,
+    check_retention,
     check_save_changes,
+    check_text,
+    checked_articles,
     citation,
     kb_exists,
     kb_not_found,

@@ -1,0 +1,85 @@
+"""What a store backend must do: the :class:`Store` protocol.
+
+Both :class:`~kbsim.store.memory.MemoryStore` and
+:class:`~kbsim.store.sqlite.SQLiteStore` satisfy it, and so must any new
+backend. :class:`~kbsim.store.client.Client` (validation, grants, dispatch),
+the simulated day and ``kbsim serve`` use nothing else. The rules every
+backend shares (argument checks, refusals, ids, result shapes) are in
+:mod:`kbsim.store.rules`; ``tests/test_store_conformance.py`` holds a backend
+to them.
+
+Two members are optional and looked up with ``getattr``: ``result_size(name,
+result)`` (a faster ``json_size`` of a result the store just returned) and
+``close()`` (release files or connections).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from kbsim.store.rules import Article
+
+if TYPE_CHECKING:
+    from kbsim.store.client import Client, Clock
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Knowledge bases of articles, each with an event log and idempotent edits.
+
+    Time comes in as simulated seconds (``at``) or microseconds (``now_us``),
+    never from a clock of the store's own. Every method checks its arguments
+    first and either fully applies or raises :class:`~kbsim.store.errors.ToolError`
+    having changed nothing.
+    """
+
+    # -- people's side: publishing and saving, outside the agent's tools --------------
+
+    def create_knowledge_base(
+        self, kb_id: str, articles: Iterable[tuple[str, str]] = (), *, at: float = 0.0
+    ) -> list[str]:
+        """A new knowledge base holding ``(title, content)`` articles, all or nothing."""
+        ...
+
+    def knowledge_base_ids(self) -> list[str]: ...
+
+    def publish_article(self, kb_id: str, *, title: str, content: str, at: float) -> str: ...
+
+    def save_article(
+        self, kb_id: str, article_id: str, *, at: float, content: str | None = None,
+        title: str | None = None,
+    ) -> str: ...
+
+    def unpublish_article(self, kb_id: str, article_id: str, *, at: float) -> str: ...
+
+    # -- ground truth ----------------------------------------------------------------
+
+    def current_version(self, kb_id: str, article_id: str) -> str | None: ...
+
+    def article_state(self, kb_id: str, article_id: str) -> Article: ...
+
+    def published_article_ids(self, kb_id: str) -> list[str]: ...
+
+    def latest_sequence(self, kb_id: str) -> int: ...
+
+    def snapshot(self) -> dict[str, Any]: ...
+
+    # -- the agent's side: what Client dispatches to ------------------------------------
+
+    def client(self, grants: set[str] | frozenset[str], clock: Clock) -> Client: ...
+
+    def has_knowledge_base(self, kb_id: str) -> bool: ...
+
+    def tool_search(self, kb_id: str, query: str, limit: int) -> dict[str, Any]: ...
+
+    def tool_read(self, kb_id: str, article_id: str) -> dict[str, Any]: ...
+
+    def tool_edit(self, arguments: dict[str, Any], now_us: int) -> dict[str, Any]: ...
+
+    def tool_poll(self, kb_id: str, after_sequence: int, limit: int, now_us: int) -> dict[str, Any]: ...
+
+
+#: Builds an empty store with the given event retention window (seconds, or None to keep
+#: every event): how a simulated day is handed a backend (``run_day(..., store=factory)``).
+StoreFactory = Callable[[float | None], Store]

@@ -1,0 +1,288 @@
+"""The rules both store backends share: argument checks, errors, ids, result shapes.
+
+A backend (:class:`~kbsim.store.memory.MemoryStore`,
+:class:`~kbsim.store.sqlite.SQLiteStore`, or any class that satisfies
+:class:`~kbsim.store.protocol.Store`) implements storage; everything that
+must read the same on every backend lives here, once:
+
+- every public store method checks its arguments with these before it reads
+  or changes anything, so a value of the wrong type, or a time no
+  ``updated_at`` can write, is a ``ToolError("invalid_argument")`` naming the
+  argument, never a ``TypeError`` from deep inside and never a half-applied
+  change (the tool calls' own arguments are checked earlier, against
+  ``tools.json``, by :func:`~kbsim.store.schema.validate_arguments`);
+- the errors each refusal raises, with their messages;
+- article ids, idempotency digests, and the exact shapes of search hits,
+  reads and citations, and their size in JSON bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import numbers
+import reprlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from kbsim.store.errors import ToolError
+from kbsim.store.timefmt import MAX_VERSION_US, MIN_VERSION_US, format_version, in_version_range
+
+_short = reprlib.Repr()
+_short.maxstring = 40
+_short.maxother = 40
+
+
+def shown(value: Any) -> str:
+    """``value`` for an error message: its type and a repr cut short."""
+    return f"{type(value).__name__} {_short.repr(value)}"
+
+
+def check_text(value: Any, name: str) -> str:
+    """A string argument (an id, a title, a content, a query)."""
+    if not isinstance(value, str):
+        raise ToolError("invalid_argument", f"{name} must be a string, got {shown(value)}")
+    return value
+
+
+def check_optional_text(value: Any, name: str) -> str | None:
+    return None if value is None else check_text(value, name)
+
+
+def check_count(value: Any, name: str, minimum: int) -> int:
+    """An integer argument (a limit, a cursor) of at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ToolError("invalid_argument", f"{name} must be an integer, got {shown(value)}")
+    if value < minimum:
+        raise ToolError("invalid_argument", f"{name} must be at least {minimum}, got {value}")
+    return int(value)
+
+
+def check_at(value: Any, name: str = "at") -> int:
+    """Simulated seconds -> microseconds, refusing what no ``updated_at`` can write."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ToolError(
+            "invalid_argument", f"{name} must be a number of seconds, got {shown(value)}"
+        )
+    if not math.isfinite(value):
+        raise ToolError("invalid_argument", f"{name} must be finite, got {value!r}")
+    at_us = int(round(value * 1_000_000))
+    if not in_version_range(at_us):
+        raise ToolError(
+            "invalid_argument",
+            f"{name} = {value!r} s is outside the times an updated_at can write "
+            f"({format_version(MIN_VERSION_US)} to {format_version(MAX_VERSION_US)})",
+        )
+    return at_us
+
+
+def check_now_us(value: Any, name: str = "now_us") -> int:
+    """Integer microseconds since the day start, within the writable range."""
+    check_count(value, name, MIN_VERSION_US)
+    if value > MAX_VERSION_US:
+        raise ToolError(
+            "invalid_argument",
+            f"{name} = {value} is after the last time an updated_at can write "
+            f"({format_version(MAX_VERSION_US)})",
+        )
+    return int(value)
+
+
+def check_next_version(version_us: int, article_id: str) -> int:
+    """The version a change would give: refused past the last writable instant."""
+    if version_us > MAX_VERSION_US:
+        raise ToolError(
+            "invalid_argument",
+            f"article {article_id!r} is at the last version an updated_at can write "
+            f"({format_version(MAX_VERSION_US)}); it cannot change again",
+        )
+    return version_us
+
+
+def checked_articles(articles: Any) -> Iterator[tuple[str, str]]:
+    """The ``(title, content)`` pairs of a fill, each checked as it is reached."""
+    if isinstance(articles, (str, bytes)) or not isinstance(articles, Iterable):
+        raise ToolError(
+            "invalid_argument",
+            f"articles must be an iterable of (title, content) pairs, got {shown(articles)}",
+        )
+    for i, item in enumerate(articles):
+        if not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise ToolError(
+                "invalid_argument",
+                f"articles[{i}] must be a (title, content) pair, got {shown(item)}",
+            )
+        title, content = item
+        yield check_text(title, f"articles[{i}] title"), check_text(content, f"articles[{i}] content")
+
+
+def check_retention(value: Any) -> float | None:
+    """The ``event_retention_s`` option: None, or a finite number of seconds > 0."""
+    if value is None:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+        or not value > 0
+    ):
+        raise ValueError(
+            f"event_retention_s must be a finite number of seconds > 0 or None, got {value!r}"
+        )
+    return value
+
+
+# -- ids, refusals and idempotency ------------------------------------------------
+
+
+def article_id_for(number: int) -> str:
+    """The id of the ``number``-th article published in a knowledge base (1-based)."""
+    return f"art-{number:06d}"
+
+
+def article_not_found(kb_id: str, article_id: str) -> ToolError:
+    return ToolError(
+        "not_found", f"article_id {article_id!r} not found in knowledge base {kb_id!r}"
+    )
+
+
+def kb_not_found(kb_id: str) -> ToolError:
+    return ToolError("not_found", f"knowledge_base_id {kb_id!r} not found")
+
+
+def arguments_digest(arguments: dict[str, Any]) -> str:
+    """SHA-256 (hex) of ``arguments`` as key-sorted, compact, ASCII JSON.
+
+    An idempotency record keeps this instead of the arguments: enough to tell
+    a replay from a reused key, at 64 bytes however large the edit was.
+    """
+    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
+def check_replay(key: str, first_digest: str, arguments: dict[str, Any]) -> None:
+    """A repeated idempotency key is a replay only with the very same arguments."""
+    if first_digest != arguments_digest(arguments):
+        raise ToolError(
+            "idempotency_key_reused",
+            f"idempotency_key {key!r} was already used with different arguments",
+        )
+
+
+def check_new_kb_id(kb_id: Any) -> str:
+    if not isinstance(kb_id, str) or not kb_id:
+        raise ToolError(
+            "invalid_argument", f"kb_id must be a non-empty string, got {kb_id!r}"
+        )
+    return kb_id
+
+
+def kb_exists(kb_id: str) -> ToolError:
+    return ToolError("invalid_argument", f"knowledge_base_id {kb_id!r} already exists")
+
+
+def check_save_changes(content: str | None, title: str | None) -> None:
+    """A person's save must change the content, the title or both."""
+    if content is None and title is None:
+        raise ToolError("invalid_argument", "save_article needs content or title (both are None)")
+
+
+def version_conflict(arguments: dict[str, Any]) -> ToolError:
+    return ToolError(
+        "version_conflict",
+        f"expected_version {arguments['expected_version']!r} is not the current "
+        f"version of article {arguments['article_id']!r}; re-read it and retry",
+    )
+
+
+def check_poll_cursor(after_sequence: int, oldest: int, latest: int) -> None:
+    """Refuse a cursor beyond the log, or older than the oldest event still kept."""
+    if after_sequence > latest:
+        raise ToolError(
+            "invalid_argument",
+            f"after_sequence {after_sequence} is beyond the latest sequence {latest}",
+        )
+    if after_sequence + 1 < oldest:
+        raise ToolError(
+            "cursor_expired",
+            f"after_sequence {after_sequence} is older than the oldest kept event "
+            f"{oldest}; re-read and resume from latest_sequence",
+            oldest_available_sequence=oldest,
+            latest_sequence=latest,
+        )
+
+
+# -- what the tools return -----------------------------------------------------------
+
+#: Characters of an article's content a search hit carries as its snippet.
+SNIPPET_CHARS = 160
+
+
+def json_size(result: dict[str, Any]) -> int:
+    """Bytes of ``result`` as compact UTF-8 JSON: the text an agent pays for."""
+    text = json.dumps(result, separators=(",", ":"), ensure_ascii=False)
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
+@dataclass(slots=True)
+class Article:
+    """One article's full state, published or not: what ``article_state`` returns on every
+    backend (a copy), and what the in-memory store holds."""
+
+    article_id: str
+    title: str
+    content: str
+    published: bool
+    version_us: int
+    updated_at: str = ""
+    # JSON sizes of this version's search hit and read result, filled on first use
+    hit_json_len: int | None = None
+    read_json_len: int | None = None
+
+    def __post_init__(self) -> None:
+        self.updated_at = format_version(self.version_us)
+
+    def set_version(self, version_us: int) -> None:
+        self.version_us = version_us
+        self.updated_at = format_version(version_us)
+        self.hit_json_len = self.read_json_len = None
+
+    def hit_size(self, kb_id: str) -> int:
+        """JSON bytes of this version's search hit, encoded once per version."""
+        if self.hit_json_len is None:
+            self.hit_json_len = json_size(search_hit(kb_id, self))
+        return self.hit_json_len
+
+    def read_size(self, kb_id: str) -> int:
+        """JSON bytes of this version's read result, encoded once per version."""
+        if self.read_json_len is None:
+            self.read_json_len = json_size(read_result(kb_id, self))
+        return self.read_json_len
+
+
+def citation(kb_id: str, article_id: str, updated_at: str) -> dict[str, str]:
+    return {"knowledge_base_id": kb_id, "article_id": article_id, "updated_at": updated_at}
+
+
+def search_hit(kb_id: str, article: Article) -> dict[str, Any]:
+    """One ``search_knowledge_base`` result item."""
+    return {
+        "article_id": article.article_id,
+        "title": article.title,
+        "snippet": article.content[:SNIPPET_CHARS],
+        "updated_at": article.updated_at,
+        "citation": citation(kb_id, article.article_id, article.updated_at),
+    }
+
+
+def read_result(kb_id: str, article: Article) -> dict[str, Any]:
+    """The ``read_knowledge_article`` result."""
+    return {
+        "article_id": article.article_id,
+        "title": article.title,
+        "content": article.content,
+        "updated_at": article.updated_at,
+        "citation": citation(kb_id, article.article_id, article.updated_at),
+    }

@@ -53,6 +53,24 @@ class SaveParams(_Frozen):
         "zipf", description="'uniform' spreads saves evenly over articles (the control)"
     )
     mix: SaveMix = SaveMix()
+    rank_correlation: float = Field(
+        1.0,
+        ge=0,
+        le=1,
+        description="Zipf saves only: how closely the save ranking follows the question ranking "
+        "(a Gaussian copula of the two): 1 = the same ranking, 0 = independent",
+    )
+    replace_unpublished: bool = Field(
+        False,
+        description="a steady-state knowledge base: each article people unpublish is replaced at once "
+        "by a new article that takes its popularity",
+    )
+
+    @model_validator(mode="after")
+    def _correlation_needs_zipf(self) -> SaveParams:
+        if self.popularity == "uniform" and self.rank_correlation != 1.0:
+            raise ValueError("rank_correlation applies to Zipf saves; uniform saves have no ranking")
+        return self
 
 
 class QuestionParams(_Frozen):
@@ -87,6 +105,11 @@ class EditParams(_Frozen):
     retry_waits_approval: bool = Field(
         True, description="a retry waits a fresh approval delay, as every write call does"
     )
+    exact_share: bool = Field(
+        False,
+        description="edit exactly the share of answers (every fourth for 0.25) instead of each with "
+        "that probability",
+    )
 
     @property
     def enabled(self) -> bool:
@@ -98,6 +121,11 @@ class DayParams(_Frozen):
 
     day_hours: float = Field(8.0, gt=0)
     zipf_s: float = Field(0.9, ge=0, le=5, description="Zipf exponent of article popularity")
+    ranking: Literal["shuffled", "by_id"] = Field(
+        "shuffled",
+        description="popularity ranks: a seeded shuffle of the articles, or their publication order "
+        "(the first article the most popular)",
+    )
     arrivals: Literal["uniform", "poisson"] = Field(
         "uniform",
         description="'uniform': exactly `count` arrivals at uniform times; 'poisson': a Poisson number of them",

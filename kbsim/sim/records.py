@@ -25,9 +25,10 @@ class SaveRecord:
 
     time_s: float
     actor: str  # "people" | "agent"
-    kind: str  # "content" | "content_and_title" | "unpublish" | "agent_edit"
+    kind: str  # "content" | "content_and_title" | "unpublish" | "agent_edit" | "publish"
     article_id: str
     version: str  # the updated_at the save produced
+    popularity_rank: int  # the article's rank in question popularity when saved (0 = most popular)
 
 
 @dataclass(frozen=True, slots=True)

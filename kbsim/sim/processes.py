@@ -187,6 +187,7 @@ def asker(day: Day, arrivals: Iterable[QuestionArrival], on_answer: Callable[[An
                 popularity_rank=rank_of[read["article_id"]],
                 cited_version=read["updated_at"],
                 cited_title=read["title"],
+                target_rank=rank_of.get(target, -1) if target else -1,
             )
             citations.append(citation)
             contents.append(read["content"])

@@ -38,11 +38,12 @@ class CitationRecord:
     answer_id: int
     position: int  # 0 = top hit
     asked_s: float
-    target_article_id: str  # the article the question was about
+    target_article_id: str  # the article the question was about ("" when the question named none)
     article_id: str
-    popularity_rank: int  # 0 = most popular
+    popularity_rank: int  # the cited article's rank in question popularity, 0 = most popular
     cited_version: str
     cited_title: str
+    target_rank: int  # the target's rank in question popularity (-1 when there is none)
 
 
 @dataclass(frozen=True, slots=True)

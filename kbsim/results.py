@@ -443,7 +443,7 @@ def load_results(directory: str | Path) -> dict[str, pd.DataFrame]:
     """Every completed run's tables under ``directory`` (``<out>/<experiment>``), concatenated.
 
     Keys: each table (``citations``, ``checks``, ``edits``, ...), ``metrics``
-    (per run), ``runs`` (one row per run with its status) and ``errors``
+    (per run), ``runs`` (one row per run with its status and ``wall_s``) and ``errors``
     (failed runs, possibly empty). Rows are in the manifest's run order; only the
     runs of the config last run into ``directory`` are read.
 
@@ -497,6 +497,8 @@ def load_results(directory: str | Path) -> dict[str, pd.DataFrame]:
                 **record["point"],
                 "seed": record["seed"],
                 "status": status,
+                # the worker's time for the run (simulation and tables), when it is done
+                "wall_s": (check.marker or {}).get("wall_s", float("nan")) if check.done else float("nan"),
             }
         )
     if damaged:

@@ -18,6 +18,11 @@ scenarios:                     # name -> overrides (default: {default: {}})
 sweep:                         # dotted parameter -> values; runs = the product
   zipf_s: [0.0, 0.5, 1.0]
   edit.delay_s: [null, 60]     # null is a value; a scalar is one value
+contrasts:                     # comparisons paired on common seeds -> contrasts.csv
+  - metric: stale_citation_share          # a kbsim.stats metric; optional at (end, 1h, ...),
+    baseline: {scenario: control}         #   strategy, subset; every other point vs this one
+    where: {edit.delay_s: null}           # optional: only the points matching this
+    compare: difference                   # or ratio
 ```
 """
 
@@ -37,8 +42,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ValidationError, field_validator
 
+from kbsim import limits
 from kbsim.params import DayParams
 
 __all__ = [
@@ -56,7 +62,9 @@ __all__ = [
 ]
 
 #: The keys a config file may hold at its top level.
-CONFIG_KEYS = ("name", "extends", "description", "params", "seeds", "scenarios", "sweep")
+CONFIG_KEYS = ("name", "extends", "description", "params", "seeds", "scenarios", "sweep", "contrasts")
+#: The keys of one entry of ``contrasts``.
+CONTRAST_KEYS = ("metric", "at", "strategy", "subset", "baseline", "where", "compare")
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SCALAR_TYPES = (bool, int, float, str, type(None))
@@ -316,7 +324,16 @@ class ExperimentConfig(BaseModel):
     seeds: list[int] = [1, 2, 3, 4, 5]
     scenarios: dict[str, dict[str, Any]] = {"default": {}}
     sweep: dict[str, Any] = {}
+    contrasts: list[dict[str, Any]] = []
     source: str | None = None
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds_fit_int64(cls, seeds: list[int]) -> list[int]:
+        for seed in seeds:
+            if not 0 <= seed <= limits.MAX_SEED:
+                raise ValueError(f"seed {seed}: expected 0 <= seed < 2**63 (seeds are stored as int64)")
+        return seeds
 
     @property
     def swept(self) -> list[str]:
@@ -342,6 +359,14 @@ class ExperimentConfig(BaseModel):
                 specs.append(RunSpec(run_id, scenario, point, seed, params))
         return specs
 
+    def contrast_specs(self) -> list:
+        """The declared contrasts as :class:`kbsim.stats.ContrastSpec` (validated at load)."""
+        return [_contrast_spec(item) for item in self.contrasts]
+
+    def estimate(self) -> limits.ExperimentEstimate:
+        """How big running this config is (runs, CPU, disk, memory per run), without listing its runs."""
+        return limits.estimate_experiment([params for _, _, params in self.points()], len(self.seeds))
+
     def fingerprint(self) -> str:
         """A hash of what the config runs (not of its wording): same runs, same fingerprint."""
         runs = [(r.scenario, r.point, r.seed, r.run_id) for r in self.runs()]
@@ -355,12 +380,19 @@ def _read_file(path: Path, chain: tuple[Path, ...]) -> tuple[dict, dict[tuple, s
     """One file with its ``extends`` chain merged; also the file that set each key path."""
     source = str(path)
     try:
-        text = path.read_text()
+        text = path.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
         via = f" (extended by {chain[-1]})" if chain else ""
         raise ConfigError(source, "", f"config file not found{via}") from None
     except OSError as exc:
         raise ConfigError(source, "", f"cannot read config file: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            source,
+            "",
+            f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+            "expected a YAML file saved as UTF-8",
+        ) from None
     raw = _parse_yaml(text, source)
     if raw is None:
         raw = {}
@@ -425,7 +457,11 @@ def _leaf_paths(data: dict, prefix: tuple = ()) -> list[tuple]:
 
 
 def parse_seeds(value: Any, source: str = "seeds", key_path: str = "seeds") -> list[int]:
-    """Seeds from a count N (1..N), a list of ints, or text: ``"20"``, ``"1-5"``, ``"3,7"``."""
+    """Seeds from a count N (1..N), a list of ints, or text: ``"20"``, ``"1-5"``, ``"3,7"``.
+
+    At most :data:`~kbsim.limits.MAX_SEEDS` seeds, each below 2**63; a longer range is
+    refused before it is listed.
+    """
     if isinstance(value, str):
         tokens = [t for t in re.split(r"[,\s]+", value.strip()) if t]
         if len(tokens) == 1 and re.fullmatch(r"\d+", tokens[0]):
@@ -440,6 +476,12 @@ def parse_seeds(value: Any, source: str = "seeds", key_path: str = "seeds") -> l
             low, high = int(match[1]), int(match[2] or match[1])
             if high < low:
                 raise ConfigError(source, key_path, f"empty range {token!r}")
+            if high > limits.MAX_SEED:
+                raise ConfigError(source, key_path, f"{token!r}: {_SEED_RANGE}, got {high}")
+            if len(seeds) + high - low + 1 > limits.MAX_SEEDS:
+                raise ConfigError(
+                    source, key_path, f"{token!r} makes {len(seeds) + high - low + 1} seeds; {_SEED_COUNT}"
+                )
             seeds.extend(range(low, high + 1))
         return parse_seeds(seeds, source, key_path)
     if isinstance(value, bool) or not isinstance(value, (int, list, tuple)):
@@ -449,20 +491,30 @@ def parse_seeds(value: Any, source: str = "seeds", key_path: str = "seeds") -> l
     if isinstance(value, int):
         if value < 1:
             raise ConfigError(source, key_path, f"expected a count of at least 1, got {value}")
+        if value > limits.MAX_SEEDS:
+            raise ConfigError(source, key_path, f"{value} seeds; {_SEED_COUNT}")
         return list(range(1, value + 1))
     if not value:
         raise ConfigError(source, key_path, "expected at least one seed, got an empty list")
+    if len(value) > limits.MAX_SEEDS:
+        raise ConfigError(source, key_path, f"{len(value)} seeds; {_SEED_COUNT}")
     for i, seed in enumerate(value):
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ConfigError(
                 source, f"{key_path}[{i}]", f"expected a non-negative integer seed, got {seed!r}"
             )
+        if seed > limits.MAX_SEED:
+            raise ConfigError(source, f"{key_path}[{i}]", f"{_SEED_RANGE}, got {seed}")
     duplicates = sorted(s for s, n in collections.Counter(value).items() if n > 1)
     if duplicates:
         raise ConfigError(
             source, key_path, f"duplicate seeds {duplicates}; expected distinct seeds"
         )
     return list(value)
+
+
+_SEED_RANGE = "expected seeds below 2**63 (every table stores the seed as an int64)"
+_SEED_COUNT = f"expected at most {limits.MAX_SEEDS} seeds in one experiment"
 
 
 def _apply_override(data: dict, origins: dict, item: str) -> None:
@@ -476,7 +528,7 @@ def _apply_override(data: dict, origins: dict, item: str) -> None:
     head, _, rest = key.partition(".")
     if head == "extends":
         raise ConfigError(source, key, "extends cannot be overridden; edit the file")
-    if head in ("name", "description", "seeds") and not rest:
+    if head in ("name", "description", "seeds", "contrasts") and not rest:
         data[head] = value
     elif head == "sweep" and rest:
         _param_leaf(rest, source, key)
@@ -632,6 +684,9 @@ def _validate(data: dict, origins: dict, source: str, default_name: str) -> Expe
             raise ConfigError(src("scenarios"), "scenarios", f"bad scenario name {scenario!r}")
     sweep = data.get("sweep") or {}
 
+    _check_finite(params, "params", ("params",), origins, source)
+    for scenario, overrides in scenarios.items():
+        _check_finite(overrides, f"scenarios.{scenario}", ("scenarios", scenario), origins, source)
     try:
         DayParams.model_validate(params, strict=True)
     except ValidationError as exc:
@@ -675,6 +730,8 @@ def _validate(data: dict, origins: dict, source: str, default_name: str) -> Expe
                     f"also set by scenarios.{scenario}; expected a parameter to be either "
                     "swept or set per scenario, not both",
                 )
+    _check_counts(len(seeds), len(scenarios), sweep, src)
+    contrasts = _check_contrasts(data.get("contrasts") or [], scenarios, sweep, src("contrasts"))
 
     config = ExperimentConfig(
         name=name,
@@ -683,10 +740,137 @@ def _validate(data: dict, origins: dict, source: str, default_name: str) -> Expe
         seeds=seeds,
         scenarios=scenarios,
         sweep={k: list(v) if isinstance(v, (list, tuple)) else v for k, v in sweep.items()},
+        contrasts=contrasts,
         source=source,
     )
-    _check_runs(config, source)
+    _check_runs(config, source, origins)
     return config
+
+
+def _contrast_spec(item: dict):
+    from kbsim.stats.summary import ContrastSpec, MetricSelector
+
+    selector = MetricSelector(
+        item["metric"], at=item.get("at"), strategy=item.get("strategy", ""), subset=item.get("subset", "")
+    )
+    return ContrastSpec(
+        selector, dict(item["baseline"]), dict(item.get("where") or {}), item.get("compare", "difference")
+    )
+
+
+def _check_contrasts(raw: Any, scenarios: dict, sweep: dict, source: str) -> list[dict]:
+    """Each contrast names a metric, a baseline and optionally where it applies, every key and
+    value checked against the metrics, scenarios and sweep values the config has."""
+    if not isinstance(raw, list):
+        raise ConfigError(source, "contrasts", f"expected a list of contrasts, got {raw!r}")
+    values: dict[str, list] = {"scenario": list(scenarios)}
+    for dotted, listed in sweep.items():
+        values[dotted] = list(listed) if isinstance(listed, (list, tuple)) else [listed]
+    out = []
+    for i, item in enumerate(raw):
+        where = f"contrasts[{i}]"
+        if not isinstance(item, dict):
+            raise ConfigError(
+                source, where, f"expected a mapping with keys {', '.join(CONTRAST_KEYS)}, got {item!r}"
+            )
+        for key in item:
+            if key not in CONTRAST_KEYS:
+                close = difflib.get_close_matches(str(key), CONTRAST_KEYS, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ConfigError(
+                    source, f"{where}.{key}", f"unknown key; expected one of: {', '.join(CONTRAST_KEYS)}{hint}"
+                )
+        for required in ("metric", "baseline"):
+            if required not in item:
+                raise ConfigError(
+                    source, f"{where}.{required}", "missing; every contrast names a metric and a baseline"
+                )
+        for key in ("metric", "strategy", "subset", "compare"):
+            if key in item and not isinstance(item[key], str):
+                raise ConfigError(source, f"{where}.{key}", f"expected text, got {item[key]!r}")
+        if item.get("compare", "difference") not in ("difference", "ratio"):
+            raise ConfigError(
+                source, f"{where}.compare", f"expected 'difference' or 'ratio', got {item['compare']!r}"
+            )
+        for key in ("baseline", "where"):
+            mapping = item.get(key)
+            if key == "where" and mapping is None:
+                continue
+            if not isinstance(mapping, dict) or (key == "baseline" and not mapping):
+                raise ConfigError(
+                    source,
+                    f"{where}.{key}",
+                    f"expected a mapping of scenario or swept parameter -> value, got {mapping!r}",
+                )
+            for name, value in mapping.items():
+                if name not in values:
+                    raise ConfigError(
+                        source,
+                        f"{where}.{key}.{name}",
+                        f"expected 'scenario' or a swept parameter ({', '.join(values)})",
+                    )
+                if value not in values[name]:
+                    raise ConfigError(
+                        source,
+                        f"{where}.{key}.{name}",
+                        f"{value!r} is not one of this config's values {values[name]}",
+                    )
+        try:
+            _contrast_spec(item)
+        except ValueError as exc:
+            field = str(exc).split(":", 1)[0]
+            raise ConfigError(source, f"{where}.{field}", str(exc).split(": ", 1)[-1]) from None
+        out.append(dict(item))
+    return out
+
+
+def _check_finite(nested: dict, key_path: str, origin_path: tuple, origins: dict, source: str) -> None:
+    """Refuse ``.inf`` and ``.nan``: a range check such as ``gt=0`` lets infinity through."""
+    for key, value in nested.items():
+        if isinstance(value, dict):
+            _check_finite(value, f"{key_path}.{key}", (*origin_path, key), origins, source)
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(
+                _origin(origins, (*origin_path, key), source),
+                f"{key_path}.{key}",
+                f"expected a finite number, got {value!r}",
+            )
+
+
+def _check_counts(seeds: int, scenarios: int, sweep: dict, src) -> None:
+    """Refuse a grid too large to list, before listing it."""
+    points = scenarios
+    for values in sweep.values():
+        points *= len(values) if isinstance(values, (list, tuple)) else 1
+    if points > limits.MAX_RUNS:
+        raise ConfigError(
+            src("sweep"),
+            "sweep",
+            f"{scenarios} scenarios x the sweep make {points} points; "
+            f"expected at most {limits.MAX_RUNS} runs in one experiment",
+        )
+    if points * seeds > limits.MAX_RUNS:
+        raise ConfigError(
+            src("seeds"),
+            "seeds",
+            f"{seeds} seeds x {points} points make {points * seeds} runs; "
+            f"expected at most {limits.MAX_RUNS} runs in one experiment",
+        )
+
+
+def _blame(
+    keys: tuple[str, ...], config: ExperimentConfig, scenario: str, point: dict, origins: dict, source: str
+) -> tuple[str, str]:
+    """``(file, key path)`` of the first of ``keys`` the config sets (sweep, scenario, params)."""
+    for key in keys:
+        if key in point:
+            return _origin(origins, ("sweep", key), source), f"sweep.{key}"
+        if _has_path(config.scenarios[scenario], key.split(".")):
+            path = ("scenarios", scenario, *key.split("."))
+            return _origin(origins, path, source), ".".join(path)
+        if _has_path(config.params, key.split(".")):
+            return _origin(origins, ("params", *key.split(".")), source), f"params.{key}"
+    return source, f"params.{keys[0]}"
 
 
 def _has_path(nested: dict, parts: list[str]) -> bool:
@@ -697,9 +881,11 @@ def _has_path(nested: dict, parts: list[str]) -> bool:
     return True
 
 
-def _check_runs(config: ExperimentConfig, source: str) -> None:
-    """Validate every scenario x point (cross-field rules) and reject duplicate runs."""
+def _check_runs(config: ExperimentConfig, source: str, origins: dict) -> None:
+    """Validate every scenario x point (cross-field rules and :mod:`kbsim.limits`' hard
+    limits) and reject duplicate runs."""
     seen: dict[str, tuple[str, dict]] = {}
+    several = len(config.scenarios) > 1 or bool(config.sweep)
     for scenario, point, nested in _iter_points(config):
         try:
             params = DayParams.model_validate(nested, strict=True)
@@ -711,6 +897,12 @@ def _check_runs(config: ExperimentConfig, source: str) -> None:
                 f"scenarios.{scenario} at sweep point {point}",
                 f"{loc}: {err['msg'].removeprefix('Value error, ')}",
             ) from None
+        for limit in limits.estimate_run(params).limits():
+            origin, key_path = _blame(limit.keys, config, scenario, point, origins, source)
+            where = ""
+            if several:
+                where = f" (scenario {scenario}, sweep point {point})" if point else f" (scenario {scenario})"
+            raise ConfigError(origin, key_path, limit.problem + where)
         key = _short_hash(params.model_dump(mode="json"))
         if key in seen:
             other, other_point = seen[key]

@@ -1,20 +1,15 @@
 """Run an experiment's days on a local process pool or a Dask cluster, resumably.
 
 Every scenario x sweep point x seed is one run of :func:`kbsim.sim.run_day`.
-A run's id hashes its validated parameters and its seed, so rerunning a
-config finds the runs already done and computes only the missing ones.
-Results live under ``<out>/<experiment>/``::
+A run's id hashes its validated parameters and its seed, so rerunning a config
+finds the runs already done and computes only the missing ones, and a config
+with more seeds or sweep points extends the results instead of starting anew.
+The results directory (its layout, how a run is verified before it is reused,
+how it is read back) is :mod:`kbsim.results`; this module executes.
 
-    manifest.json                    config, fingerprint, run list (written first)
-    runs/<run_id>/<table>.parquet    citations, checks, edits, ... and metrics
-    runs/<run_id>/run.json           written last: the run is complete once it exists
-    errors/<run_id>.json             a failed run's parameters and traceback
-    summary.csv                      estimate and 95% interval per scenario x sweep point x metric
-
-Every file is written to a temporary name in the same directory and moved
-into place with ``os.replace``, by the parent process only, so an interrupt
-(Ctrl-C, SIGTERM, even SIGKILL) loses at most the batches in flight and
-never leaves a half-written file.
+Only the parent process writes, each file atomically (see :mod:`kbsim.results`),
+so an interrupt (Ctrl-C, SIGTERM, even SIGKILL) loses at most the batches in
+flight, and a full disk stops the sweep with one line and leaves it resumable.
 """
 
 from __future__ import annotations
@@ -27,7 +22,6 @@ import logging
 import math
 import multiprocessing
 import os
-import shutil
 import signal
 import sys
 import threading
@@ -42,17 +36,49 @@ from typing import Any
 
 import pandas as pd
 
+import kbsim.results
 from kbsim.config import ConfigError, ExperimentConfig, RunSpec, config_from_dict, load_config
+from kbsim.limits import ExperimentEstimate
 from kbsim.params import DayParams
+from kbsim.results import (
+    CONTRASTS,
+    DAMAGED,
+    DONE,
+    DONE_STATE,
+    MANIFEST,
+    MANIFEST_FORMAT,
+    MISSING,
+    RELABELLED,
+    STALE,
+    SUMMARY,
+    DamagedResultsError,
+    ResultsConflictError,
+    ResultsDirectory,
+    ResultsError,
+    ResultsWriteError,
+    RunCheck,
+    check_run,
+    describe_run,
+    load_results,
+    run_marker,
+    same_manifest,
+)
 
 __all__ = [
     "DEFAULT_RUN_DAY",
+    "DONE",
     "EXECUTORS",
+    "MANIFEST",
+    "SUMMARY",
+    "DamagedResultsError",
     "ExperimentResult",
     "Interrupted",
     "ResultsConflictError",
+    "ResultsError",
+    "ResultsWriteError",
     "RunFailure",
     "SchedulerUnavailable",
+    "TooLargeError",
     "load_results",
     "run_batch",
     "run_experiment",
@@ -61,15 +87,11 @@ __all__ = [
 #: Import path of the function that simulates one day.
 DEFAULT_RUN_DAY = "kbsim.sim:run_day"
 EXECUTORS = ("local", "dask")
-MANIFEST = "manifest.json"
-DONE = "run.json"
-SUMMARY = "summary.csv"
-_OWNED = {MANIFEST, SUMMARY, "runs", "errors", ".lock"}
 _MAX_BATCH = 16
 
 
-class ResultsConflictError(ConfigError):
-    """The results directory holds another config's runs (rerun with ``fresh=True``)."""
+class TooLargeError(ConfigError):
+    """An experiment above :mod:`kbsim.limits`' confirmation thresholds, run without ``yes``."""
 
 
 class SchedulerUnavailable(ConnectionError):
@@ -110,7 +132,10 @@ class ExperimentResult:
     wall_time_s: float
     executor: str
     workers: int
+    contrasts: pd.DataFrame = field(default_factory=pd.DataFrame)
     batch_size: int = 0
+    runs_recomputed: int = 0  # found damaged, stale or relabelled, and computed again
+    estimate: ExperimentEstimate | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -149,8 +174,6 @@ def _tidy(frame: pd.DataFrame, job: dict, with_seed: bool = False) -> pd.DataFra
         front[column] = pd.Series([value] * n, dtype=dtype)
     rest = frame.drop(columns=[c for c in front if c in frame.columns]).reset_index(drop=True)
     return pd.concat([pd.DataFrame(front), rest], axis=1)
-
-
 
 
 def run_files(job: dict, tables: dict[str, pd.DataFrame], day_s: float) -> tuple[dict[str, bytes], list[tuple]]:
@@ -263,7 +286,7 @@ def _execute_local(
         context = multiprocessing.get_context("forkserver")
         # Import the simulation once in the fork server, not once per worker. This only
         # affects a fork server started from now on; the start method stays untouched.
-        context.set_forkserver_preload(["__main__", "kbsim.runner", "kbsim.sim", "kbsim.metrics"])
+        context.set_forkserver_preload(["__main__", "kbsim.runner", "kbsim.sim", "kbsim.stats.metrics"])
     else:
         context = multiprocessing.get_context("spawn")
     batches = _batches(jobs, workers, batch_size)
@@ -357,23 +380,7 @@ def _execute_dask(
     return workers, len(batches[0]) if batches else 0
 
 
-# ------------------------------------------------------------------ file I/O
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Write to a temporary file beside ``path`` then ``os.replace`` it into place."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def _json_bytes(obj: Any) -> bytes:
-    return (json.dumps(obj, indent=2, sort_keys=False) + "\n").encode()
+# ------------------------------------------------------------------ signals
 
 
 class _Signals:
@@ -412,52 +419,6 @@ class _Signals:
             raise Interrupted(signum)
 
 
-@contextlib.contextmanager
-def _exclusive(directory: Path) -> Iterator[None]:
-    """Refuse a second concurrent run writing into the same results directory."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover (not POSIX)
-        yield
-        return
-    with open(directory / ".lock", "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ResultsConflictError(
-                str(directory), "", "another kbsim run is writing these results; wait for it"
-            ) from None
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _clear(directory: Path) -> None:
-    """Delete a previous experiment's results (only what the runner itself writes)."""
-    foreign = [
-        p.name for p in directory.iterdir() if p.name not in _OWNED and not p.name.endswith(".tmp")
-    ]
-    if foreign:
-        raise ResultsConflictError(
-            str(directory),
-            "",
-            f"holds files kbsim did not write ({', '.join(sorted(foreign)[:5])}); "
-            "expected a kbsim results directory, refusing to delete it",
-        )
-    (directory / MANIFEST).unlink(missing_ok=True)  # first: a half-cleared dir is not resumable
-    for name in ("runs", "errors"):
-        shutil.rmtree(directory / name, ignore_errors=True)
-    for path in directory.iterdir():
-        if path.name != ".lock":
-            path.unlink()
-
-
-def _remove_stale_tmp(directory: Path) -> None:
-    for path in directory.rglob(".*.tmp"):
-        path.unlink(missing_ok=True)
-
-
 # ------------------------------------------------------------------ the sweep
 
 
@@ -492,11 +453,17 @@ def _run_record(run: RunSpec) -> dict:
     return {"run_id": run.run_id, "scenario": run.scenario, "point": run.point, "seed": run.seed}
 
 
+def _labels(run: RunSpec, job: dict) -> dict:
+    """What a stored run must say about itself to be reused by this config (as JSON reads back)."""
+    return json.loads(json.dumps({**_run_record(run), "columns": job["columns"]}))
+
+
 def _manifest(config: ExperimentConfig, runs: list[RunSpec]) -> dict:
     from kbsim import __version__
 
     return {
-        "format": 1,
+        "format": MANIFEST_FORMAT,
+        "layout": kbsim.results.RESULTS_LAYOUT,
         "experiment": config.name,
         "fingerprint": config.fingerprint(),
         "kbsim_version": __version__,
@@ -526,8 +493,22 @@ def run_experiment(
     batch_size: int | None = None,
     run_day: str = DEFAULT_RUN_DAY,
     log: Callable[[str], None] | None = None,
+    yes: bool = False,
 ) -> ExperimentResult:
-    """Run every missing run of ``config`` and summarise all of them into ``summary.csv``.
+    """Run every missing run of ``config`` and summarise all of its runs into ``summary.csv``.
+
+    Results are extended, never mixed up: runs are stored by id (a hash of their
+    parameters and seed) under ``out_dir/<experiment name>/``, so more seeds, new sweep
+    points or a changed parameter compute only the runs not yet there and reuse every
+    other, while the manifest, ``summary.csv`` and :func:`load_results` cover exactly
+    this config's runs. Runs of other configs stay on disk (``fresh`` discards them).
+    Nothing is refused as "a different config": the experiment's name picks the folder,
+    and a folder holding files kbsim did not write, without a manifest, is refused.
+
+    A stored run is reused only if :func:`kbsim.results.check_run` verifies it (sizes,
+    sha256, this kbsim and :data:`~kbsim.results.RESULTS_LAYOUT`, this config's labels);
+    otherwise it is recomputed, with one line per damaged run. A read-only folder is
+    fine as long as nothing needs writing.
 
     Args:
         config: an :class:`ExperimentConfig`, a YAML path, or a config dict.
@@ -540,11 +521,14 @@ def run_experiment(
         batch_size: runs per task (default: about four tasks per worker, at most 16 runs).
         run_day: import path ``"module:function"`` of the day simulation.
         log: called with one-line status messages (the CLI prints them).
+        yes: run an experiment above :mod:`kbsim.limits`' confirmation thresholds.
 
     Raises:
-        ConfigError: a bad config; ResultsConflictError: the directory holds
-        another config's results. Interrupted (a KeyboardInterrupt) on
-        SIGINT/SIGTERM, after the completed runs are on disk.
+        ConfigError: a bad config; TooLargeError (a ConfigError) when it is above the
+        thresholds and ``yes`` is not given; ResultsConflictError: another run writes
+        the folder, or it holds foreign files; ResultsWriteError: the folder cannot be
+        written (read-only, full disk, a file in the way). Interrupted (a
+        KeyboardInterrupt) on SIGINT/SIGTERM, after the completed runs are on disk.
     """
     if scheduler and executor == "local":
         executor = "dask"
@@ -555,48 +539,58 @@ def run_experiment(
     if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size: expected at least 1, got {batch_size}")
     workers = workers or os.cpu_count() or 1
+    say = log or (lambda message: None)
     config = _load_config(config)
+    estimate = config.estimate()
+    reasons = estimate.reasons_to_confirm()
+    if reasons and not yes:
+        raise TooLargeError(
+            config.source or config.name,
+            "",
+            f"{estimate}: {' and '.join(reasons)}; pass --yes (yes=True) to run it anyway",
+        )
     runs = config.runs()
     manifest = _manifest(config, runs)
-    directory = Path(out_dir) / config.name
-    manifest_path = directory / MANIFEST
-
-    if manifest_path.exists() and not fresh:
-        old = json.loads(manifest_path.read_text())
-        if old.get("fingerprint") != manifest["fingerprint"]:
-            raise ResultsConflictError(
-                str(manifest_path),
-                "fingerprint",
-                f"{directory} holds results of a different config "
-                f"({old.get('fingerprint')} != {manifest['fingerprint']}); expected the same "
-                "config to resume; pass --fresh (fresh=True) to discard them and start anew",
-            )
-    elif directory.exists() and any(p.name != ".lock" for p in directory.iterdir()) and not fresh:
-        raise ResultsConflictError(
-            str(directory), "", "exists without a manifest.json; pass --fresh to start anew"
-        )
+    dtypes = _column_dtypes(config, runs)
+    jobs = {run.run_id: _job(run, dtypes) for run in runs}
+    results = ResultsDirectory(Path(out_dir) / config.name)
+    directory = results.path
 
     started = time.perf_counter()
-    directory.mkdir(parents=True, exist_ok=True)
-    with _exclusive(directory), _Signals() as signals:
+    _refuse_foreign_files(results, fresh)
+    results.create()
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(results.lock())
+            read_only = None
+        except ResultsWriteError as exc:
+            read_only = exc  # reading is still fine, if nothing needs writing
+        signals = stack.enter_context(_Signals())
         if fresh:
-            _clear(directory)
-        _remove_stale_tmp(directory)
-        if not manifest_path.exists():
-            _atomic_write(manifest_path, _json_bytes(manifest))
-        (directory / "runs").mkdir(exist_ok=True)
+            if read_only:
+                raise read_only
+            results.clear()
+        old_manifest = _previous_manifest(results, say if not read_only else None)
+        if read_only is None:
+            results.prepare()
+        checks, notes = _verify(results, config.name, runs, jobs)
+        todo = in_seed_order([run for run in runs if not checks[run.run_id].done])
+        if read_only is not None:
+            return _read_only_result(
+                read_only, results, config, runs, todo, notes, old_manifest, manifest, started, executor
+            )
+        for note in notes:
+            say(note)
+        if not same_manifest(old_manifest, manifest):
+            results.write_manifest(manifest)
 
-        todo = in_seed_order([run for run in runs if not (directory / "runs" / run.run_id / DONE).exists()])
         by_id = {run.run_id: run for run in todo}
-        dtypes = _column_dtypes(config, runs)
-        jobs = [_job(run, dtypes) for run in todo]
         failures: list[RunFailure] = []
         reused = len(runs) - len(todo)
-        if log:
-            log(
-                f"{config.name}: {len(runs)} runs, {reused} already done, {len(todo)} to run "
-                f"({executor}) -> {directory}"
-            )
+        say(
+            f"{config.name}: {len(runs)} runs, {reused} already done, {len(todo)} to run "
+            f"({executor}) -> {directory}"
+        )
 
         from tqdm.auto import tqdm
 
@@ -614,8 +608,9 @@ def run_experiment(
 
         def handle(outcomes: list[dict]) -> None:
             for outcome in outcomes:
+                run = by_id[outcome["run_id"]]
                 with signals.deferred():
-                    failure = _store_outcome(directory, by_id[outcome["run_id"]], outcome)
+                    failure = _store_outcome(results, run, jobs[run.run_id], outcome)
                 if failure is not None:
                     failures.append(failure)
                     bar.set_postfix(failed=len(failures))
@@ -623,22 +618,24 @@ def run_experiment(
                     computed_metrics[outcome["run_id"]] = outcome["metrics"]
                 bar.update(1)
 
+        todo_jobs = [jobs[run.run_id] for run in todo]
         used_workers, used_batch = workers, 0
         try:
-            if jobs and executor == "local":
+            if todo_jobs and executor == "local":
                 used_workers, used_batch = _execute_local(
-                    jobs, workers, batch_size, run_day, handle
+                    todo_jobs, workers, batch_size, run_day, handle
                 )
-            elif jobs:
+            elif todo_jobs:
                 used_workers, used_batch = _execute_dask(
-                    jobs, workers, batch_size, run_day, handle, scheduler, log
+                    todo_jobs, workers, batch_size, run_day, handle, scheduler, log
                 )
         finally:
             bar.close()
 
-        summary = _summarize(directory, config, runs, computed_metrics)
-        if not summary.empty:
-            _atomic_write(directory / SUMMARY, summary.to_csv(index=False).encode())
+        done = {run_id for run_id, check in checks.items() if check.done} | computed_metrics.keys()
+        summary, contrast_rows = _summarize(directory, config, runs, computed_metrics, done)
+        _write_summary(results, summary)
+        _write_contrasts(results, contrast_rows)
     return ExperimentResult(
         config=config,
         directory=directory,
@@ -647,41 +644,151 @@ def run_experiment(
         runs_computed=len(todo) - len(failures),
         failures=failures,
         summary=summary,
+        contrasts=contrast_rows,
         wall_time_s=time.perf_counter() - started,
         executor=executor,
         workers=used_workers,
         batch_size=used_batch,
+        runs_recomputed=sum(check.state not in (DONE_STATE, MISSING) for check in checks.values()),
+        estimate=estimate,
     )
 
 
-def _store_outcome(directory: Path, run: RunSpec, outcome: dict) -> RunFailure | None:
+def _refuse_foreign_files(results: ResultsDirectory, fresh: bool) -> None:
+    """A folder with files kbsim did not write is not written into without a manifest, nor
+    cleared: it may be someone's work under the experiment's name."""
+    foreign = results.foreign_files()
+    if not foreign:
+        return
+    if fresh:
+        results.clear()  # refuses, naming the files
+    if not results.manifest_path.exists():
+        raise ResultsConflictError(
+            str(results.path),
+            "",
+            f"holds files kbsim did not write ({', '.join(foreign[:5])}) and no {MANIFEST}; "
+            "expected a kbsim results folder or a new one (choose another --out)",
+        )
+
+
+def _previous_manifest(results: ResultsDirectory, log: Callable[[str], None] | None) -> dict | None:
+    """The manifest on disk, if any; a damaged one is rebuilt from the config (run ids are
+    hashes of parameters and seed, so nothing else is lost)."""
+    try:
+        return results.read_manifest()
+    except DamagedResultsError as exc:
+        if log:
+            log(f"{exc}: rebuilding it from the config")
+        return None
+
+
+def _verify(
+    results: ResultsDirectory, name: str, runs: list[RunSpec], jobs: dict[str, dict]
+) -> tuple[dict[str, RunCheck], list[str]]:
+    """Check every run of the config on disk; also the lines that say what was found:
+    one per damaged run (the first 20), one for runs of another kbsim, layout or labels,
+    one for the runs on disk that the config does not ask for."""
+    checks = {run.run_id: check_run(results.run_dir(run.run_id), _labels(run, jobs[run.run_id])) for run in runs}
+    records = {run.run_id: _run_record(run) for run in runs}
+    damaged = [(i, c) for i, c in checks.items() if c.state == DAMAGED]
+    notes = [f"{name}: {describe_run(records[i])} is damaged: {c.reason}; recomputing it" for i, c in damaged[:20]]
+    if len(damaged) > 20:
+        notes.append(f"{name}: ... and {len(damaged) - 20} more damaged runs; recomputing them")
+    stale = [c.reason for c in checks.values() if c.state == STALE]
+    if stale:
+        notes.append(f"{name}: {len(stale)} runs were {stale[0]}; recomputing them")
+    relabelled = sum(c.state == RELABELLED for c in checks.values())
+    if relabelled:
+        notes.append(
+            f"{name}: {relabelled} runs were stored under another config's scenario names or swept "
+            "columns; recomputing them with this config's"
+        )
+    others = len(results.run_ids_on_disk() - jobs.keys())
+    if others:
+        notes.append(
+            f"{name}: {others} runs on disk are not in this config: kept, not summarised (--fresh discards them)"
+        )
+    return checks, notes
+
+
+def _read_only_result(
+    read_only: ResultsWriteError,
+    results: ResultsDirectory,
+    config: ExperimentConfig,
+    runs: list[RunSpec],
+    todo: list[RunSpec],
+    notes: list[str],
+    old_manifest: dict | None,
+    manifest: dict,
+    started: float,
+    executor: str,
+) -> ExperimentResult:
+    """Every run is done and verified in a folder kbsim cannot write: summarise, write nothing.
+
+    Raises the write error, with what would need writing, when something does."""
+    done = {run.run_id for run in runs} - {run.run_id for run in todo}
+    summary, contrast_rows = _summarize(results.path, config, runs, {}, done)
+    if todo:
+        needed = f"{len(todo)} of {len(runs)} runs are to compute"
+    elif not same_manifest(old_manifest, manifest):
+        needed = f"{MANIFEST} is to rewrite for this config"
+    elif not summary.empty and results.summary_bytes() != summary.to_csv(index=False).encode():
+        needed = f"{SUMMARY} is to rewrite"
+    elif not contrast_rows.empty and results.contrasts_bytes() != contrast_rows.to_csv(index=False).encode():
+        needed = f"{CONTRASTS} is to rewrite"
+    else:
+        needed = ""
+    if needed:
+        why = f" ({notes[0]})" if notes else ""
+        raise ResultsWriteError(
+            read_only.path, f"{read_only.problem}, and {needed}{why}; expected a writable results folder"
+        ) from read_only.__cause__
+    return ExperimentResult(
+        config=config,
+        directory=results.path,
+        runs_total=len(runs),
+        runs_reused=len(runs),
+        runs_computed=0,
+        failures=[],
+        summary=summary,
+        contrasts=contrast_rows,
+        wall_time_s=time.perf_counter() - started,
+        executor=executor,
+        workers=0,
+    )
+
+
+def _write_summary(results: ResultsDirectory, summary: pd.DataFrame) -> None:
+    """Write ``summary.csv`` when it changed; without any done run, remove an older one."""
+    if summary.empty:
+        try:
+            results.summary_path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise ResultsWriteError.from_os_error(exc, results.summary_path) from exc
+        return
+    data = summary.to_csv(index=False).encode()
+    if results.summary_bytes() != data:
+        results.write_summary(data)
+
+
+def _store_outcome(results: ResultsDirectory, run: RunSpec, job: dict, outcome: dict) -> RunFailure | None:
     """Write one run's files (tables first, the ``run.json`` marker last) or its error."""
-    error_path = directory / "errors" / f"{run.run_id}.json"
     if "error" in outcome:
         failure = RunFailure(
             run.run_id, run.scenario, run.point, run.seed, outcome["error"], outcome["traceback"]
         )
-        error_path.parent.mkdir(exist_ok=True)
         record = {
             **_run_record(run),
             "params": run.params.model_dump(mode="json"),
             "error": failure.error,
             "traceback": failure.traceback,
         }
-        _atomic_write(error_path, _json_bytes(record))
+        results.write_failure(run.run_id, record)
         return failure
-    run_dir = directory / "runs" / run.run_id
-    run_dir.mkdir(exist_ok=True)
-    for name, data in outcome["files"].items():
-        _atomic_write(run_dir / f"{name}.parquet", data)
-    marker = {
-        **_run_record(run),
-        "params": run.params.model_dump(mode="json"),
-        "tables": sorted(outcome["files"]),
-        "wall_s": round(outcome["wall_s"], 6),
-    }
-    _atomic_write(run_dir / DONE, _json_bytes(marker))
-    error_path.unlink(missing_ok=True)
+    files = {f"{name}.parquet": data for name, data in outcome["files"].items()}
+    record = {**_run_record(run), "columns": job["columns"], "params": run.params.model_dump(mode="json")}
+    marker = run_marker(record, files, wall_s=round(outcome["wall_s"], 6))
+    results.write_run(run.run_id, files, marker)
     return None
 
 
@@ -698,15 +805,20 @@ def _points_frame(config: ExperimentConfig, runs: list[RunSpec]) -> pd.DataFrame
 
 
 def _summarize(
-    directory: Path, config: ExperimentConfig, runs: list[RunSpec], computed: dict[str, list[tuple]]
-) -> pd.DataFrame:
-    """Every completed run's metrics summarised per scenario x sweep point (kbsim.stats).
+    directory: Path,
+    config: ExperimentConfig,
+    runs: list[RunSpec],
+    computed: dict[str, list[tuple]],
+    done: set[str],
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every completed run's metrics summarised per scenario x sweep point (kbsim.stats),
+    and the config's declared contrasts between points (empty when it declares none).
 
-    ``computed`` holds the metric rows of the runs computed just now; the others done
-    (earlier sessions) are read back from their ``metrics.parquet``.
+    ``computed`` holds the metric rows of the runs computed just now; the other ``done``
+    runs (verified, from earlier sessions) are read back from their ``metrics.parquet``.
     """
     from kbsim.stats.metrics import COLUMNS
-    from kbsim.stats.summary import summarize
+    from kbsim.stats.summary import contrasts, summarize
 
     point_of: dict[str, int] = {}
     seen: dict[tuple, int] = {}
@@ -716,75 +828,34 @@ def _summarize(
     rows: list[tuple] = []
     for run in runs:
         metric_rows = computed.get(run.run_id)
-        if metric_rows is None and (directory / "runs" / run.run_id / DONE).exists():
+        if metric_rows is None and run.run_id in done:
             path = directory / "runs" / run.run_id / "metrics.parquet"
             metric_rows = pd.read_parquet(path, columns=list(COLUMNS)).itertuples(index=False, name=None)
         if metric_rows is not None:
             point = point_of[run.run_id]
             rows.extend((point, run.seed, *row) for row in metric_rows)
     if not rows:
-        return pd.DataFrame()
+        return pd.DataFrame(), pd.DataFrame()
     metrics = pd.DataFrame(rows, columns=["point", "seed", *COLUMNS])
     pooled = summarize(metrics, by=["point"])
     points = _points_frame(config, runs).rename_axis("point").reset_index()
     summary = points.merge(pooled, on="point", how="inner", sort=False)
-    summary = summary.sort_values("point", kind="stable")
-    return summary.drop(columns="point").reset_index(drop=True)
+    summary = summary.sort_values("point", kind="stable").drop(columns="point").reset_index(drop=True)
+    specs = config.contrast_specs()
+    if not specs:
+        return summary, pd.DataFrame()
+    per_run = points.merge(metrics, on="point", how="inner", sort=False).drop(columns="point")
+    return summary, contrasts(per_run, specs, ["scenario", *config.swept])
 
 
-def load_results(directory: str | Path) -> dict[str, pd.DataFrame]:
-    """Every completed run's tables under ``directory`` (``<out>/<experiment>``), concatenated.
-
-    Keys: each table (``citations``, ``checks``, ``edits``, ...), ``metrics``
-    (per run), ``runs`` (one row per run with its status) and ``errors``
-    (failed runs, possibly empty). Rows are in the manifest's run order.
-    """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    directory = Path(directory)
-    manifest_path = directory / MANIFEST
-    if not manifest_path.exists():
-        raise FileNotFoundError(f"{manifest_path}: no manifest; expected an experiment's results")
-    manifest = json.loads(manifest_path.read_text())
-    pieces: dict[str, list] = {}
-    index_rows, error_rows = [], []
-    for record in manifest["runs"]:
-        run_dir = directory / "runs" / record["run_id"]
-        error_path = directory / "errors" / f"{record['run_id']}.json"
-        status = "done" if (run_dir / DONE).exists() else "missing"
-        if status == "done":
-            marker = json.loads((run_dir / DONE).read_text())
-            for name in marker["tables"]:
-                pieces.setdefault(name, []).append(pq.read_table(run_dir / f"{name}.parquet"))
-        elif error_path.exists():
-            status = "failed"
-            error = json.loads(error_path.read_text())
-            error_rows.append(
-                {
-                    "run_id": record["run_id"],
-                    "scenario": record["scenario"],
-                    **record["point"],
-                    "seed": record["seed"],
-                    "error": error["error"],
-                    "traceback": error["traceback"],
-                }
-            )
-        index_rows.append(
-            {
-                "run_id": record["run_id"],
-                "scenario": record["scenario"],
-                **record["point"],
-                "seed": record["seed"],
-                "status": status,
-            }
-        )
-    tables = {
-        name: pa.concat_tables(parts, promote_options="permissive").to_pandas()
-        for name, parts in pieces.items()
-    }
-    tables["runs"] = pd.DataFrame(index_rows)
-    tables["errors"] = pd.DataFrame(
-        error_rows, columns=None if error_rows else ["run_id", "scenario", "seed", "error"]
-    )
-    return tables
+def _write_contrasts(results: ResultsDirectory, frame: pd.DataFrame) -> None:
+    """Write ``contrasts.csv`` when it changed; remove an older one when there is none now."""
+    if frame.empty:
+        try:
+            results.contrasts_path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise ResultsWriteError.from_os_error(exc, results.contrasts_path) from exc
+        return
+    data = frame.to_csv(index=False).encode()
+    if results.contrasts_bytes() != data:
+        results.write_contrasts(data)

@@ -129,7 +129,7 @@ def test_reference_table_and_markdown(per_run):
 def test_formatting_helpers():
     fmt = report_tables.format_estimate
     assert fmt(0.1234, 0.1, 0.15, "share") == "12.3% [10.0, 15.0]"
-    assert fmt(12345.0, 12000.0, 13000.0, "bytes") == "12.3 [12.0, 13.0]"
+    assert fmt(12345.0, 12000.0, 13000.0, "bytes") == "12.3 kB [12.0, 13.0]"
     assert fmt(float("nan"), 0.0, 1.0, "count") == "n/a"
     assert fmt(0.5, float("nan"), float("nan"), "share") == "50.0%"
     assert [report_tables.format_duration(s) for s in (5, 60, 600, 3600, 9000)] == [

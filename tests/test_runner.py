@@ -153,28 +153,21 @@ def test_rerun_computes_only_missing_runs(tmp_path):
     pd.testing.assert_frame_equal(second.summary, first.summary)
 
 
-def test_changed_config_refuses_to_mix_unless_fresh(tmp_path, capsys):
+def test_a_folder_kbsim_did_not_write_is_neither_used_nor_deleted(tmp_path, capsys):
+    """A changed config extends its results (tests/test_results.py); what is still refused is
+    a results folder holding someone else's files and no manifest, with or without --fresh."""
     path = write_config(tmp_path)
     out = tmp_path / "out"
-    assert main(["run", str(path), "--out", str(out), "--workers", "2", "--no-progress"]) == 0
-    printed = capsys.readouterr()
-    assert "stale_citation_share@end" in printed.out and "8 runs" in printed.err
-    manifest = (out / "tiny" / "manifest.json").read_bytes()
-    assert main(["run", str(path), "--out", str(out), "--set", "saves.count=31"]) == 2
+    (out / "tiny").mkdir(parents=True)
+    (out / "tiny" / "notes.txt").write_text("mine")
+    assert main(["run", str(path), "--out", str(out), "--no-progress"]) == 2
     err = capsys.readouterr().err
-    assert "manifest.json: fingerprint: " in err and "holds results of a different config" in err
-    assert "--fresh" in err
-    assert (out / "tiny" / "manifest.json").read_bytes() == manifest
+    assert "holds files kbsim did not write (notes.txt) and no manifest.json" in err
+    assert main(["run", str(path), "--out", str(out), "--no-progress", "--fresh"]) == 2
+    assert "refusing to delete it" in capsys.readouterr().err
+    assert sorted(p.name for p in (out / "tiny").iterdir()) == ["notes.txt"]
     with pytest.raises(ResultsConflictError):
-        run_experiment(load_config(path, ["seeds=3"]), out, progress=False)
-
-    argv = ["run", str(path), "--out", str(out), "--set", "saves.count=31", "--fresh"]
-    assert main([*argv, "--workers", "2", "--no-progress"]) == 0
-    config = load_config(path, ["saves.count=31"])
-    manifest = json.loads((out / "tiny" / "manifest.json").read_text())
-    assert manifest["fingerprint"] == config.fingerprint()
-    run_ids = {p.name for p in (out / "tiny" / "runs").iterdir()}
-    assert run_ids == {r.run_id for r in config.runs()}
+        run_experiment(path, out, progress=False)
 
 
 def test_failing_runs_are_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch, capsys):

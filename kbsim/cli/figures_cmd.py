@@ -1,6 +1,8 @@
 """``kbsim figures [--only NAME] [--quick]``: run what is missing, then draw every figure.
 
-Exit codes: 0 done; 2 a bad argument or config; 1 a run failed.
+Exit codes: 0 done; 2 a bad argument or config, or a results or figures folder that
+cannot be used (read-only, damaged, a full disk), with one line naming the path;
+1 a run failed.
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ def run(args) -> int:
     from kbsim.config import ConfigError
     from kbsim.report.build import build_figures
     from kbsim.report.experiments import quick_from_env
+    from kbsim.results import ResultsError
 
     started = time.perf_counter()
     quick = args.quick or quick_from_env()
@@ -96,8 +99,11 @@ def run(args) -> int:
             fresh=args.fresh,
             log=lambda line: print(line, file=sys.stderr),
         )
-    except (ConfigError, FileNotFoundError, KeyError, ValueError) as error:
+    except (ConfigError, ResultsError, FileNotFoundError, KeyError, ValueError) as error:
         print(f"kbsim figures: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:  # e.g. a read-only figures folder
+        print(f"kbsim figures: {error.filename or figures_dir}: {error.strerror or error}", file=sys.stderr)
         return 2
     except RuntimeError as error:
         print(f"kbsim figures: {error}", file=sys.stderr)

@@ -1,14 +1,18 @@
 """``kbsim run CONFIG`` (alias ``kbsim sweep``): run an experiment config, resumably.
 
 Exit codes: 0 all runs done; 1 some runs failed (recorded under
-``errors/``; rerun to retry them); 2 a bad config or a results directory
-that holds another config's runs (nothing written); 128 + signal number
-when interrupted (completed runs are kept; rerun the same command to resume).
+``errors/``; rerun to retry them); 2 a bad config, an experiment above the size
+limits without ``--yes``, or a results folder that cannot be used (in use, read-only,
+a full disk, a file in the way), with one line naming the path; 3 ``--precision``
+reached ``--max-seeds`` before every target (the results so far are kept);
+128 + signal number when interrupted (completed runs are kept; rerun the same
+command to resume).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 
@@ -18,6 +22,8 @@ examples:
   kbsim run experiments/zipf_sweep.yaml --workers 8 --set saves.count=500
   kbsim sweep experiments/zipf_sweep.yaml --executor dask --scheduler tcp://10.0.0.5:8786
   kbsim run experiments/reference.yaml --seeds 3 --set edit.delay_s=60 --out /tmp/results
+  kbsim run experiments/reference.yaml --seeds 1-200   # extends the results: seeds 1-5 are reused
+  kbsim run experiments/reference.yaml --precision stale_citation_share@end=0.02 --max-seeds 320
 """
 
 
@@ -61,6 +67,26 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--fresh", action="store_true", help="discard this experiment's previous results first"
     )
+    parser.add_argument(
+        "--yes",
+        action="store_true",
+        help="run an experiment above the size limits (the estimate is printed otherwise)",
+    )
+    parser.add_argument(
+        "--precision",
+        action="append",
+        default=[],
+        metavar="NAME=HALF_WIDTH",
+        help="add seeds (doubling) until this metric's 95%% interval has at most this half-width "
+        "at every point, e.g. stale_citation_share@end=0.02 or =2%%; repeatable",
+    )
+    parser.add_argument(
+        "--max-seeds",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the most seeds --precision may reach (default 640)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 
@@ -72,8 +98,9 @@ def _error(message: str) -> int:
 
 def run(args) -> int:
     from kbsim.config import ConfigError, config_from_args
-    from kbsim.report.tables import format_summary, seed_warnings
-    from kbsim.runner import Interrupted, SchedulerUnavailable, run_experiment
+    from kbsim.precision import DEFAULT_MAX_SEEDS, PrecisionTarget, run_until_precise
+    from kbsim.report.tables import format_contrasts, format_summary, seed_warnings
+    from kbsim.runner import Interrupted, ResultsError, SchedulerUnavailable, run_experiment
 
     if args.scheduler and args.executor == "local":
         return _error("--scheduler needs --executor dask")
@@ -81,28 +108,51 @@ def run(args) -> int:
         value = getattr(args, name)
         if value is not None and value < 1:
             return _error(f"--{name.replace('_', '-')}: expected at least 1, got {value}")
+    if args.max_seeds is not None and not args.precision:
+        return _error("--max-seeds needs --precision")
     try:
         config = config_from_args(args)
+        targets = [PrecisionTarget.parse(text) for text in args.precision]
     except ConfigError as exc:
         return _error(str(exc))
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
-    try:
-        result = run_experiment(
+    def run_once(config, fresh: bool = args.fresh):
+        return run_experiment(
             config,
             args.out,
             executor=args.executor or ("dask" if args.scheduler else "local"),
             workers=args.workers,
             scheduler=args.scheduler,
-            fresh=args.fresh,
+            fresh=fresh,
             progress=not args.no_progress,
             batch_size=args.batch_size,
             log=log,
+            yes=args.yes,
         )
-    except (ConfigError, SchedulerUnavailable) as exc:
+
+    keys = ["scenario", *config.swept]
+    precision = None
+    try:
+        if targets:
+            batches = iter([args.fresh])  # --fresh discards once, before the first batch
+            precision = run_until_precise(
+                config,
+                targets,
+                lambda batch: run_once(batch, fresh=next(batches, False)),
+                keys,
+                max_seeds=args.max_seeds or DEFAULT_MAX_SEEDS,
+                log=log,
+            )
+            result = precision.result
+        else:
+            result = run_once(config)
+    except (ConfigError, SchedulerUnavailable, ResultsError) as exc:
         return _error(str(exc))
+    except OSError as exc:  # reading the results folder failed in a way kbsim did not foresee
+        return _error(f"{exc.filename or args.out}: {exc.strerror or exc}")
     except Interrupted as exc:
         log(f"interrupted by {exc}: completed runs are saved; rerun the same command to resume")
         return 128 + exc.signum
@@ -111,9 +161,12 @@ def run(args) -> int:
         return 130
 
     if not result.summary.empty:
-        table = format_summary(result.summary, ["scenario", *config.swept])
+        table = format_summary(result.summary, keys)
+        contrasts = format_contrasts(result.contrasts, keys)
         try:
             print(table, flush=True)
+            if contrasts:
+                print("\ncontrasts (paired on common seeds; contrasts.csv):\n" + contrasts, flush=True)
         except BrokenPipeError:  # e.g. piped into head: the results are on disk regardless
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (silence the exit-time flush)
     log(
@@ -134,4 +187,32 @@ def run(args) -> int:
             log(f"  ... and {len(result.failures) - 20} more")
         log(f"tracebacks: {result.directory / 'errors'}/<run_id>.json; rerun to retry them")
         return 1
+    if precision is not None:
+        return _report_precision(precision, keys, log)
     return 0
+
+
+def _report_precision(precision, keys: list[str], log) -> int:
+    """Seeds each point needed for each target; exit 3 when the cap came first."""
+    from kbsim.report.tables import point_label
+
+    for row in precision.needed.to_dict("records"):
+        if math.isnan(row["value"]):
+            needed = "undefined here (no trials)"
+        elif math.isnan(row["seeds_needed"]):
+            needed = "not reached"
+        else:
+            needed = f"{int(row['seeds_needed'])} seeds"
+        log(
+            f"precision: {row['name']} at {point_label(row, keys)}: +-{row['half_width']:.4g} "
+            f"(target {row['target']:.4g}): {needed}"
+        )
+    batches = " -> ".join(str(n) for n in precision.batches)
+    if precision.met:
+        log(f"precision: every target met with {precision.seeds} seeds (batches {batches})")
+        return 0
+    log(
+        f"kbsim run: error: --precision: targets not met with {precision.seeds} seeds, the --max-seeds cap "
+        f"(batches {batches}); raise --max-seeds or relax the half-width"
+    )
+    return 3

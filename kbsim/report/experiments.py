@@ -112,21 +112,15 @@ def load_experiment(
 ) -> Experiment:
     """Run the missing runs of ``<experiments_dir>/<name>.yaml`` (cached) and load its results.
 
-    Quick mode reads and writes ``<results_dir>/quick/`` (and starts it anew when the
-    config changed). ``fresh`` discards the experiment's results first.
+    Quick mode reads and writes ``<results_dir>/quick/``. A changed config extends the
+    results (runs are stored by parameters and seed); ``fresh`` discards them first.
     """
-    from kbsim.runner import ResultsConflictError, load_results, run_experiment
+    from kbsim.runner import load_results, run_experiment
 
     config = experiment_config(name, experiments_dir, quick)
     root = Path(results_dir) / ("quick" if quick else "")
     if run_missing:
-        try:
-            result = run_experiment(config, root, workers=workers, progress=True, log=log, fresh=fresh)
-        except ResultsConflictError:
-            if not quick:
-                raise
-            # quick results are a disposable cache: a changed config simply starts them anew
-            result = run_experiment(config, root, workers=workers, progress=True, log=log, fresh=True)
+        result = run_experiment(config, root, workers=workers, progress=True, log=log, fresh=fresh)
         if not result.ok:
             raise RuntimeError(
                 f"experiment {name!r}: {len(result.failures)} runs failed; see {result.directory}/errors"

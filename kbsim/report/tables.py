@@ -46,9 +46,9 @@ REFERENCE_ROWS = (
     _row("calls_per_check", "Calls per check: title", "count", strategy="title"),
     _row("calls_per_check", "Calls per check: re-read", "count", strategy="reread"),
     _row("calls_per_check", "Calls per check: poll", "count", strategy="poll"),
-    _row("bytes_per_check", "kB per check: title", "bytes", strategy="title"),
-    _row("bytes_per_check", "kB per check: re-read", "bytes", strategy="reread"),
-    _row("bytes_per_check", "kB per check: poll", "bytes", strategy="poll"),
+    _row("bytes_per_check", "Result size per check: title", "bytes", strategy="title"),
+    _row("bytes_per_check", "Result size per check: re-read", "bytes", strategy="reread"),
+    _row("bytes_per_check", "Result size per check: poll", "bytes", strategy="poll"),
 )
 #: The reference study's rows for the days with edits, one per delay.
 EDIT_ROWS = (
@@ -66,7 +66,7 @@ def format_estimate(value: float, low: float, high: float, unit: str) -> str:
     if unit == "share":
         text = f"{100 * value:.1f}%"
     elif unit == "bytes":
-        text = f"{value / 1000:.1f}"
+        text = f"{value / 1000:.1f} kB"
     elif unit == "seconds":
         text = format_duration(value)
     else:
@@ -219,6 +219,11 @@ HEADLINE = (
 )
 
 
+def point_label(row, keys: list[str]) -> str:
+    """A point as text: its key values, ``none`` for a missing one (``zipf none``)."""
+    return " ".join(_label(row[k]) for k in keys) or "all"
+
+
 def _label(value) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
         return "none"
@@ -260,6 +265,8 @@ def format_summary(summary: pd.DataFrame, keys: list[str], max_columns: int = 10
 
 def seed_warnings(summary: pd.DataFrame) -> list[str]:
     """One line per metric whose interval rests on fewer seeds than it needs to hold."""
+    if summary.empty:
+        return []
     low = underpowered(summary)
     lines = []
     for metric, rows in low.groupby("metric", sort=False):
@@ -269,3 +276,31 @@ def seed_warnings(summary: pd.DataFrame) -> list[str]:
             f"was measured to hold from {needed} seeds (validation/COVERAGE.md)"
         )
     return lines
+
+
+def format_contrast(row, unit: str) -> str:
+    """One contrast: the difference (points for shares) or ratio with its paired interval."""
+    if isinstance(row["value"], float) and math.isnan(row["value"]):
+        return "n/a"
+    if row["compare"] == "ratio":
+        text = f"x{row['value']:.3g} [{row['ci_low']:.3g}, {row['ci_high']:.3g}]"
+    elif unit == "share":
+        text = f"{100 * row['value']:+.1f} pp [{100 * row['ci_low']:+.1f}, {100 * row['ci_high']:+.1f}]"
+    else:
+        text = f"{row['value']:+.4g} [{row['ci_low']:+.4g}, {row['ci_high']:+.4g}]"
+    ratio = row["width_ratio"]
+    if isinstance(ratio, float) and not math.isnan(ratio):
+        text += f"; unpaired interval {ratio:.2f}x as wide"
+    return text
+
+
+def format_contrasts(frame: pd.DataFrame, keys: list[str]) -> str:
+    """The declared contrasts as text, one line per point and contrast."""
+    if frame.empty:
+        return ""
+    lines = []
+    for _, row in frame.iterrows():
+        point = point_label(row, keys)
+        unit = METRICS[row["metric"]].unit if row["metric"] in METRICS else "count"
+        lines.append(f"{row['name']} {point} vs {row['baseline']}: {format_contrast(row, unit)} ({row['seeds']} seeds)")
+    return "\n".join(lines)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from statistics import NormalDist
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -23,11 +24,14 @@ import simpy
 from kbsim.params import CorpusParams, DayParams
 from kbsim.sim.activity import QuestionSource, SaveSource, synthetic_questions, synthetic_saves
 from kbsim.sim.checks import STRATEGIES
-from kbsim.sim.corpus import Corpus
+from kbsim.sim.corpus import Corpus, TextCorpus
 from kbsim.sim.popularity import Popularity
 from kbsim.sim.processes import Answer, agent_edit, asker, checker, editor
 from kbsim.sim.records import CheckRecord, CitationRecord, DayLog, DetectionRecord, EditRecord, SaveRecord
 from kbsim.store import Client, MemoryStore, Store, StoreFactory, parse_version
+
+if TYPE_CHECKING:
+    from kbsim.inputs import LoadedCorpus
 
 __all__ = [
     "KB_ID",
@@ -66,14 +70,16 @@ class StartingKnowledgeBase:
     articles in publication order, and their popularity ranking.
 
     ``ranking[r]`` is the index into ``article_ids`` of the article at popularity
-    rank ``r`` (0 = most popular). ``template`` holds every article published at 0;
-    it is copied for each day, never changed.
+    rank ``r`` (0 = most popular): a seeded shuffle, or the order of ``weights`` (a
+    corpus from files with a popularity column). ``template`` holds every article
+    published at 0; it is copied for each day, never changed.
     """
 
-    corpus: Corpus
+    corpus: Corpus | TextCorpus
     article_ids: tuple[str, ...]
     ranking: np.ndarray
     template: MemoryStore
+    weights: np.ndarray | None = None
 
     def articles(self) -> Iterator[tuple[str, str]]:
         """``(title, content)`` of every article, in publication order."""
@@ -85,20 +91,60 @@ class StartingKnowledgeBase:
         """Zipf popularity with exponent ``s`` over the ranking (``s = 0``: uniform)."""
         return Popularity(list(self.article_ids), self.ranking, s)
 
+    def question_popularity(self, params: DayParams) -> Popularity:
+        """What questions are about: the corpus's weights if it has them, else Zipf with ``zipf_s``."""
+        if self.weights is not None:
+            return Popularity(list(self.article_ids), self.ranking, 0.0, weights=self.weights)
+        return self.popularity(params.zipf_s)
 
-@lru_cache(maxsize=8)
+    def save_popularity(self, params: DayParams, questions: Popularity) -> Popularity:
+        """What people save: the questions' popularity, or (``saves.popularity: uniform``) uniform."""
+        return questions if params.saves.popularity == "zipf" else self.popularity(0.0)
+
+
 def starting_knowledge_base(corpus_params: CorpusParams, seed: int) -> StartingKnowledgeBase:
     """The corpus, the published knowledge base and the popularity ranking of a seed.
 
     Built once per ``(corpus params, seed)`` in a process and copied for each
-    day (the days of a sweep share their seed's corpus); never mutated.
+    day (the days of a sweep share their seed's corpus); never mutated. A corpus
+    from files is read once per version of the files (:func:`kbsim.inputs.load_corpus`)
+    and published once, whatever the seed; only its ranking is the seed's.
     """
+    if corpus_params.source is None:
+        return _synthetic_knowledge_base(corpus_params, seed)
+    from kbsim.inputs import load_corpus
+
+    return _knowledge_base_from(load_corpus(corpus_params.source), seed)
+
+
+@lru_cache(maxsize=8)
+def _synthetic_knowledge_base(corpus_params: CorpusParams, seed: int) -> StartingKnowledgeBase:
     rng = streams(seed)["corpus"]
     corpus = Corpus.build(corpus_params)
     template = MemoryStore()
     article_ids = template.create_knowledge_base(KB_ID, corpus.articles(rng), at=0.0)
     ranking = rng.permutation(len(article_ids))
     return StartingKnowledgeBase(corpus, tuple(article_ids), ranking, template)
+
+
+@lru_cache(maxsize=8)
+def _knowledge_base_from(loaded: LoadedCorpus, seed: int) -> StartingKnowledgeBase:
+    """A corpus from files: its articles in file order; ranked by its popularity weights (ties
+    in file order), or, without them, by the seed's shuffle as the synthetic corpus is."""
+    template, text = _published(loaded)
+    article_ids = tuple(template.published_article_ids(KB_ID))
+    if loaded.weights is not None:
+        ranking = np.argsort(-loaded.weights, kind="stable")
+    else:
+        ranking = streams(seed)["corpus"].permutation(len(article_ids))
+    return StartingKnowledgeBase(text, article_ids, ranking, template, loaded.weights)
+
+
+@lru_cache(maxsize=2)
+def _published(loaded: LoadedCorpus) -> tuple[MemoryStore, TextCorpus]:
+    template = MemoryStore()
+    template.create_knowledge_base(KB_ID, loaded.articles(), at=0.0)
+    return template, TextCorpus.from_articles(loaded.titles, loaded.contents)
 
 
 def day_store(starting: StartingKnowledgeBase, params: DayParams, store: StoreFactory | None = None) -> Store:
@@ -140,7 +186,7 @@ class Day:
     params: DayParams
     streams: dict[str, np.random.Generator]
     log: DayLog
-    corpus: Corpus
+    corpus: Corpus | TextCorpus
     questions_by: Popularity
     saves_by: Popularity
     #: agent edit processes started so far (the day runs until they are done)
@@ -164,12 +210,13 @@ def open_day(
 
     The agent's client is granted ``kb_id`` and timed by ``env.now``; the streams are
     ``streams(seed)``; question popularity is Zipf with ``zipf_s`` over the seed's
-    ranking, save popularity the same or (``saves.popularity: uniform``) uniform.
+    ranking (or the corpus's own weights), save popularity the same or
+    (``saves.popularity: uniform``) uniform.
     """
     starting = starting_knowledge_base(params.corpus, seed) if starting is None else starting
     env = simpy.Environment() if env is None else env
-    questions_by = starting.popularity(params.zipf_s)
-    saves_by = questions_by if params.saves.popularity == "zipf" else starting.popularity(0.0)
+    questions_by = starting.question_popularity(params)
+    saves_by = starting.save_popularity(params, questions_by)
     return Day(
         env=env,
         store=store,

@@ -22,12 +22,13 @@ import pandas as pd
 import simpy
 
 from kbsim.params import CorpusParams, DayParams
-from kbsim.sim.activity import QuestionSource, SaveSource, synthetic_questions, synthetic_saves
+from kbsim.sim.activity import QuestionSource, SaveSource
 from kbsim.sim.checks import STRATEGIES
 from kbsim.sim.corpus import Corpus, TextCorpus
 from kbsim.sim.popularity import Popularity
 from kbsim.sim.processes import Answer, agent_edit, asker, checker, editor
 from kbsim.sim.records import CheckRecord, CitationRecord, DayLog, DetectionRecord, EditRecord, SaveRecord
+from kbsim.sim.replay import activity_sources
 from kbsim.store import Client, MemoryStore, Store, StoreFactory, parse_version
 
 if TYPE_CHECKING:
@@ -80,6 +81,8 @@ class StartingKnowledgeBase:
     ranking: np.ndarray
     template: MemoryStore
     weights: np.ndarray | None = None
+    #: the corpus's own ids of the articles (a corpus from files that has them), or None
+    source_ids: tuple[str, ...] | None = None
 
     def articles(self) -> Iterator[tuple[str, str]]:
         """``(title, content)`` of every article, in publication order."""
@@ -137,7 +140,7 @@ def _knowledge_base_from(loaded: LoadedCorpus, seed: int) -> StartingKnowledgeBa
         ranking = np.argsort(-loaded.weights, kind="stable")
     else:
         ranking = streams(seed)["corpus"].permutation(len(article_ids))
-    return StartingKnowledgeBase(text, article_ids, ranking, template, loaded.weights)
+    return StartingKnowledgeBase(text, article_ids, ranking, template, loaded.weights, loaded.ids)
 
 
 @lru_cache(maxsize=2)
@@ -304,7 +307,7 @@ def simulate_day(
         store: builds the empty backend the day runs on, from the retention window
             (default: in memory); it is filled with the starting knowledge base.
         saves, questions: sources of people's activity (default: what ``params``
-            says: the model's synthetic arrivals, or the traces it names).
+            says: the model's synthetic arrivals, or the traces it names, replayed).
         keep_activity: also keep each save's text and each question's query in the
             log (what :func:`kbsim.sim.traces.export_day` writes).
     """
@@ -313,8 +316,10 @@ def simulate_day(
     if keep_activity:
         log.save_texts, log.questions = [], []
     day = open_day(params, seed, day_store(starting, params, store), env=env, log=log, starting=starting)
-    saves = synthetic_saves if saves is None else saves
-    questions = synthetic_questions if questions is None else questions
+    if saves is None or questions is None:
+        given_saves, given_questions = activity_sources(params, seed)
+        saves = given_saves if saves is None else saves
+        questions = given_questions if questions is None else questions
     env = day.env
     env.process(editor(day, saves(day)))
     asking = env.process(asker(day, questions(day), agent_edits(day)))

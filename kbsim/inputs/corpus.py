@@ -432,3 +432,46 @@ def _read(path: Path) -> LoadedCorpus:
         raise InputError(path, "no articles: the file is empty")
     articles = _read_jsonl(path, data) if suffix in JSONL_SUFFIXES else _read_csv(path, data)
     return articles.finish(str(path), hashlib.sha256(data).hexdigest())
+
+
+# -- writing -------------------------------------------------------------------------------------
+
+#: The formats :func:`write_corpus` writes.
+WRITE_FORMATS = ("markdown", "jsonl", "csv")
+
+
+def _slug(title: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:80] or "article"
+
+
+def write_corpus(articles: Iterator[tuple[str, str]], target: str | os.PathLike[str], fmt: str) -> Path:
+    """Write ``(title, content)`` articles in a format :func:`load_corpus` reads back.
+
+    ``markdown``: a new folder of ``<slug>.md`` files, each ``# Title`` then the content;
+    ``jsonl`` or ``csv``: one file with ``title`` and ``content``. Refuses to overwrite.
+    """
+    target = Path(target)
+    if fmt not in WRITE_FORMATS:
+        raise ValueError(f"format must be one of {', '.join(WRITE_FORMATS)}, got {fmt!r}")
+    if target.exists() and (fmt != "markdown" or any(target.iterdir())):
+        raise FileExistsError(f"{target} exists{' and is not empty' if fmt == 'markdown' else ''}")
+    if fmt == "markdown":
+        target.mkdir(parents=True, exist_ok=True)
+        used: set[str] = set()
+        for number, (title, content) in enumerate(articles, start=1):
+            name = _slug(title)
+            if name in used:
+                name = f"{name}-{number}"
+            used.add(name)
+            (target / f"{name}.md").write_text(f"# {title}\n\n{content}\n", encoding="utf-8")
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("w", encoding="utf-8", newline="") as handle:
+        if fmt == "jsonl":
+            for title, content in articles:
+                handle.write(json.dumps({"title": title, "content": content}, ensure_ascii=False) + "\n")
+        else:
+            writer = csv.writer(handle)
+            writer.writerow(("title", "content"))
+            writer.writerows(articles)
+    return target

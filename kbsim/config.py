@@ -35,6 +35,7 @@ import hashlib
 import itertools
 import json
 import math
+import os
 import re
 import typing
 from dataclasses import dataclass
@@ -454,7 +455,7 @@ def _resolve_inputs(data: dict, base: Path) -> None:
     def resolved(value: Any) -> Any:
         if not isinstance(value, str) or not value or value.startswith("kbsim:"):
             return value
-        return str((base / Path(value).expanduser()).absolute())
+        return os.path.abspath(base / Path(value).expanduser())  # absolute, without ".."
 
     nested = [data.get("params") or {}, *(data.get("scenarios") or {}).values()]
     for dotted in INPUT_PATHS:

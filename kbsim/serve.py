@@ -22,6 +22,7 @@ import functools
 import json
 import logging
 import math
+import os
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -92,7 +93,7 @@ def served_corpus(params: DayParams, corpus: str | None) -> DayParams:
     if corpus == "synthetic":
         data["corpus"].pop("source", None)
     else:
-        source = corpus if corpus.startswith("kbsim:") else str(Path(corpus).expanduser().absolute())
+        source = corpus if corpus.startswith("kbsim:") else os.path.abspath(Path(corpus).expanduser())
         data["corpus"] = {"source": source}
     try:
         return DayParams.model_validate(data)

@@ -18,7 +18,7 @@ scenarios:                     # name -> overrides (default: {default: {}})
 sweep:                         # dotted parameter -> values; runs = the product
   zipf_s: [0.0, 0.5, 1.0]
   edit.delay_s: [null, 60]     # null is a value; a scalar is one value
-contrasts:                     # comparisons paired on common seeds -> contrasts.csv
+contrasts:                     # comparisons paired on common seeds -> contrasts.csv (not inherited)
   - metric: stale_citation_share          # a kbsim.stats metric; optional at (end, 1h, ...),
     baseline: {scenario: control}         #   strategy, subset; every other point vs this one
     where: {edit.delay_s: null}           # optional: only the points matching this
@@ -423,6 +423,7 @@ def _read_file(path: Path, chain: tuple[Path, ...]) -> tuple[dict, dict[tuple, s
         raise ConfigError(source, "extends", f"circular extends: {cycle}")
     base, base_origins = _read_file(base_path, (*chain, path.resolve()))
     base.pop("name", None)  # an experiment's name is its own: results must not collide
+    base.pop("contrasts", None)  # so are its comparisons: they name its own scenarios and sweep values
     return _deep_merge(base, data), {**base_origins, **origins}
 
 
@@ -677,6 +678,7 @@ def config_from_dict(
     if data.get("extends"):
         base, base_origins = _read_file(Path(data["extends"]), ())
         base.pop("name", None)
+        base.pop("contrasts", None)
         normalised, origins = _deep_merge(base, normalised), {**base_origins, **origins}
     if name is not None:
         normalised["name"] = name

@@ -97,11 +97,34 @@ class SaveParams(_Frozen):
         "(the control)",
     )
     mix: SaveMix = SaveMix()
+    rank_correlation: float = Field(
+        1.0,
+        ge=0,
+        le=1,
+        description="Zipf saves only: how closely the save ranking follows the question ranking "
+        "(a Gaussian copula of the two): 1 = the same ranking, 0 = independent",
+    )
+    replace_unpublished: bool = Field(
+        False,
+        description="a steady-state knowledge base: each article people unpublish is replaced at once "
+        "by a new article that takes its popularity",
+    )
     trace: str | None = Field(
         None,
         description="replay people's saves from this CSV (time, article, kind[, title, content, length]) "
         "instead of drawing them; count and arrivals then do not apply",
     )
+
+    @model_validator(mode="after")
+    def _correlation_needs_zipf(self) -> SaveParams:
+        if self.popularity == "uniform" and self.rank_correlation != 1.0:
+            raise ValueError("rank_correlation applies to Zipf saves; uniform saves have no ranking")
+        if self.trace is not None and self.replace_unpublished:
+            raise ValueError(
+                "replace_unpublished does not apply to a replayed saves trace: a trace names only the "
+                "articles the day starts with"
+            )
+        return self
 
 
 class QuestionParams(_Frozen):
@@ -110,13 +133,13 @@ class QuestionParams(_Frozen):
     _OMITTED_WHEN_NONE = ("trace",)
 
     count: int = Field(120, ge=0, description="questions in the day")
+    query_words: int = Field(3, ge=1, le=12, description="title words used as the query")
+    citations_per_answer: int = Field(2, ge=1, le=20, description="top hits read and cited")
+    search_limit: int = Field(10, ge=1, le=20)
     trace: str | None = Field(
         None,
         description="replay questions from this CSV (time, and article or query) instead of drawing them",
     )
-    query_words: int = Field(3, ge=1, le=12, description="title words used as the query")
-    citations_per_answer: int = Field(2, ge=1, le=20, description="top hits read and cited")
-    search_limit: int = Field(10, ge=1, le=20)
 
 
 class CheckParams(_Frozen):
@@ -142,6 +165,11 @@ class EditParams(_Frozen):
     retry_waits_approval: bool = Field(
         True, description="a retry waits a fresh approval delay, as every write call does"
     )
+    exact_share: bool = Field(
+        False,
+        description="edit exactly the share of answers (every fourth for 0.25) instead of each with "
+        "that probability",
+    )
 
     @property
     def enabled(self) -> bool:
@@ -155,6 +183,11 @@ class DayParams(_Frozen):
 
     day_hours: float = Field(8.0, gt=0)
     zipf_s: float = Field(0.9, ge=0, le=5, description="Zipf exponent of article popularity")
+    ranking: Literal["shuffled", "by_id"] = Field(
+        "shuffled",
+        description="popularity ranks: a seeded shuffle of the articles, or their publication order "
+        "(the first article the most popular)",
+    )
     arrivals: Literal["uniform", "poisson"] = Field(
         "uniform",
         description="'uniform': exactly `count` arrivals at uniform times; 'poisson': a Poisson number of them",

@@ -57,7 +57,9 @@ __all__ = [
 #: The layout of what a run writes: its tables, their columns and what they mean. Bump it
 #: with any change that alters a run's files for the same parameters and seed (the metrics
 #: table, a table's columns, the random streams): runs of another layout are recomputed.
-RESULTS_LAYOUT = 3  # 3: kbsim.stats metric rows, the detections table, per-draw random blocks
+#: 3: kbsim.stats metric rows, the detections table, per-draw random blocks;
+#: 4: people's saves carry their popularity rank.
+RESULTS_LAYOUT = 4
 MANIFEST = "manifest.json"
 DONE = "run.json"
 SUMMARY = "summary.csv"

@@ -165,12 +165,13 @@ MALFORMED = {
     "param_typo": (
         TINY + "scenarios: {zipf: {saves: {cuont: 5}}}\n",
         "scenarios.zipf.saves.cuont",
-        "unknown parameter 'cuont'; expected one of: count, popularity, mix (did you mean 'count'",
+        "unknown parameter 'cuont'; expected one of: count, popularity, mix, rank_correlation, "
+        "replace_unpublished, trace (did you mean 'count'",
     ),
     "sweep_typo": (
         TINY + "sweep: {saves.cuont: [1, 2]}\n",
         "sweep.saves.cuont",
-        "unknown parameter 'cuont'; expected one of: count, popularity, mix",
+        "unknown parameter 'cuont'; expected one of: count, popularity, mix, rank_correlation",
     ),
     "wrong_type": (
         TINY.replace("saves.count: 30", "saves.count: many"),

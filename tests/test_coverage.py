@@ -11,6 +11,7 @@ validation/COVERAGE.md.
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -22,6 +23,7 @@ SCRIPT = Path(__file__).resolve().parents[1] / "validation" / "coverage.py"
 def _coverage_module():
     spec = importlib.util.spec_from_file_location("kbsim_coverage", SCRIPT)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 

@@ -102,11 +102,14 @@ class TextCorpus:
     A content save rewrites one paragraph (line) of the article with a line taken from
     the corpus's own articles, or adds one to an article of a single line, as a person
     revising a step or a sentence would; a retitle replaces one title word with a word
-    from the corpus's titles. Both draw only from the day's ``editors`` stream.
+    from the corpus's titles. A new article (``saves.replace_unpublished``) is a retitled
+    title of the corpus over a few of its lines. All draw only from the day's
+    ``editors`` stream.
     """
 
     lines: list[str]
     title_words: list[str]
+    titles: list[str]
 
     #: Lines and title words kept from a large corpus (evenly spaced, so deterministic).
     MAX_POOL = 20_000
@@ -116,7 +119,16 @@ class TextCorpus:
         lines = [line for content in contents for line in content.splitlines()
                  if line.strip() and not line.lstrip().startswith("#")]
         words = list(dict.fromkeys(word for title in titles for word in title.split()))
-        return cls(_spread(lines, cls.MAX_POOL) or ["Updated."], _spread(words, cls.MAX_POOL) or ["Updated"])
+        return cls(_spread(lines, cls.MAX_POOL) or ["Updated."], _spread(words, cls.MAX_POOL) or ["Updated"],
+                   _spread(list(titles), cls.MAX_POOL))
+
+    def title(self, rng: np.random.Generator) -> str:
+        """A new article's title: one of the corpus's, with one word replaced."""
+        return self.retitle(self.titles[int(rng.integers(len(self.titles)))], rng)
+
+    def body(self, rng: np.random.Generator, lines: int = 4) -> str:
+        """A new article's content: ``lines`` lines of the corpus's articles."""
+        return "\n".join(self.lines[int(i)] for i in rng.integers(len(self.lines), size=lines))
 
     def rewrite(self, content: str, rng: np.random.Generator) -> str:
         lines = content.split("\n")

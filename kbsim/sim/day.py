@@ -25,7 +25,7 @@ from kbsim.params import CorpusParams, DayParams
 from kbsim.sim.activity import QuestionSource, SaveSource
 from kbsim.sim.checks import STRATEGIES
 from kbsim.sim.corpus import Corpus, TextCorpus
-from kbsim.sim.popularity import Popularity
+from kbsim.sim.popularity import Popularity, correlated_ranking
 from kbsim.sim.processes import Answer, agent_edit, asker, checker, editor
 from kbsim.sim.records import CheckRecord, CitationRecord, DayLog, DetectionRecord, EditRecord, SaveRecord
 from kbsim.sim.replay import activity_sources
@@ -51,8 +51,9 @@ __all__ = [
 KB_ID = "kb-1"
 #: Named random streams, spawned in this order (a new stream goes last, so the others keep
 #: their numbers). ``save_targets`` and ``question_draws`` hand each save and question its
-#: own block of uniforms (see :meth:`Popularity.draw`).
-STREAMS = ("corpus", "editors", "askers", "agent", "tail", "save_targets", "question_draws")
+#: own block of uniforms (see :meth:`Popularity.draw`); ``save_ranking`` is the noise of a
+#: save ranking correlated with the question ranking (``saves.rank_correlation``).
+STREAMS = ("corpus", "editors", "askers", "agent", "tail", "save_targets", "question_draws", "save_ranking")
 _STANDARD_NORMAL = NormalDist()
 
 
@@ -93,16 +94,6 @@ class StartingKnowledgeBase:
     def popularity(self, s: float) -> Popularity:
         """Zipf popularity with exponent ``s`` over the ranking (``s = 0``: uniform)."""
         return Popularity(list(self.article_ids), self.ranking, s)
-
-    def question_popularity(self, params: DayParams) -> Popularity:
-        """What questions are about: the corpus's weights if it has them, else Zipf with ``zipf_s``."""
-        if self.weights is not None:
-            return Popularity(list(self.article_ids), self.ranking, 0.0, weights=self.weights)
-        return self.popularity(params.zipf_s)
-
-    def save_popularity(self, params: DayParams, questions: Popularity) -> Popularity:
-        """What people save: the questions' popularity, or (``saves.popularity: uniform``) uniform."""
-        return questions if params.saves.popularity == "zipf" else self.popularity(0.0)
 
 
 def starting_knowledge_base(corpus_params: CorpusParams, seed: int) -> StartingKnowledgeBase:
@@ -213,20 +204,38 @@ def open_day(
 
     The agent's client is granted ``kb_id`` and timed by ``env.now``; the streams are
     ``streams(seed)``; question popularity is Zipf with ``zipf_s`` over the seed's
-    ranking (or the corpus's own weights), save popularity the same or
-    (``saves.popularity: uniform``) uniform.
+    ranking (or publication order, ``ranking: by_id``; or a corpus's own popularity
+    weights), save popularity the same, a ranking correlated with it
+    (``saves.rank_correlation`` below 1), or uniform (``saves.popularity: uniform``).
     """
     starting = starting_knowledge_base(params.corpus, seed) if starting is None else starting
     env = simpy.Environment() if env is None else env
-    questions_by = starting.question_popularity(params)
-    saves_by = starting.save_popularity(params, questions_by)
+    rngs = streams(seed)
+    weights = starting.weights
+    # a corpus's own weights rank it; otherwise the seed's shuffle or publication order
+    by_id = params.ranking == "by_id" and weights is None
+    ranking = np.arange(len(starting.article_ids)) if by_id else starting.ranking
+    articles = list(starting.article_ids)
+    questions_by = Popularity(articles, ranking, params.zipf_s, weights=weights)
+    saves = params.saves
+    if saves.popularity == "uniform":
+        saves_by = Popularity(articles, ranking, 0.0)
+    elif saves.rank_correlation < 1.0:
+        save_ranking = correlated_ranking(ranking, saves.rank_correlation, rngs["save_ranking"])
+        save_weights = None
+        if weights is not None:  # the same weights, by rank, over the correlated ranking
+            save_weights = np.empty_like(weights)
+            save_weights[save_ranking] = weights[ranking]
+        saves_by = Popularity(articles, save_ranking, params.zipf_s, weights=save_weights)
+    else:
+        saves_by = questions_by
     return Day(
         env=env,
         store=store,
         client=store.client(grants={kb_id}, clock=lambda: env.now),
         kb_id=kb_id,
         params=params,
-        streams=streams(seed),
+        streams=rngs,
         log=DayLog() if log is None else log,
         corpus=starting.corpus,
         questions_by=questions_by,
@@ -256,8 +265,12 @@ def agent_edits(day: Day) -> Callable[[Answer], None]:
     params, rng = day.params, day.streams["agent"]
     retries_per_edit = 1 + params.edit.max_retries
 
+    share = params.edit.share
+
     def on_answer(answer: Answer) -> None:
-        chosen = rng.random() < params.edit.share
+        chosen = rng.random() < share
+        if params.edit.exact_share:  # exactly that share: every fourth answer for 0.25
+            chosen = math.floor((answer.answer_id + 1) * share) > math.floor(answer.answer_id * share)
         uniforms = rng.random(retries_per_edit)
         if params.edit.enabled and chosen and answer.citations:
             delays = _approval_delays(params, uniforms)

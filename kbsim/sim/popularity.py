@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
+from statistics import NormalDist
 
 import numpy as np
 
@@ -25,8 +26,7 @@ class Popularity:
             used in place of the Zipf law; the ranking should then sort them.
     """
 
-    def __init__(self, article_ids: list[str], ranking: np.ndarray, s: float,
-                 weights: np.ndarray | None = None) -> None:
+    def __init__(self, article_ids: list[str], ranking, s: float, weights: np.ndarray | None = None) -> None:
         self.by_rank = [article_ids[i] for i in ranking]
         self.rank_of = {article_id: r for r, article_id in enumerate(self.by_rank)}
         if weights is None:
@@ -38,6 +38,12 @@ class Popularity:
         # bisect over a list of floats: the same answer as np.searchsorted, without its per-call cost
         self._cdf = cdf.tolist()
         self._total = float(cdf[-1])
+
+    def replace(self, old_id: str, new_id: str) -> None:
+        """``new_id`` takes ``old_id``'s rank (a new article replacing an unpublished one)."""
+        rank = self.rank_of.pop(old_id)
+        self.by_rank[rank] = new_id
+        self.rank_of[new_id] = rank
 
     def draw(self, uniforms: Sequence[float], is_eligible: Callable[[str], bool]) -> str | None:
         """One article among the eligible ones, or None if none is, from exactly
@@ -63,3 +69,18 @@ class Popularity:
             return None
         index = int(np.searchsorted(cdf, uniforms[ATTEMPTS] * cdf[-1], side="right"))
         return eligible[min(index, len(eligible) - 1)]
+
+
+def correlated_ranking(ranking: np.ndarray, rho: float, rng: np.random.Generator) -> np.ndarray:
+    """A second ranking whose ranks follow ``ranking``'s with rank correlation set by ``rho``.
+
+    A Gaussian copula: the article at rank ``r`` gets the normal score of its rank
+    (high for the popular), mixed with independent noise, ``rho * z + sqrt(1 - rho^2) * e``;
+    the new ranking orders the articles by that score. ``rho = 1`` is ``ranking`` itself,
+    ``rho = 0`` an independent shuffle.
+    """
+    n = len(ranking)
+    scores = np.array([NormalDist().inv_cdf(1 - (r + 0.5) / n) for r in range(n)])
+    noise = rng.standard_normal(n)
+    order = np.argsort(-(rho * scores + np.sqrt(max(0.0, 1 - rho * rho)) * noise), kind="stable")
+    return np.asarray(ranking)[order]

@@ -97,10 +97,29 @@ def editor(day: Day, arrivals: Iterable[SaveArrival]):
                     title = day.corpus.retitle(store.article_state(kb_id, article_id).title, rng)
             content = _new_content(day, article_id, arrival)
             version = store.save_article(kb_id, article_id, at=env.now, content=content, title=title)
-        log.add_save(SaveRecord(env.now, "people", kind, article_id, version))
+        rank = day.questions_by.rank_of.get(article_id, -1)
+        log.add_save(SaveRecord(env.now, "people", kind, article_id, version, rank))
         if log.save_texts is not None:
             log.save_texts.append((title, content))
         log.note("people", env.now, f"{kind} {article_id}")
+        if kind == "unpublish" and day.params.saves.replace_unpublished:
+            _replace(day, article_id, rank)
+
+
+def _replace(day: Day, old_id: str, rank: int) -> None:
+    """A steady-state knowledge base: a new article, written by the day's corpus, takes the
+    unpublished article's popularity (in the question and the save ranking)."""
+    env, rng = day.env, day.streams["editors"]
+    title, content = day.corpus.title(rng), day.corpus.body(rng)
+    new_id = day.store.publish_article(day.kb_id, title=title, content=content, at=env.now)
+    for popularity in {id(p): p for p in (day.questions_by, day.saves_by)}.values():
+        if old_id in popularity.rank_of:
+            popularity.replace(old_id, new_id)
+    version = day.store.current_version(day.kb_id, new_id)
+    day.log.add_save(SaveRecord(env.now, "people", "publish", new_id, version, rank))
+    if day.log.save_texts is not None:
+        day.log.save_texts.append((title, content))
+    day.log.note("people", env.now, f"publish {new_id}")
 
 
 def _new_content(day: Day, article_id: str, arrival: SaveArrival) -> str:
@@ -168,6 +187,7 @@ def asker(day: Day, arrivals: Iterable[QuestionArrival], on_answer: Callable[[An
                 popularity_rank=rank_of[read["article_id"]],
                 cited_version=read["updated_at"],
                 cited_title=read["title"],
+                target_rank=rank_of.get(target, -1) if target else -1,
             )
             citations.append(citation)
             contents.append(read["content"])
@@ -265,7 +285,8 @@ def agent_edit(day: Day, answer: Answer, delays: Iterator[float]):
         else:
             retry_outcome = status
         if status == "applied":
-            log.add_save(SaveRecord(env.now, "agent", "agent_edit", cited.article_id, result["updated_at"]))
+            rank = day.questions_by.rank_of.get(cited.article_id, -1)
+            log.add_save(SaveRecord(env.now, "agent", "agent_edit", cited.article_id, result["updated_at"], rank))
             replay_ok = _replay_writes_nothing(client, store, kb_id, arguments, result)
             break
         if status == "gone" or attempt >= params.edit.max_retries:

@@ -25,9 +25,10 @@ class SaveRecord:
 
     time_s: float
     actor: str  # "people" | "agent"
-    kind: str  # "content" | "content_and_title" | "unpublish" | "agent_edit"
+    kind: str  # "content" | "content_and_title" | "unpublish" | "agent_edit" | "publish"
     article_id: str
     version: str  # the updated_at the save produced
+    popularity_rank: int  # the article's rank in question popularity when saved (0 = most popular)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,11 +38,12 @@ class CitationRecord:
     answer_id: int
     position: int  # 0 = top hit
     asked_s: float
-    target_article_id: str  # the article the question was about
+    target_article_id: str  # the article the question was about ("" when the question named none)
     article_id: str
-    popularity_rank: int  # 0 = most popular
+    popularity_rank: int  # the cited article's rank in question popularity, 0 = most popular
     cited_version: str
     cited_title: str
+    target_rank: int  # the target's rank in question popularity (-1 when there is none)
 
 
 @dataclass(frozen=True, slots=True)

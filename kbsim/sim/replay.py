@@ -212,6 +212,9 @@ def export_day(log: DayLog, day_s: float) -> tuple[list[SaveRow], list[QuestionR
     (with the text they wrote) and every question (time, article, query)."""
     if log.save_texts is None or log.questions is None:
         raise ValueError("the day did not keep its activity: simulate it with keep_activity=True")
+    if any(save.kind == "publish" for save in log.saves):
+        raise ValueError("a day whose people publish new articles (saves.replace_unpublished) cannot be "
+                         "exported as traces: a trace names only the articles the day starts with")
     people = [save for save in log.saves if save.actor == "people"]
     saves = [
         SaveRow(save.time_s, save.article_id, save.kind, title, content)
@@ -245,6 +248,9 @@ def export_run(run_dir: str | Path, out_dir: str | Path, *, overwrite: bool = Fa
     existing = [str(path) for path in targets if path.exists()]
     if existing and not overwrite:
         raise ExportError(f"{existing[0]} exists; choose another --out or pass --force")
+    if params.saves.replace_unpublished:
+        raise ExportError(f"{run_dir}: a day with saves.replace_unpublished cannot be exported as traces "
+                          "(a trace names only the articles the day starts with)")
     tables, log = simulate_day(params, seed, keep_activity=True)
     for name in ("saves", "citations"):
         stored = pd.read_parquet(run_dir / f"{name}.parquet")

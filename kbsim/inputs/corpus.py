@@ -193,17 +193,24 @@ def _weight(value: Any, error) -> float:
 # -- folders of Markdown or text files ----------------------------------------------------------
 
 
-def _text_files(root: Path) -> list[tuple[str, Path, os.stat_result]]:
-    """``(relative posix path, path, stat)`` of every text file under ``root``, sorted."""
+def _text_files(root: Path) -> list[tuple[str, str, int, int]]:
+    """``(relative posix path, path, mtime_ns, size)`` of every text file under ``root``, sorted
+    by relative path (hidden files and folders skipped)."""
     found = []
-    for directory, subdirectories, names in os.walk(root):
-        subdirectories[:] = sorted(d for d in subdirectories if not d.startswith("."))
-        for name in names:
-            if name.startswith(".") or not name.lower().endswith(TEXT_SUFFIXES):
-                continue
-            path = Path(directory, name)
-            found.append((path.relative_to(root).as_posix(), path, path.stat()))
-    return sorted(found, key=lambda item: item[0])
+    pending = [("", os.fspath(root))]
+    while pending:
+        prefix, directory = pending.pop()
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                if entry.is_dir():
+                    pending.append((f"{prefix}{entry.name}/", entry.path))
+                elif entry.name.lower().endswith(TEXT_SUFFIXES) and entry.is_file():
+                    stat = entry.stat()
+                    found.append((prefix + entry.name, entry.path, stat.st_mtime_ns, stat.st_size))
+    found.sort()
+    return found
 
 
 def parse_text_file(path: Path | str, text: str) -> tuple[str | None, str, dict[str, Any], int]:
@@ -242,17 +249,18 @@ def parse_text_file(path: Path | str, text: str) -> tuple[str | None, str, dict[
     return (None if title is None else title), "\n".join(lines[start:]).strip(), meta, 1
 
 
-def _read_folder(root: Path, articles: _Articles) -> str:
-    files = _text_files(root)
+def _read_folder(root: Path, files: list[tuple[str, str, int, int]], articles: _Articles) -> str:
     if not files:
         raise InputError(root, "no articles: the folder (with its subfolders) holds no .md, .markdown or .txt file")
     digest = hashlib.sha256()
-    for relative, path, _ in files:
-        data = path.read_bytes()
+    for relative, path, _, _ in files:
+        with open(path, "rb") as handle:
+            data = handle.read()
         digest.update(relative.encode("utf-8", "surrogateescape") + b"\0" + data + b"\0")
         title, content, meta, line = parse_text_file(path, decode_utf8(path, data))
         if title is None:
-            title, line = path.stem.replace("-", " ").replace("_", " "), None
+            stem = relative.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+            title, line = stem.replace("-", " ").replace("_", " "), None
             if not title.strip():
                 raise InputError(path, "no title: no heading, no title in front matter, and no file name")
         articles.add(path, line, title, content, meta.get("id", relative), meta.get("popularity"),
@@ -398,26 +406,27 @@ def load_corpus(source: str | os.PathLike[str]) -> LoadedCorpus:
     path = Path(source)
     if not path.exists():
         raise InputError(path, "no such file or folder")
+    files = None
     if path.is_dir():
-        key: tuple = (str(path.resolve()), "dir", tuple((rel, s.st_mtime_ns, s.st_size) for rel, _, s in
-                                                         _text_files(path)))
+        files = _text_files(path)
+        key: tuple = (str(path.resolve()), "dir", tuple((rel, mtime, size) for rel, _, mtime, size in files))
     else:
         stat = path.stat()
         key = (str(path.resolve()), "file", stat.st_mtime_ns, stat.st_size, stat.st_ino)
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
-    loaded = _read(path)
+    loaded = _read(path, files)
     _CACHE[key] = loaded
     while len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
     return loaded
 
 
-def _read(path: Path) -> LoadedCorpus:
+def _read(path: Path, files: list[tuple[str, str, int, int]] | None = None) -> LoadedCorpus:
     if path.is_dir():
         articles = _Articles()
-        digest = _read_folder(path, articles)
+        digest = _read_folder(path, _text_files(path) if files is None else files, articles)
         return articles.finish(str(path), digest)
     suffix = path.suffix.lower()
     if suffix not in JSONL_SUFFIXES + CSV_SUFFIXES:

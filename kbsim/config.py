@@ -35,6 +35,7 @@ import hashlib
 import itertools
 import json
 import math
+import os
 import re
 import typing
 from dataclasses import dataclass
@@ -45,7 +46,7 @@ import yaml
 from pydantic import BaseModel, ValidationError, field_validator
 
 from kbsim import limits
-from kbsim.params import DayParams
+from kbsim.params import INPUT_PATHS, DayParams
 
 __all__ = [
     "CONFIG_KEYS",
@@ -354,8 +355,9 @@ class ExperimentConfig(BaseModel):
         specs = []
         for scenario, point, params in self.points():
             dumped = params.model_dump(mode="json")
+            inputs = _input_digests(params)  # {} for a synthetic day: its run ids are as they were
             for seed in self.seeds:
-                run_id = _short_hash({"params": dumped, "seed": seed})
+                run_id = _short_hash({"params": dumped, "seed": seed, **inputs})
                 specs.append(RunSpec(run_id, scenario, point, seed, params))
         return specs
 
@@ -408,6 +410,7 @@ def _read_file(path: Path, chain: tuple[Path, ...]) -> tuple[dict, dict[tuple, s
                 source, str(key), f"unknown key; expected one of: {', '.join(CONFIG_KEYS)}{hint}"
             )
     data = _normalise(raw, source)
+    _resolve_inputs(data, path.parent)
     origins = {path_: source for path_ in _leaf_paths(data)}
     extends = raw.get("extends")
     if extends is None:
@@ -444,6 +447,29 @@ def _normalise(raw: dict, source: str) -> dict:
     if "sweep" in data:
         data["sweep"] = _flatten_sweep(data["sweep"], source)
     return data
+
+
+def _resolve_inputs(data: dict, base: Path) -> None:
+    """Make the input file paths a config sets (``kbsim.params.INPUT_PATHS``) relative to
+    ``base``, the folder of the file that sets them (an absolute path stays as it is)."""
+
+    def resolved(value: Any) -> Any:
+        if not isinstance(value, str) or not value or value.startswith("kbsim:"):
+            return value
+        return os.path.abspath(base / Path(value).expanduser())  # absolute, without ".."
+
+    nested = [data.get("params") or {}, *(data.get("scenarios") or {}).values()]
+    for dotted in INPUT_PATHS:
+        *parents, leaf = dotted.split(".")
+        for params in nested:
+            for part in parents:
+                params = params.get(part) if isinstance(params, dict) else None
+            if isinstance(params, dict) and leaf in params:
+                params[leaf] = resolved(params[leaf])
+        sweep = data.get("sweep") or {}
+        if dotted in sweep:
+            values = sweep[dotted]
+            sweep[dotted] = [resolved(v) for v in values] if isinstance(values, list) else resolved(values)
 
 
 def _leaf_paths(data: dict, prefix: tuple = ()) -> list[tuple]:
@@ -625,6 +651,7 @@ def load_config(
     data, origins = _read_file(path, ())
     for item in overrides:
         _apply_override(data, origins, item)
+    _resolve_inputs(data, Path.cwd())  # paths given with --set are relative to where it runs
     if seeds is not None:
         data["seeds"] = parse_seeds(seeds, "--seeds", "seeds")
         origins[("seeds",)] = "--seeds"
@@ -646,6 +673,7 @@ def config_from_dict(
                 source, str(key), f"unknown key; expected one of: {', '.join(CONFIG_KEYS)}"
             )
     normalised = _normalise(data, source)
+    _resolve_inputs(normalised, Path.cwd())
     origins = {path: source for path in _leaf_paths(normalised)}
     if data.get("extends"):
         base, base_origins = _read_file(Path(data["extends"]), ())
@@ -875,6 +903,32 @@ def _blame(
     return source, f"params.{keys[0]}"
 
 
+def _input_digests(params: DayParams) -> dict[str, dict[str, str]]:
+    if all(_get_dotted(params, dotted) is None for dotted in INPUT_PATHS):
+        return {}
+    from kbsim.sim.replay import input_digests
+
+    return {"inputs": input_digests(params)}
+
+
+def _check_inputs(
+    params: DayParams, config: ExperimentConfig, scenario: str, point: dict, origins: dict, source: str
+) -> None:
+    """Read the corpus and traces a point names, refusing a bad file before anything runs."""
+    named = {dotted: _get_dotted(params, dotted) for dotted in INPUT_PATHS}
+    if all(value is None for value in named.values()):
+        return
+    from kbsim.inputs import InputError
+    from kbsim.sim.replay import check_inputs
+
+    try:
+        check_inputs(params, list(config.seeds))
+    except InputError as exc:
+        key = next((k for k, v in named.items() if v is not None and Path(v) == Path(exc.path)), "corpus.source")
+        origin, key_path = _blame((key,), config, scenario, point, origins, source)
+        raise ConfigError(origin, key_path, str(exc)) from None
+
+
 def _has_path(nested: dict, parts: list[str]) -> bool:
     for part in parts:
         if not isinstance(nested, dict) or part not in nested:
@@ -905,6 +959,7 @@ def _check_runs(config: ExperimentConfig, source: str, origins: dict) -> None:
             if several:
                 where = f" (scenario {scenario}, sweep point {point})" if point else f" (scenario {scenario})"
             raise ConfigError(origin, key_path, limit.problem + where)
+        _check_inputs(params, config, scenario, point, origins, source)
         key = _short_hash(params.model_dump(mode="json"))
         if key in seen:
             other, other_point = seen[key]
@@ -976,6 +1031,7 @@ def load_day_params(path: str | Path) -> DayParams:
         ) from None
     try:
         params = _nest_params(_parse_yaml(text, source), source, "")
+        _resolve_inputs({"params": params}, path.parent)
         try:
             return DayParams.model_validate(params, strict=True)
         except ValidationError as exc:

@@ -9,18 +9,43 @@ their own models so that sweeps can address them by dotted name
 from __future__ import annotations
 
 import math
-from typing import Literal
+from datetime import datetime
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
+
+#: Parameters that name input files (relative paths are relative to the config file that
+#: sets them; kbsim.config resolves them when it reads the file).
+INPUT_PATHS = ("corpus.source", "saves.trace", "questions.trace")
 
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    #: Fields left out of a dump while None: added after results were first written, so
+    #: that days which do not use them keep their dumps, and so their run ids.
+    _OMITTED_WHEN_NONE: tuple[str, ...] = ()
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler) -> dict[str, Any]:
+        data = handler(self)
+        for name in self._OMITTED_WHEN_NONE:
+            if data.get(name, 0) is None:
+                del data[name]
+        return data
+
 
 class CorpusParams(_Frozen):
-    """The synthetic corpus: titles and bodies drawn from a seeded vocabulary."""
+    """The corpus: synthetic (titles and bodies drawn from a seeded vocabulary), or read
+    from ``source`` (then the synthetic parameters do not apply)."""
 
+    _OMITTED_WHEN_NONE = ("source",)
+
+    source: str | None = Field(
+        None,
+        description="articles from files: a folder of .md/.txt files, a .jsonl or a .csv file, or "
+        "'kbsim:sample' (the shipped sample help desk); None: the synthetic corpus",
+    )
     articles: int = Field(400, ge=3, description="articles published at the start of the day")
     vocabulary_per_article: float = Field(
         4.0, gt=0, description="distinct vocabulary words per article (Heaps-style growth)"
@@ -28,6 +53,21 @@ class CorpusParams(_Frozen):
     min_vocabulary: int = Field(600, ge=50, description="vocabulary floor for small corpora")
     title_words: int = Field(4, ge=2, le=12)
     body_words: int = Field(60, ge=5, le=2000)
+
+    @model_validator(mode="after")
+    def _synthetic_or_files(self) -> CorpusParams:
+        synthetic = sorted(
+            name for name in self.model_fields_set - {"source"}
+            if getattr(self, name) != type(self).model_fields[name].default
+        )
+        if self.source is not None and synthetic:
+            raise ValueError(
+                f"{', '.join(synthetic)} shape the synthetic corpus and do not apply to source "
+                f"{self.source!r}; remove them"
+            )
+        if self.source is not None and not self.source.strip():
+            raise ValueError("source is empty; give a folder or file path, or 'kbsim:sample'")
+        return self
 
 
 class SaveMix(_Frozen):
@@ -48,9 +88,13 @@ class SaveMix(_Frozen):
 class SaveParams(_Frozen):
     """People editing the knowledge base."""
 
+    _OMITTED_WHEN_NONE = ("trace",)
+
     count: int = Field(300, ge=0, description="saves by people in the day")
     popularity: Literal["zipf", "uniform"] = Field(
-        "zipf", description="'uniform' spreads saves evenly over articles (the control)"
+        "zipf",
+        description="'zipf': the questions' popularity; 'uniform' spreads saves evenly over articles "
+        "(the control)",
     )
     mix: SaveMix = SaveMix()
     rank_correlation: float = Field(
@@ -65,21 +109,37 @@ class SaveParams(_Frozen):
         description="a steady-state knowledge base: each article people unpublish is replaced at once "
         "by a new article that takes its popularity",
     )
+    trace: str | None = Field(
+        None,
+        description="replay people's saves from this CSV (time, article, kind[, title, content, length]) "
+        "instead of drawing them; count and arrivals then do not apply",
+    )
 
     @model_validator(mode="after")
     def _correlation_needs_zipf(self) -> SaveParams:
         if self.popularity == "uniform" and self.rank_correlation != 1.0:
             raise ValueError("rank_correlation applies to Zipf saves; uniform saves have no ranking")
+        if self.trace is not None and self.replace_unpublished:
+            raise ValueError(
+                "replace_unpublished does not apply to a replayed saves trace: a trace names only the "
+                "articles the day starts with"
+            )
         return self
 
 
 class QuestionParams(_Frozen):
     """People asking; the agent answers each with cited articles."""
 
+    _OMITTED_WHEN_NONE = ("trace",)
+
     count: int = Field(120, ge=0, description="questions in the day")
     query_words: int = Field(3, ge=1, le=12, description="title words used as the query")
     citations_per_answer: int = Field(2, ge=1, le=20, description="top hits read and cited")
     search_limit: int = Field(10, ge=1, le=20)
+    trace: str | None = Field(
+        None,
+        description="replay questions from this CSV (time, and article or query) instead of drawing them",
+    )
 
 
 class CheckParams(_Frozen):
@@ -119,6 +179,8 @@ class EditParams(_Frozen):
 class DayParams(_Frozen):
     """One simulated day (defaults: the reference study's Zipf day, no edits)."""
 
+    _OMITTED_WHEN_NONE = ("day_start",)
+
     day_hours: float = Field(8.0, gt=0)
     zipf_s: float = Field(0.9, ge=0, le=5, description="Zipf exponent of article popularity")
     ranking: Literal["shuffled", "by_id"] = Field(
@@ -136,6 +198,23 @@ class DayParams(_Frozen):
     questions: QuestionParams = QuestionParams()
     checks: CheckParams = CheckParams()
     edit: EditParams = EditParams()
+    day_start: str | None = Field(
+        None,
+        description="the instant (ISO 8601 with a time zone) that ISO times in traces count from; "
+        "None: 2026-01-05T09:00:00Z, the instant simulated time 0 stands for",
+    )
+
+    @field_validator("day_start")
+    @classmethod
+    def _instant(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                instant = datetime.fromisoformat(value)
+            except ValueError:
+                raise ValueError(f"expected an ISO 8601 date and time, got {value!r}") from None
+            if instant.tzinfo is None:
+                raise ValueError(f"{value!r} has no time zone; add Z or an offset such as +01:00")
+        return value
 
     @property
     def day_s(self) -> float:

@@ -22,6 +22,7 @@ import functools
 import json
 import logging
 import math
+import os
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import kbsim
+from kbsim.inputs import InputError
 from kbsim.params import DayParams
 from kbsim.sim.activity import repeating_saves
 from kbsim.sim.day import open_day, starting_knowledge_base
@@ -77,6 +79,28 @@ def check_busy_timeout(busy_timeout_s: float) -> float:
     return float(busy_timeout_s)
 
 
+def served_corpus(params: DayParams, corpus: str | None) -> DayParams:
+    """The day parameters with ``--corpus`` applied: a folder or file path, ``kbsim:sample``,
+    or ``synthetic`` (the seeded synthetic corpus). Without ``--corpus``, a config that
+    sets nothing under ``corpus`` serves the shipped sample help desk."""
+    from kbsim.inputs import SAMPLE
+
+    if corpus is None:
+        if "corpus" in params.model_fields_set:
+            return params
+        corpus = SAMPLE
+    data = params.model_dump(mode="json")
+    if corpus == "synthetic":
+        data["corpus"].pop("source", None)
+    else:
+        source = corpus if corpus.startswith("kbsim:") else os.path.abspath(Path(corpus).expanduser())
+        data["corpus"] = {"source": source}
+    try:
+        return DayParams.model_validate(data)
+    except ValueError as exc:
+        raise ServeConfigError(f"--corpus {corpus!r}: {exc}") from None
+
+
 def open_backend(params: DayParams, db: str | Path | None,
                  busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S):
     """An empty or persisted store: in memory, or SQLite at ``db``.
@@ -105,7 +129,8 @@ def corpus_articles(params: DayParams, seed: int) -> Iterator[tuple[str, str]]:
 
 def build_store(params: DayParams, seed: int, db: str | Path | None = None,
                 kb_id: str = DEFAULT_KB_ID, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S):
-    """The store to serve: knowledge base ``kb_id`` holding the seeded corpus.
+    """The store to serve: knowledge base ``kb_id`` holding the day's corpus (the
+    config's ``corpus.source``, or the seeded synthetic corpus).
 
     The articles are those the simulated day starts with for the same corpus
     parameters and seed (same ids, titles and bodies), published at simulated
@@ -115,13 +140,17 @@ def build_store(params: DayParams, seed: int, db: str | Path | None = None,
     persist across restarts); when another server filled it meanwhile, that
     whole knowledge base is served.
     """
+    try:
+        starting = starting_knowledge_base(params.corpus, seed)
+    except InputError as exc:
+        raise ServeConfigError(f"the corpus: {exc}") from None
     store = open_backend(params, db, busy_timeout_s)
     try:
         if store.has_knowledge_base(kb_id):
             log.info("serving the existing knowledge base %s from %s", kb_id, db)
-            _warn_if_unlike(store, kb_id, params, db)
+            _warn_if_unlike(store, kb_id, len(starting.article_ids), db)
             return store
-        articles = list(corpus_articles(params, seed))
+        articles = list(starting.articles())
         log.info("filling %s with %d articles (seed %d)%s", kb_id, len(articles), seed,
                  f" in {db}" if db is not None else "")
         try:
@@ -143,14 +172,14 @@ def _source(db: str | Path | None, kb_id: str) -> str:
     return f"--db {str(db)!r}" if db is not None else f"--kb-id {kb_id!r}"
 
 
-def _warn_if_unlike(store, kb_id: str, params: DayParams, db) -> None:
+def _warn_if_unlike(store, kb_id: str, corpus_articles: int, db) -> None:
     """Say so when a never-edited knowledge base does not hold the config's corpus."""
     held = store.latest_sequence(kb_id)
-    if len(store.published_article_ids(kb_id)) == held != params.corpus.articles:
+    if len(store.published_article_ids(kb_id)) == held != corpus_articles:
         log.warning(
             "%s in %s holds %d articles and no edits, but the config's corpus has %d: "
             "serving the file as it is (delete it to fill it from the config)",
-            kb_id, db, held, params.corpus.articles,
+            kb_id, db, held, corpus_articles,
         )
 
 

@@ -166,7 +166,7 @@ MALFORMED = {
         TINY + "scenarios: {zipf: {saves: {cuont: 5}}}\n",
         "scenarios.zipf.saves.cuont",
         "unknown parameter 'cuont'; expected one of: count, popularity, mix, rank_correlation, "
-        "replace_unpublished (did you mean 'count'",
+        "replace_unpublished, trace (did you mean 'count'",
     ),
     "sweep_typo": (
         TINY + "sweep: {saves.cuont: [1, 2]}\n",

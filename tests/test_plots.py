@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
@@ -59,6 +60,11 @@ CONFIGS = {
           event_retention_s: [null, 600, 3600]
           checks.interval_s: [1800, 3600]
     """,
+    "sample_kb": """
+        scenarios:
+          zipf: {}
+          control: {saves.popularity: uniform}
+    """,
 }
 
 
@@ -68,7 +74,8 @@ def study(tmp_path_factory):
     experiments = root / "experiments"
     experiments.mkdir()
     for name, body in CONFIGS.items():
-        (experiments / f"{name}.yaml").write_text(DAY + textwrap.dedent(body))
+        day = DAY if name != "sample_kb" else DAY.replace("{articles: 60}", "{source: 'kbsim:sample'}")
+        (experiments / f"{name}.yaml").write_text(day + textwrap.dedent(body))
     (root / "README.md").write_text(
         f"# kbsim\n\n## Results\n\n{pages.README_START}\nstale text\n{pages.README_END}\n\n## Tour\n"
     )
@@ -103,6 +110,10 @@ def test_every_figure_is_written_with_readme_and_results_table(study):
         and "Edits rejected (conflict), delay 10 min" in results
     )
     assert all(f"(../figures/{name}.png)" in results for name in figures.FIGURE_NAMES)
+    # the sample help desk beside the synthetic corpus, and whether real text changes title recall
+    assert "| metric | Zipf saves, synthetic corpus | Zipf saves, sample help desk | control, synthetic corpus " \
+        "| control, sample help desk |" in results
+    assert re.search(r"\*\*Real text (does not change|raises|lowers) the title check's recall", results)
     # The README's results block is rewritten in place, the rest of it kept.
     top = (root / "README.md").read_text()
     assert "stale text" not in top and top.startswith("# kbsim") and top.endswith("## Tour\n")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import string
+import subprocess
 import sys
 import threading
 import time
@@ -519,3 +520,42 @@ def test_db_serves_a_persistent_knowledge_base(tmp_path):
         assert mcp.ok("edit_knowledge_article", {
             **article, "content": "kept on disk", "expected_version": read["updated_at"],
             "idempotency_key": "db-1"}) == {**first, "replayed": True}
+
+
+# -- real text: the shipped sample, and your own folder ----------------------------------------
+
+
+def test_an_agent_finds_answers_in_the_sample_help_desk_in_plain_english(server):
+    """Served by default, the sample help desk answers the questions people ask an IT desk."""
+    expected = {
+        "reset password": ("Reset your VPN password", "Reset your network password"),
+        "my printer shows offline": ("Printer shows offline after a driver update",),
+        "I lost my phone": ("Lost phone and cannot approve sign-in", "Lost or stolen phone"),
+        "outlook keeps asking for my password": ("Outlook keeps asking for your password",),
+        "emails stuck in outbox": ("Emails stuck in the Outbox",),
+        "blue screen on my laptop": ("Blue screen error on Windows",),
+        "share a file with someone outside the company": ("Share a file with someone outside the company",),
+    }
+    for query, relevant in expected.items():
+        hits = server.ok("search_knowledge_base", {"knowledge_base_id": KB, "query": query, "limit": 3})["results"]
+        assert hits[0]["title"] in relevant, (query, [h["title"] for h in hits])
+        article = server.ok("read_knowledge_article", {"knowledge_base_id": KB, "article_id": hits[0]["article_id"]})
+        assert article["content"].startswith(hits[0]["snippet"]) and "## " in article["content"]
+        assert article["citation"] == hits[0]["citation"]
+
+
+def test_serve_corpus_serves_your_own_folder(tmp_path):
+    kb = tmp_path / "my-kb"
+    kb.mkdir()
+    (kb / "vpn.md").write_text("# Reset your VPN password\n\nOpen the VPN client and choose Reset.\n")
+    (kb / "badge.md").write_text("# Badge does not open the door\n\nHold it flat against the reader.\n")
+    with running_server(tmp_path / "stderr.log", "--corpus", str(kb)) as mcp:
+        hits = mcp.ok("search_knowledge_base", {"knowledge_base_id": KB, "query": "door badge"})["results"]
+        assert [h["title"] for h in hits] == ["Badge does not open the door"]
+        assert hits[0]["article_id"] == "art-000001"  # files in name order: badge.md, vpn.md
+        assert mcp.poll(0)["next_sequence"] == 2
+    (kb / "vpn.md").write_bytes(b"# VPN \xff\n")
+    refused = subprocess.run([sys.executable, "-m", "kbsim", "serve", "--corpus", str(kb)], cwd=REPO,
+                             env={"PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert f"{kb / 'vpn.md'}, line 1: bytes that are not UTF-8" in refused.stderr

@@ -16,6 +16,8 @@ COMMAND_MODULES = (
     "kbsim.cli.run_cmd",
     "kbsim.cli.serve_cmd",
     "kbsim.cli.figures_cmd",
+    "kbsim.cli.corpus_cmd",
+    "kbsim.cli.trace_cmd",
 )
 
 

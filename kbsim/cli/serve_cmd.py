@@ -14,10 +14,15 @@ def register(subparsers) -> None:
         "serve",
         help="serve the knowledge base as a stdio MCP server (the four tools)",
         description=(
-            "Serve a simulated knowledge base as an MCP server over stdio. stdout carries "
-            "the protocol; logs go to stderr."
+            "Serve a knowledge base as an MCP server over stdio: the shipped sample help desk, "
+            "your own articles (--corpus), or the synthetic corpus. stdout carries the protocol; "
+            "logs go to stderr."
         ),
     )
+    parser.add_argument("--corpus", metavar="PATH",
+                        help="the articles to serve: a folder of .md/.txt files, a .jsonl or a .csv "
+                             "file, 'kbsim:sample' or 'synthetic' (default: the config's corpus, or "
+                             "the shipped sample help desk)")
     parser.add_argument("--config", metavar="CONFIG",
                         help="YAML file of day parameters, nested or dotted as in a config's "
                              "params (corpus.articles, saves.count, zipf_s, ...)")
@@ -50,7 +55,7 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from kbsim.config import ConfigError, load_day_params
     from kbsim.params import DayParams
-    from kbsim.serve import ServeConfigError, check_busy_timeout, check_speed, serve
+    from kbsim.serve import ServeConfigError, check_busy_timeout, check_speed, serve, served_corpus
 
     logging.basicConfig(
         stream=sys.stderr,
@@ -61,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
         check_speed(args.speed)
         check_busy_timeout(args.busy_timeout)
         params = DayParams() if args.config is None else load_day_params(args.config)
+        params = served_corpus(params, args.corpus)
         serve(params, seed=args.seed, db=args.db, kb_id=args.kb_id, grants=args.grant,
               live=args.live, speed=args.speed, busy_timeout_s=args.busy_timeout)
     except (ServeConfigError, ConfigError) as exc:

@@ -13,7 +13,7 @@ from kbsim.report.experiments import load_experiment
 from kbsim.report.figures import specs
 
 #: The experiments the results pages need besides the figures'.
-PAGE_EXPERIMENTS = ("reference", "control")
+PAGE_EXPERIMENTS = ("reference", "control", "sample_kb")
 
 
 def build_figures(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kbsim.report.experiments import FULL_COMMAND, Experiment
 from kbsim.report.figures import FIGURES
+from kbsim.report.own_kb import sample_kb_section
 from kbsim.report.tables import markdown_table, reference_results
 
 README_START = "<!-- results:start (rewritten by `kbsim figures`) -->"
@@ -85,6 +86,7 @@ def write_results_markdown(exps: Mapping[str, Experiment], path: str | Path, fig
         "with edits, one row per delay. What each metric means: [model.md](model.md#metrics).",
         "",
         markdown_table(reference_results(exps)),
+        *sample_kb_section(exps),
     ]
     for spec in FIGURES:
         lines += [f"![{spec.shows}]({(rel / (spec.name + '.png')).as_posix()})", "", f"*{spec.shows}*", ""]

@@ -93,3 +93,63 @@ class Corpus:
             words[0] = words[0].capitalize()
             pairs.append((" ".join(words), " ".join(map(word, body_row)) + "."))
         return pairs
+
+
+@dataclass
+class TextCorpus:
+    """Writes people's saves on a corpus of real text (a corpus from files).
+
+    A content save rewrites one paragraph (line) of the article with a line taken from
+    the corpus's own articles, or adds one to an article of a single line, as a person
+    revising a step or a sentence would; a retitle replaces one title word with a word
+    from the corpus's titles. A new article (``saves.replace_unpublished``) is a retitled
+    title of the corpus over a few of its lines. All draw only from the day's
+    ``editors`` stream.
+    """
+
+    lines: list[str]
+    title_words: list[str]
+    titles: list[str]
+
+    #: Lines and title words kept from a large corpus (evenly spaced, so deterministic).
+    MAX_POOL = 20_000
+
+    @classmethod
+    def from_articles(cls, titles, contents) -> TextCorpus:
+        lines = [line for content in contents for line in content.splitlines()
+                 if line.strip() and not line.lstrip().startswith("#")]
+        words = list(dict.fromkeys(word for title in titles for word in title.split()))
+        return cls(_spread(lines, cls.MAX_POOL) or ["Updated."], _spread(words, cls.MAX_POOL) or ["Updated"],
+                   _spread(list(titles), cls.MAX_POOL))
+
+    def title(self, rng: np.random.Generator) -> str:
+        """A new article's title: one of the corpus's, with one word replaced."""
+        return self.retitle(self.titles[int(rng.integers(len(self.titles)))], rng)
+
+    def body(self, rng: np.random.Generator, lines: int = 4) -> str:
+        """A new article's content: ``lines`` lines of the corpus's articles."""
+        return "\n".join(self.lines[int(i)] for i in rng.integers(len(self.lines), size=lines))
+
+    def rewrite(self, content: str, rng: np.random.Generator) -> str:
+        lines = content.split("\n")
+        replacement = self.lines[int(rng.integers(len(self.lines)))]
+        candidates = [i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")]
+        if len(candidates) >= 2:
+            lines[candidates[int(rng.integers(len(candidates)))]] = replacement
+        else:
+            lines.append(replacement)
+        return "\n".join(lines)
+
+    def retitle(self, title: str, rng: np.random.Generator) -> str:
+        """The title with one word replaced by a word of another title."""
+        words = title.split() or [title]
+        position = int(rng.integers(len(words)))
+        words[position] = self.title_words[int(rng.integers(len(self.title_words)))]
+        return " ".join(words)
+
+
+def _spread(items: list[str], keep: int) -> list[str]:
+    if len(items) <= keep:
+        return items
+    step = len(items) / keep
+    return [items[int(i * step)] for i in range(keep)]

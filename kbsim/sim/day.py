@@ -15,19 +15,24 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from statistics import NormalDist
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 import simpy
 
 from kbsim.params import CorpusParams, DayParams
-from kbsim.sim.activity import QuestionSource, SaveSource, synthetic_questions, synthetic_saves
+from kbsim.sim.activity import QuestionSource, SaveSource
 from kbsim.sim.checks import STRATEGIES
-from kbsim.sim.corpus import Corpus
+from kbsim.sim.corpus import Corpus, TextCorpus
 from kbsim.sim.popularity import Popularity, correlated_ranking
 from kbsim.sim.processes import Answer, agent_edit, asker, checker, editor
 from kbsim.sim.records import CheckRecord, CitationRecord, DayLog, DetectionRecord, EditRecord, SaveRecord
+from kbsim.sim.replay import activity_sources
 from kbsim.store import Client, MemoryStore, Store, StoreFactory, parse_version
+
+if TYPE_CHECKING:
+    from kbsim.inputs import LoadedCorpus
 
 __all__ = [
     "KB_ID",
@@ -67,14 +72,18 @@ class StartingKnowledgeBase:
     articles in publication order, and their popularity ranking.
 
     ``ranking[r]`` is the index into ``article_ids`` of the article at popularity
-    rank ``r`` (0 = most popular). ``template`` holds every article published at 0;
-    it is copied for each day, never changed.
+    rank ``r`` (0 = most popular): a seeded shuffle, or the order of ``weights`` (a
+    corpus from files with a popularity column). ``template`` holds every article
+    published at 0; it is copied for each day, never changed.
     """
 
-    corpus: Corpus
+    corpus: Corpus | TextCorpus
     article_ids: tuple[str, ...]
     ranking: np.ndarray
     template: MemoryStore
+    weights: np.ndarray | None = None
+    #: the corpus's own ids of the articles (a corpus from files that has them), or None
+    source_ids: tuple[str, ...] | None = None
 
     def articles(self) -> Iterator[tuple[str, str]]:
         """``(title, content)`` of every article, in publication order."""
@@ -87,19 +96,49 @@ class StartingKnowledgeBase:
         return Popularity(list(self.article_ids), self.ranking, s)
 
 
-@lru_cache(maxsize=8)
 def starting_knowledge_base(corpus_params: CorpusParams, seed: int) -> StartingKnowledgeBase:
     """The corpus, the published knowledge base and the popularity ranking of a seed.
 
     Built once per ``(corpus params, seed)`` in a process and copied for each
-    day (the days of a sweep share their seed's corpus); never mutated.
+    day (the days of a sweep share their seed's corpus); never mutated. A corpus
+    from files is read once per version of the files (:func:`kbsim.inputs.load_corpus`)
+    and published once, whatever the seed; only its ranking is the seed's.
     """
+    if corpus_params.source is None:
+        return _synthetic_knowledge_base(corpus_params, seed)
+    from kbsim.inputs import load_corpus
+
+    return _knowledge_base_from(load_corpus(corpus_params.source), seed)
+
+
+@lru_cache(maxsize=8)
+def _synthetic_knowledge_base(corpus_params: CorpusParams, seed: int) -> StartingKnowledgeBase:
     rng = streams(seed)["corpus"]
     corpus = Corpus.build(corpus_params)
     template = MemoryStore()
     article_ids = template.create_knowledge_base(KB_ID, corpus.articles(rng), at=0.0)
     ranking = rng.permutation(len(article_ids))
     return StartingKnowledgeBase(corpus, tuple(article_ids), ranking, template)
+
+
+@lru_cache(maxsize=8)
+def _knowledge_base_from(loaded: LoadedCorpus, seed: int) -> StartingKnowledgeBase:
+    """A corpus from files: its articles in file order; ranked by its popularity weights (ties
+    in file order), or, without them, by the seed's shuffle as the synthetic corpus is."""
+    template, text = _published(loaded)
+    article_ids = tuple(template.published_article_ids(KB_ID))
+    if loaded.weights is not None:
+        ranking = np.argsort(-loaded.weights, kind="stable")
+    else:
+        ranking = streams(seed)["corpus"].permutation(len(article_ids))
+    return StartingKnowledgeBase(text, article_ids, ranking, template, loaded.weights, loaded.ids)
+
+
+@lru_cache(maxsize=2)
+def _published(loaded: LoadedCorpus) -> tuple[MemoryStore, TextCorpus]:
+    template = MemoryStore()
+    template.create_knowledge_base(KB_ID, loaded.articles(), at=0.0)
+    return template, TextCorpus.from_articles(loaded.titles, loaded.contents)
 
 
 def day_store(starting: StartingKnowledgeBase, params: DayParams, store: StoreFactory | None = None) -> Store:
@@ -141,7 +180,7 @@ class Day:
     params: DayParams
     streams: dict[str, np.random.Generator]
     log: DayLog
-    corpus: Corpus
+    corpus: Corpus | TextCorpus
     questions_by: Popularity
     saves_by: Popularity
     #: agent edit processes started so far (the day runs until they are done)
@@ -165,23 +204,29 @@ def open_day(
 
     The agent's client is granted ``kb_id`` and timed by ``env.now``; the streams are
     ``streams(seed)``; question popularity is Zipf with ``zipf_s`` over the seed's
-    ranking (or publication order, ``ranking: by_id``), save popularity the same, a
-    ranking correlated with it (``saves.rank_correlation`` below 1), or uniform
-    (``saves.popularity: uniform``).
+    ranking (or publication order, ``ranking: by_id``; or a corpus's own popularity
+    weights), save popularity the same, a ranking correlated with it
+    (``saves.rank_correlation`` below 1), or uniform (``saves.popularity: uniform``).
     """
     starting = starting_knowledge_base(params.corpus, seed) if starting is None else starting
     env = simpy.Environment() if env is None else env
     rngs = streams(seed)
-    ranking = starting.ranking if params.ranking == "shuffled" else np.arange(len(starting.article_ids))
+    weights = starting.weights
+    # a corpus's own weights rank it; otherwise the seed's shuffle or publication order
+    by_id = params.ranking == "by_id" and weights is None
+    ranking = np.arange(len(starting.article_ids)) if by_id else starting.ranking
     articles = list(starting.article_ids)
-    questions_by = Popularity(articles, ranking, params.zipf_s)
+    questions_by = Popularity(articles, ranking, params.zipf_s, weights=weights)
     saves = params.saves
     if saves.popularity == "uniform":
         saves_by = Popularity(articles, ranking, 0.0)
     elif saves.rank_correlation < 1.0:
-        saves_by = Popularity(
-            articles, correlated_ranking(ranking, saves.rank_correlation, rngs["save_ranking"]), params.zipf_s
-        )
+        save_ranking = correlated_ranking(ranking, saves.rank_correlation, rngs["save_ranking"])
+        save_weights = None
+        if weights is not None:  # the same weights, by rank, over the correlated ranking
+            save_weights = np.empty_like(weights)
+            save_weights[save_ranking] = weights[ranking]
+        saves_by = Popularity(articles, save_ranking, params.zipf_s, weights=save_weights)
     else:
         saves_by = questions_by
     return Day(
@@ -275,7 +320,7 @@ def simulate_day(
         store: builds the empty backend the day runs on, from the retention window
             (default: in memory); it is filled with the starting knowledge base.
         saves, questions: sources of people's activity (default: what ``params``
-            says: the model's synthetic arrivals, or the traces it names).
+            says: the model's synthetic arrivals, or the traces it names, replayed).
         keep_activity: also keep each save's text and each question's query in the
             log (what :func:`kbsim.sim.traces.export_day` writes).
     """
@@ -284,8 +329,10 @@ def simulate_day(
     if keep_activity:
         log.save_texts, log.questions = [], []
     day = open_day(params, seed, day_store(starting, params, store), env=env, log=log, starting=starting)
-    saves = synthetic_saves if saves is None else saves
-    questions = synthetic_questions if questions is None else questions
+    if saves is None or questions is None:
+        given_saves, given_questions = activity_sources(params, seed)
+        saves = given_saves if saves is None else saves
+        questions = given_questions if questions is None else questions
     env = day.env
     env.process(editor(day, saves(day)))
     asking = env.process(asker(day, questions(day), agent_edits(day)))

@@ -15,19 +15,24 @@ UNIFORMS_PER_DRAW = ATTEMPTS + 1
 
 
 class Popularity:
-    """Draws articles with probability proportional to ``rank ** -s``.
+    """Draws articles with probability proportional to ``rank ** -s``, or to given weights.
 
     Args:
         article_ids: every article, in any order.
         ranking: ``ranking[r]`` is the index into ``article_ids`` of the article
             at popularity rank ``r`` (0 = most popular), a seeded shuffle.
         s: the Zipf exponent; ``s = 0`` is uniform.
+        weights: each article's weight (page views, say), in ``article_ids`` order,
+            used in place of the Zipf law; the ranking should then sort them.
     """
 
-    def __init__(self, article_ids: list[str], ranking, s: float) -> None:
+    def __init__(self, article_ids: list[str], ranking, s: float, weights: np.ndarray | None = None) -> None:
         self.by_rank = [article_ids[i] for i in ranking]
         self.rank_of = {article_id: r for r, article_id in enumerate(self.by_rank)}
-        weights = np.arange(1, len(self.by_rank) + 1, dtype=float) ** -s
+        if weights is None:
+            weights = np.arange(1, len(self.by_rank) + 1, dtype=float) ** -s
+        else:
+            weights = np.asarray(weights, dtype=float)[np.asarray(ranking)]
         self.probabilities = weights / weights.sum()
         cdf = np.cumsum(self.probabilities)
         # bisect over a list of floats: the same answer as np.searchsorted, without its per-call cost
@@ -60,6 +65,8 @@ class Popularity:
         if not eligible:
             return None
         cdf = np.cumsum([self.probabilities[self.rank_of[a]] for a in eligible])
+        if not cdf[-1] > 0:  # only articles of weight 0 are left
+            return None
         index = int(np.searchsorted(cdf, uniforms[ATTEMPTS] * cdf[-1], side="right"))
         return eligible[min(index, len(eligible) - 1)]
 

@@ -236,15 +236,17 @@ class FreshnessModel:
         times = np.asarray(times_s, dtype=float)
         if self._mu == 0.0 or self.saves_per_s == 0.0:
             return self.saves_per_s * times
-        horizon = float(np.max(times, initial=0.0))
-        if horizon <= self.day_s:
-            return self._day_clock(times)
-        return self._clock_solution(horizon)(times)
+        horizon = max(float(np.max(times, initial=0.0)), self.day_s)
+        solved = self._clocks
+        if solved.get("horizon", -1.0) < horizon:
+            # solved once per model, and again only for a longer horizon (edits past the day)
+            longer = horizon if "horizon" not in solved else max(horizon, 2.0 * solved["horizon"])
+            solved.update(horizon=longer, clock=self._clock_solution(longer))
+        return solved["clock"](times)
 
     @cached_property
-    def _day_clock(self):
-        """The save clock over the day, solved once per model."""
-        return self._clock_solution(self.day_s)
+    def _clocks(self) -> dict:
+        return {}
 
     def _clock_solution(self, horizon_s: float):
         p, mu, rate = self.save_weights, self._mu, self.saves_per_s
@@ -352,11 +354,16 @@ class FreshnessModel:
         agent_rate = self.questions_per_s * edit_share * q if agent_edits else 0.0 * q
         day = self.day_s
         u, w = _gauss(0.0, day)
-        for d in np.atleast_1d(np.asarray(delays_s, dtype=float)):
-            retry_d = d if retry_waits_approval else 0.0
-            clock = self.save_clock(np.concatenate([u, u + d, u + d + retry_d]))
-            a0, a1, a2 = clock[: len(u)], clock[len(u) : 2 * len(u)], clock[2 * len(u) :]
-            target, _ = self._citation_weights(u)
+        delays = np.atleast_1d(np.asarray(delays_s, dtype=float))
+        retries = delays if retry_waits_approval else np.zeros_like(delays)
+        # every clock reading at once: the read, the edit and the retry of each delay
+        edits, retried = u[None, :] + delays[:, None], u[None, :] + (delays + retries)[:, None]
+        readings = self.save_clock(np.concatenate([u, edits.ravel(), retried.ravel()]))
+        a0 = readings[: len(u)]
+        edit_clock = readings[len(u) : len(u) * (1 + len(delays))].reshape(len(delays), len(u))
+        retry_clock = readings[len(u) * (1 + len(delays)) :].reshape(len(delays), len(u))
+        target, _ = self._citation_weights(u)
+        for d, retry_d, a1, a2 in zip(delays, retries, edit_clock, retry_clock, strict=True):
             # the agent's other edits land at (their question time + d), in [d, day + d]
             overlap1 = np.clip(np.minimum(u + d, day + d) - np.maximum(u, d), 0.0, None)
             overlap2 = np.clip(
@@ -799,3 +806,40 @@ def predict_check_policy(params: DayParams, intervals_s=None, *, unpublish: bool
         params = params.model_copy(update={"edit": params.edit.model_copy(update={"delay_s": None})})
     intervals = [params.checks.interval_s] if intervals_s is None else intervals_s
     return FreshnessModel.from_params(params, unpublish=unpublish).check_policy(intervals)
+
+
+def predict_safe_edit_delay(params: DayParams, targets=(0.01, 0.05, 0.10), *, unpublish: bool = True) -> pd.DataFrame:
+    """The largest delay between reading an article and editing it that keeps the
+    predicted share of edits rejected as a version conflict (:meth:`FreshnessModel.edit_outcomes`,
+    ``rejection_rate``) at or below each target, for a day like ``params`` with its
+    ``edit.share`` (its edits switched on if they are off). Columns ``target``,
+    ``delay_s`` (inf when no delay up to ten days reaches the target) and the
+    ``gone_rate`` at that delay.
+    """
+    if not params.edit.enabled:
+        params = params.model_copy(update={"edit": params.edit.model_copy(update={"delay_s": 60.0})})
+    model = FreshnessModel.from_params(params, unpublish=unpublish)
+
+    # the rate rises with the delay, close to a power of it: interpolate log rate on log delay
+    grid = np.geomspace(0.1, 10 * 86400.0, 121)
+    outcomes = model.edit_outcomes(
+        grid, edit_share=params.edit.share, retry_waits_approval=params.edit.retry_waits_approval
+    )
+    rates, gone = outcomes["rejection_rate"].to_numpy(), outcomes["gone_rate"].to_numpy()
+    rows = []
+    for target in np.atleast_1d(np.asarray(targets, dtype=float)):
+        if not 0.0 < target < 1.0:
+            raise ValueError(f"target must be a share in (0, 1), got {target!r}")
+        above = np.flatnonzero(rates > target)
+        if not len(above):
+            rows.append((float(target), math.inf, math.nan))
+            continue
+        if above[0] == 0:
+            rows.append((float(target), 0.0, 0.0))
+            continue
+        i = above[0]
+        low, high = max(rates[i - 1], 1e-300), rates[i]
+        weight = (math.log(target) - math.log(low)) / (math.log(high) - math.log(low))
+        delay = math.exp(math.log(grid[i - 1]) + weight * (math.log(grid[i]) - math.log(grid[i - 1])))
+        rows.append((float(target), delay, float(gone[i - 1] + weight * (gone[i] - gone[i - 1]))))
+    return pd.DataFrame(rows, columns=["target", "delay_s", "gone_rate"])

@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "kbsim.cli.run_cmd",
     "kbsim.cli.serve_cmd",
     "kbsim.cli.figures_cmd",
+    "kbsim.cli.advise_cmd",
 )
 
 

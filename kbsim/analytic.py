@@ -28,7 +28,7 @@ What the model assumes, and what it leaves out (the notebooks show the gaps):
   from ``u + d`` on. Days without edits isolate people's saves.
 * A target's further citations are lexical neighbours, not fresh draws: a
   question about target ``j`` cites one of a few fixed neighbours of ``j``
-  (:data:`NEIGHBOUR_SHARES`), each an average published article. This matters
+  (:data:`NEIGHBOUR_PATTERNS`), each an average published article. This matters
   only for how many *distinct* articles are cited (what a check reads), not
   for staleness per citation.
 * Detection and exposure (:meth:`FreshnessModel.check_policy`) follow every
@@ -53,13 +53,17 @@ from kbsim.params import DayParams
 
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(96)
 
-#: The share of a target's questions whose second citation is each of its lexical
-#: neighbours. A question's query is 3 of the target's 4 title words, so there are 4
-#: queries; the target usually shares one title word with one other article, which the
-#: 3 queries holding that word rank second, and the fourth query ranks another. Measured
-#: on the synthetic corpus: 61% of articles (3, 1), 22% (2, 2), 16% (2, 1, 1) at 400
-#: articles, 92% (3, 1) at 2,000.
-NEIGHBOUR_SHARES = (0.75, 0.25)
+#: How a target's questions spread over its lexical neighbours (the article each query
+#: ranks second), as ``(share of targets, shares of its questions per neighbour)``. A
+#: question's query is 3 of the target's 4 title words, so there are 4 queries; a target
+#: usually shares one title word with one other article, which the 3 queries holding that
+#: word rank second, and the fourth query ranks another. Measured on the synthetic corpus
+#: at 400 articles (at 2,000, 92% of targets are (3, 1)).
+NEIGHBOUR_PATTERNS = (
+    (0.61, (0.75, 0.25)),
+    (0.22, (0.5, 0.5)),
+    (0.17, (0.5, 0.25, 0.25)),
+)
 #: Cells of the time grid the detection model integrates on (each cell is solved exactly
 #: for constant rates, so the grid only needs to follow the slow drift of the rates).
 _CELLS = 480
@@ -156,8 +160,8 @@ class FreshnessModel:
         edit_share: share of answers the agent edits (0: a day without edits).
         edit_delay_s: the delay before each edit (the mean, for a distribution).
         retitle_share: share of people's saves that change the title too.
-        neighbour_shares: how a target's questions spread over its lexical neighbours
-            (:data:`NEIGHBOUR_SHARES`); None models every further citation as a fresh
+        neighbour_patterns: how a target's questions spread over its lexical neighbours
+            (:data:`NEIGHBOUR_PATTERNS`); None models every further citation as a fresh
             average article.
         poll_page_size: events per poll page.
         sizes: JSON bytes of each tool result, for the bytes a check costs.
@@ -177,7 +181,7 @@ class FreshnessModel:
     edit_share: float = 0.0
     edit_delay_s: float | None = None
     retitle_share: float = 0.0
-    neighbour_shares: tuple[float, ...] | None = None
+    neighbour_patterns: tuple[tuple[float, tuple[float, ...]], ...] | None = None
     poll_page_size: int = 100
     sizes: ResultSizes = ResultSizes()
     article_counts: np.ndarray | None = None
@@ -209,7 +213,7 @@ class FreshnessModel:
             edit_share=params.edit.share if params.edit.enabled else 0.0,
             edit_delay_s=params.edit.delay_s if params.edit.enabled else None,
             retitle_share=params.saves.mix.content_and_title,
-            neighbour_shares=NEIGHBOUR_SHARES,
+            neighbour_patterns=NEIGHBOUR_PATTERNS,
             poll_page_size=params.checks.poll_page_size,
             sizes=ResultSizes.from_params(params),
             article_counts=counts if len(counts) < n else None,
@@ -392,7 +396,7 @@ class FreshnessModel:
         """Probability that each article has been cited at least once by time ``t``.
 
         A target is cited by its own questions; a neighbour by the first question of each
-        (target, neighbour) pair (:data:`NEIGHBOUR_SHARES`), each pair's neighbour an
+        (target, neighbour) pair (:data:`NEIGHBOUR_PATTERNS`), each pair's neighbour an
         average published article.
         """
         if t <= 0:
@@ -518,9 +522,8 @@ class FreshnessModel:
         chunk = max(1, 2_000_000 // len(p))
         for start in range(0, len(checks), chunk):
             at = checks[start : start + chunk]
-            cited = flows.cited(at)
+            cited, gone = flows.cited(at), flows.cited_then_gone(at)
             clock_now, clock_before = self.save_clock(at), self.save_clock(at - interval_s)
-            alive_now = np.exp(-self._mu * np.outer(clock_now, p))
             alive_before = np.exp(-self._mu * np.outer(clock_before, p))
             saves = np.outer(clock_now - clock_before, p)
             moved = alive_before * cited * -np.expm1(-saves)
@@ -528,8 +531,7 @@ class FreshnessModel:
             totals["reread_calls"] += (cited @ counts).sum()
             totals["retitled"] += (flows.recited_after_retitle(at) @ counts).sum()
             totals["reread_bytes"] += (
-                (cited * (alive_now * sizes.read_bytes + (1 - alive_now) * sizes.not_found_bytes))
-                @ counts
+                ((cited - gone) * sizes.read_bytes + gone * sizes.not_found_bytes) @ counts
             ).sum()
             totals["moved"] += (moved @ counts).sum()
             totals["moved_bytes"] += (
@@ -582,6 +584,7 @@ class _Flows:
     held_s: float
     snapshot_times: np.ndarray
     cited_exposure: np.ndarray  # snapshots x articles
+    cited_gone: np.ndarray  # snapshots x articles: cited, then unpublished
     citation_rate: np.ndarray  # per article, over the day
     retitle_rate: np.ndarray  # per article, over the day
 
@@ -598,14 +601,20 @@ class _Flows:
         integral = t * (1.0 - _phi(c * t) - _phi(b * t) + np.exp(-c * t) * _phi(h * t))
         return h * c / np.where(b > 0, b, 1.0) * integral
 
-    def cited(self, times_s) -> np.ndarray:
-        """Probability that each article (columns) has been cited by each time (rows)."""
+    def _at(self, snapshots: np.ndarray, times_s) -> np.ndarray:
         times = np.atleast_1d(np.asarray(times_s, dtype=float))
         grid = self.snapshot_times
         index = np.clip(np.searchsorted(grid, times, side="right") - 1, 0, len(grid) - 2)
         weight = ((times - grid[index]) / (grid[index + 1] - grid[index]))[:, None]
-        exposure = (1 - weight) * self.cited_exposure[index] + weight * self.cited_exposure[index + 1]
-        return -np.expm1(-exposure)
+        return (1 - weight) * snapshots[index] + weight * snapshots[index + 1]
+
+    def cited(self, times_s) -> np.ndarray:
+        """Probability that each article (columns) has been cited by each time (rows)."""
+        return -np.expm1(-self._at(self.cited_exposure, times_s))
+
+    def cited_then_gone(self, times_s) -> np.ndarray:
+        """Probability that each article (columns) was cited, then unpublished, by each time (rows)."""
+        return self._at(self.cited_gone, times_s)
 
     def _moments(self, per_cell: np.ndarray, t) -> tuple[np.ndarray, np.ndarray]:
         """``(sum, time-weighted sum)`` of a per-cell flow up to each ``t`` (uniform within a cell)."""
@@ -695,7 +704,8 @@ def _day_flows(model: FreshnessModel) -> _Flows:
     p, q, counts = model.save_weights, model.question_weights, model._counts
     rate, k = model.questions_per_s, model.citations_per_answer
     visible_share = min(1.0, model.retitle_share + model.unpublish_share)
-    shares = np.asarray(model.neighbour_shares or (), dtype=float)
+    # a new (target, neighbour) pair: sum over patterns and neighbours of weight * share * P(unused)
+    terms = [(weight * share, share) for weight, shares in model.neighbour_patterns or () for share in shares]
     # per cell (rows) and article (columns): published at the cell's middle, saves in the cell
     alive = np.exp(-model._mu * np.outer(0.5 * (clock[1:] + clock[:-1]), p))
     hazard = np.outer(np.diff(clock), p)
@@ -727,14 +737,18 @@ def _day_flows(model: FreshnessModel) -> _Flows:
     # distinct cited articles: targets, and the neighbour of each (target, neighbour) pair
     target_exposure = np.cumsum(width * target, axis=0)
     before = np.vstack([np.zeros(n), target_exposure[:-1]])
-    if len(shares):
+    if terms:
         middle = before + 0.5 * width * target
         pair_rate = rate * sum(
-            (target * share * np.exp(-rate * share * middle)) @ counts for share in shares
+            (target * coefficient * np.exp(-rate * share * middle)) @ counts for coefficient, share in terms
         )
     else:
         pair_rate = np.full(cells, rate)
     neighbour_exposure = np.cumsum((k - 1) * width * pair_rate[:, None] * other, axis=0)
+    # cited, then unpublished: a re-read of it is a not-found error (an article unpublished
+    # early is seldom cited, so this is well below cited * unpublished)
+    cited_before = -np.expm1(-(rate * before + np.vstack([np.zeros(n), neighbour_exposure[:-1]])))
+    gone_cited = np.cumsum(cited_before * alive * -np.expm1(-model._mu * hazard), axis=0)
     every = max(1, cells // _SNAPSHOTS)
     snapshot_cells = np.unique(np.append(np.arange(every, cells + 1, every), cells))
     exposure = rate * target_exposure[snapshot_cells - 1] + neighbour_exposure[snapshot_cells - 1]
@@ -747,6 +761,7 @@ def _day_flows(model: FreshnessModel) -> _Flows:
         held_s=rate * k * day**2 / 2.0,
         snapshot_times=np.concatenate([[0.0], times[snapshot_cells]]),
         cited_exposure=np.vstack([np.zeros(n), exposure]),
+        cited_gone=np.vstack([np.zeros(n), gone_cited[snapshot_cells - 1]]),
         citation_rate=arriving.sum(axis=0) / day,
         retitle_rate=model.retitle_share * p * clock[-1] / day,
     )

@@ -226,7 +226,7 @@ def test_check_cost_per_hour_reread_reads_distinct_cited_articles_poll_pages_and
         assert got.loc[("reread", interval), "calls_per_hour"] == pytest.approx(distinct.sum() / hours, rel=2e-3)
         assert got.loc[("title", interval), "calls_per_hour"] == got.loc[("reread", interval), "calls_per_hour"]
     # lexical neighbours repeat: fewer distinct articles than fresh draws
-    neighbours = _plain_model(neighbour_shares=analytic.NEIGHBOUR_SHARES).check_policy([600.0])
+    neighbours = _plain_model(neighbour_patterns=analytic.NEIGHBOUR_PATTERNS).check_policy([600.0])
     assert (neighbours.set_index("strategy")["calls_per_hour"].loc["reread"]
             < got.loc[("reread", 600.0), "calls_per_hour"])
     # poll: at least one page per check, then one read per cited article that moved

@@ -59,6 +59,19 @@ CONFIGS = {
           event_retention_s: [null, 600, 3600]
           checks.interval_s: [1800, 3600]
     """,
+    "check_policy": """
+        scenarios:
+          zipf: {}
+          control: {saves.popularity: uniform}
+        sweep:
+          saves.count: [40, 160]
+          checks.interval_s: [600, 2500, 10800]
+    """,
+    "edit_delay_by_saves": """
+        sweep:
+          saves.count: [40, 160]
+          edit.delay_s: [30, 300, 3000]
+    """,
 }
 
 

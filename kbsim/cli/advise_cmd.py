@@ -74,7 +74,7 @@ def register(subparsers) -> None:
     parser.add_argument("--json", action="store_true", help="print the answer as JSON")
     verify = parser.add_argument_group("verification by simulation")
     verify.add_argument("--verify", action="store_true", help="simulate the advised days and compare")
-    verify.add_argument("--seeds", default="10", metavar="N", help="seeds (simulated days) per scenario (10)")
+    verify.add_argument("--seeds", default="20", metavar="N", help="seeds (simulated days) per scenario (20)")
     verify.add_argument(
         "--out", default="results", metavar="DIR", help="results go to DIR/advise-<hash>/ (default: results)"
     )
@@ -176,7 +176,11 @@ def _verify(answer, seeds: int, out: str, workers: int | None, yes: bool, quiet:
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
-    config = config_from_dict(advise.verify_config(answer, seeds))
+    try:
+        config = config_from_dict(advise.verify_config(answer, seeds))
+    except ConfigError as error:  # a day the simulation cannot hold (kbsim.limits)
+        log(f"kbsim advise: error: --verify: {error.problem}")
+        return 2, None
     estimate = config.estimate()
     workers = workers or os.cpu_count() or 1
     log(

@@ -481,7 +481,8 @@ class FreshnessModel:
         stale and not yet flagged (up to the end of the day) over the citation-time
         held; ``calls_per_hour`` and ``bytes_per_hour`` every check's cost over the
         day's hours. ``exact`` is False for the title check, whose model is reasonable
-        rather than exact (its calls are the distinct cited articles, and it has no p90).
+        rather than exact (its searches are the distinct cited (article, title) pairs, the
+        extra titles of retitled articles counted roughly, and it has no p90).
 
         Raises:
             ValueError: an interval not in ``(0, day]``, or a day with agent edits.
@@ -677,7 +678,7 @@ class _Flows:
             "detection_latency_p90_s": self._quantile_wait(
                 self.stale, interval_s, (0.9 * (n - 1) + 1) / (n + 1)
             ),
-            "stale_exposure": exact_exposed / self.held_s,
+            "stale_exposure": exact_exposed / self.held_s if self.held_s > 0 else math.nan,
         }
         # a title detection waited while the citation was stale but invisible, then for the check
         title_latency = blind_by_last - blind_now + title_wait
@@ -685,7 +686,9 @@ class _Flows:
             "detected_share": visible / stale if stale > 0 else math.nan,
             "detection_latency_s": title_latency / visible if visible > 0 else math.nan,
             "detection_latency_p90_s": math.nan,
-            "stale_exposure": (float(self.blind_time[-1]) + title_exposed) / self.held_s,
+            "stale_exposure": (float(self.blind_time[-1]) + title_exposed) / self.held_s
+            if self.held_s > 0
+            else math.nan,
         }
         return {"title": title, "reread": exact, "poll": exact}
 

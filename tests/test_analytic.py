@@ -140,3 +140,165 @@ def test_analytic_curves_lie_inside_the_simulations_95_percent_ci():
             misses += [] if ok else [(delay, metric)]
     assert total == 35
     assert inside / total >= 0.9, f"analytic outside the 95% CI at {misses}"
+
+
+# -- detection, exposure and the cost of a check policy -----------------------------------------
+
+
+def _plain_model(**fields):
+    """Uniform popularity, nothing unpublished: the closed forms below hold exactly."""
+    weights = analytic.zipf_weights(200, 0.0)
+    return analytic.FreshnessModel(
+        save_weights=weights,
+        question_weights=weights,
+        saves_per_s=150 / (4 * 3600.0),
+        questions_per_s=60 / (4 * 3600.0),
+        day_s=4 * 3600.0,
+        unpublish=False,
+        **fields,
+    )
+
+
+def _closed_form_detection(model, interval_s):
+    """Exact strategies from the closed-form rate of citations going stale,
+    ``rho(s) = q k (1 - exp(-l s))`` (uniform saves at ``l`` per article), by quadrature."""
+    from scipy import integrate
+
+    day, k = model.day_s, model.citations_per_answer
+    rate, per_article = model.questions_per_s, model.saves_per_s / len(model.save_weights)
+
+    def rho(s):
+        return rate * k * -math.expm1(-per_article * s)
+
+    checks = interval_s * np.arange(1, int(math.floor(day / interval_s + 1e-9)) + 1)
+    last, starts = checks[-1], np.concatenate([[0.0], checks[:-1]])
+    stale = integrate.quad(rho, 0, last)[0]
+    waited = sum(integrate.quad(lambda s, c=c: (c - s) * rho(s), a, c)[0] for a, c in zip(starts, checks, strict=True))
+    tail = integrate.quad(lambda s: (day - s) * rho(s), last, day)[0] if last < day else 0.0
+    return waited / stale, (waited + tail) / (rate * k * day**2 / 2)
+
+
+@pytest.mark.parametrize("interval_s", [60.0, 1000.0, 3600.0, 5 * 3600.0 / 2, 4 * 3600.0])
+def test_exact_strategies_match_the_closed_form_for_any_interval(interval_s):
+    """Intervals that do not divide the day (1000 s, 2.5 h) end with a last check before
+    the end of the day; the citations stale after it are exposed until the end."""
+    model = _plain_model()
+    got = model.check_policy([interval_s]).set_index("strategy")
+    latency, exposure = _closed_form_detection(model, interval_s)
+    for strategy in ("reread", "poll"):
+        assert got.loc[strategy, "detected_share"] == 1.0
+        assert got.loc[strategy, "detection_latency_s"] == pytest.approx(latency, rel=2e-3)
+        assert got.loc[strategy, "stale_exposure"] == pytest.approx(exposure, rel=2e-3)
+        p90 = got.loc[strategy, "detection_latency_p90_s"]
+        assert latency < p90 <= 0.9 * interval_s
+        if interval_s <= 1000:  # many checks: waits nearly uniform on (0, interval)
+            assert p90 > 0.85 * interval_s
+
+
+def test_title_check_sees_only_title_changes_and_unpublishing():
+    intervals = [600.0, 3600.0]
+    every_save_visible = _plain_model(retitle_share=1.0).check_policy(intervals)
+    exact = every_save_visible[every_save_visible["strategy"] == "reread"].reset_index(drop=True)
+    title = every_save_visible[every_save_visible["strategy"] == "title"].reset_index(drop=True)
+    columns = ["detected_share", "detection_latency_s", "stale_exposure"]
+    pd.testing.assert_frame_equal(title[columns], exact[columns], rtol=1e-6)
+
+    blind = _plain_model().check_policy(intervals).set_index(["strategy", "interval_s"])
+    np.testing.assert_allclose(blind.loc["title", "detected_share"], 0.0, atol=1e-12)
+    # never flagged: exposed from going stale to the end of the day, whatever the interval
+    never = _closed_form_detection(_plain_model(), 4 * 3600.0)[1]
+    np.testing.assert_allclose(blind.loc["title", "stale_exposure"], never, rtol=2e-3)
+
+    some = _plain_model(retitle_share=0.15).check_policy(intervals).set_index(["strategy", "interval_s"])
+    share = some.loc["title", "detected_share"]
+    assert ((share > 0.15) & (share < 0.3)).all()  # the first save, or a later one, retitles
+    assert (some.loc["title", "detection_latency_s"] > some.loc["reread", "detection_latency_s"]).all()
+
+
+def test_check_cost_per_hour_reread_reads_distinct_cited_articles_poll_pages_and_moves():
+    model = _plain_model()
+    got = model.check_policy([600.0, 3600.0]).set_index(["strategy", "interval_s"])
+    # reread: every check reads each distinct cited article, 1 - exp(-q k t / n) of them
+    n, hours = len(model.save_weights), model.day_s / 3600
+    for interval in (600.0, 3600.0):
+        checks = interval * np.arange(1, int(model.day_s / interval) + 1)
+        distinct = n * -np.expm1(-model.questions_per_s * 2 * checks / n)
+        assert got.loc[("reread", interval), "calls_per_hour"] == pytest.approx(distinct.sum() / hours, rel=2e-3)
+        assert got.loc[("title", interval), "calls_per_hour"] == got.loc[("reread", interval), "calls_per_hour"]
+    # lexical neighbours repeat: fewer distinct articles than fresh draws
+    neighbours = _plain_model(neighbour_patterns=analytic.NEIGHBOUR_PATTERNS).check_policy([600.0])
+    assert (neighbours.set_index("strategy")["calls_per_hour"].loc["reread"]
+            < got.loc[("reread", 600.0), "calls_per_hour"])
+    # poll: at least one page per check, then one read per cited article that moved
+    poll = got.loc["poll"]
+    assert (poll["calls_per_hour"] >= 3600 / poll.index).all()
+    assert (poll["calls_per_hour"] < got.loc["reread", "calls_per_hour"]).all()
+    assert (got["bytes_per_hour"] > got["calls_per_hour"] * 50).all()
+
+
+def test_a_grouped_large_corpus_matches_the_article_by_article_model():
+    params = DayParams.model_validate(
+        {"corpus": {"articles": 3000}, "saves": {"count": 900}, "questions": {"count": 600}}
+    )
+    grouped = analytic.FreshnessModel.from_params(params)
+    assert grouped.article_counts is not None and len(grouped.save_weights) < 3000
+    one_by_one = analytic.FreshnessModel.from_params(params, grouped=False)
+    columns = ["detection_latency_s", "stale_exposure", "calls_per_hour", "bytes_per_hour"]
+    a, b = grouped.check_policy([900.0]), one_by_one.check_policy([900.0])
+    pd.testing.assert_frame_equal(a[columns], b[columns], rtol=1e-4)
+    np.testing.assert_allclose(
+        grouped.staleness([3600.0, params.day_s]).to_numpy(),
+        one_by_one.staleness([3600.0, params.day_s]).to_numpy(),
+        rtol=1e-4,
+    )
+
+
+def test_check_policy_refuses_bad_intervals_and_days_with_edits():
+    model = analytic.FreshnessModel.from_params(DayParams())
+    for bad in (0.0, -60.0, 9 * 3600.0, math.nan):
+        with pytest.raises(ValueError, match="interval_s"):
+            model.check_policy([bad])
+    edits = analytic.FreshnessModel.from_params(DayParams.model_validate({"edit": {"delay_s": 60}}))
+    with pytest.raises(ValueError, match="without agent edits"):
+        edits.check_policy([600.0])
+    # the prediction for a day's params switches its edits off
+    assert len(analytic.predict_check_policy(DayParams.model_validate({"edit": {"delay_s": 60}}))) == 3
+
+
+POLICY_DAY = {
+    "day_hours": 2,
+    "arrivals": "poisson",
+    "corpus": {"articles": 100},
+    "questions": {"count": 50},
+    "saves": {"count": 150},
+}
+#: What the agreement test scores: for re-read and poll (identical detection) and the title check.
+POLICY_METRICS = {
+    "reread": ("detection_latency_s", "detection_latency_p90_s", "stale_exposure", "calls_per_hour", "bytes_per_hour"),
+    "poll": ("calls_per_hour", "bytes_per_hour"),
+    "title": ("detected_share", "detection_latency_s", "stale_exposure", "calls_per_hour"),
+}
+
+
+def test_check_policy_model_lies_inside_the_simulations_95_percent_ci():
+    """12 seeds of a small 2-hour day (Poisson arrivals, no edits), Zipf and control, at
+    four intervals, two of which do not divide the day: at least 90% of the predicted
+    detection, exposure and cost points inside the simulation's 95% intervals."""
+    inside, total, misses = 0, 0, []
+    for scenario, popularity in (("zipf", "zipf"), ("control", "uniform")):
+        for interval in (300.0, 1000.0, 2500.0, 7200.0):
+            params = DayParams.model_validate(
+                {**POLICY_DAY, "saves": {**POLICY_DAY["saves"], "popularity": popularity},
+                 "checks": {"interval_s": interval}}
+            )
+            tables = analysis.day_tables({seed: run_day(params, seed) for seed in range(1, 13)})
+            summary = summarize(metrics_by_run(tables, day_s=params.day_s), [])
+            predicted = analytic.predict_check_policy(params).set_index("strategy")
+            for strategy, names in POLICY_METRICS.items():
+                for metric in names:
+                    row = summary[(summary["metric"] == metric) & (summary["strategy"] == strategy)]
+                    ok = bool(analysis.inside_ci(row, [predicted.loc[strategy, metric]])[0])
+                    inside, total = inside + ok, total + 1
+                    misses += [] if ok else [(scenario, interval, strategy, metric)]
+    assert total == 2 * 4 * 11
+    assert inside / total >= 0.9, f"model outside the 95% CI at {misses}"

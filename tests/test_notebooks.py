@@ -34,13 +34,14 @@ def _status() -> str:
     ).stdout
 
 
-def test_the_four_notebooks_are_there_and_committed_without_outputs():
+def test_the_five_notebooks_are_there_and_committed_without_outputs():
     names = [path.name for path in NOTEBOOKS]
     assert names == [
         "01_staleness.ipynb",
         "02_check_cost.ipynb",
         "03_edit_rejections.ipynb",
         "04_reproduction.ipynb",
+        "05_check_policy.ipynb",
     ]
     for path in NOTEBOOKS:
         notebook = nbformat.read(path, as_version=4)

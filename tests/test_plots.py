@@ -65,6 +65,19 @@ CONFIGS = {
           zipf: {}
           control: {saves.popularity: uniform}
     """,
+    "check_policy": """
+        scenarios:
+          zipf: {}
+          control: {saves.popularity: uniform}
+        sweep:
+          saves.count: [40, 160]
+          checks.interval_s: [600, 2500, 10800]
+    """,
+    "edit_delay_by_saves": """
+        sweep:
+          saves.count: [40, 160]
+          edit.delay_s: [30, 300, 3000]
+    """,
 }
 
 

@@ -240,6 +240,102 @@ def figure_retention_cost(exps: dict[str, Experiment]):
     return plots.retention_cost(summary, retention, interval, caption, pd.DataFrame(rows), reread)
 
 
+def _frontier_frame(summary: pd.DataFrame, key: str, volume: str) -> pd.DataFrame:
+    """Per save volume, strategy and interval: calls per hour, mean detection latency and
+    stale exposure with their intervals, and whether each point is Pareto-optimal."""
+    from kbsim.advise import pareto_optimal
+
+    measures = {"calls": "calls_per_hour", "latency": "detection_latency_s", "exposure": "stale_exposure"}
+    frames = []
+    for strategy in ("title", "reread", "poll"):
+        parts = []
+        for short, metric in measures.items():
+            rows = summary[MetricSelector(metric, strategy=strategy).mask(summary)]
+            rows = rows[[volume, key, "value", "ci_low", "ci_high"]].rename(
+                columns={"value": short, "ci_low": f"{short}_low", "ci_high": f"{short}_high"}
+            )
+            parts.append(rows.set_index([volume, key]))
+        frames.append(pd.concat(parts, axis=1).reset_index().assign(strategy=strategy))
+    frame = pd.concat(frames, ignore_index=True)
+    for short in ("latency", "exposure"):
+        frame[f"pareto_{short}"] = False
+        for _, group in frame.groupby(volume):
+            frame.loc[group.index, f"pareto_{short}"] = pareto_optimal(group["calls"], group[short])
+    return frame
+
+
+def figure_check_frontier(exps: dict[str, Experiment]):
+    from kbsim.report import plots
+
+    experiment = exps["check_policy"]
+    key, volume = "checks.interval_s", "saves.count"
+    for name in (key, volume):
+        if name not in experiment.swept:
+            raise KeyError(f"experiment {experiment.name!r} does not sweep {name!r}")
+    points = sweep_points(experiment, key)
+    summary = sweep_frame(experiment, key)
+    # at the swept intervals: between two of them the last check's place jumps (floor)
+    intervals = sorted(points[key].unique())
+    models = []
+    for saves, group in points.groupby(volume):
+        params = group.iloc[0]["params"]
+        models.append(analytic.predict_check_policy(params, intervals).assign(**{volume: saves}))
+    caption = experiment.caption(
+        "check_frontier",
+        "Zipf day without agent edits (its control is in the same experiment). One point per check "
+        f"interval, {format_duration(points[key].min())} (right) to {format_duration(points[key].max())} "
+        "(left); bars: 95% intervals in both directions. Rings: Pareto-optimal (nothing cheaper "
+        "detects sooner). Dashed: analytic model; dotted: its rough title-check model.",
+    )
+    return plots.check_frontier(_frontier_frame(summary, key, volume), pd.concat(models), caption, key, volume)
+
+
+#: Conflict rates the safe-edit-delay figure finds the largest delay for.
+CONFLICT_TARGETS = (0.01, 0.05, 0.10)
+
+
+def figure_safe_edit_delay(exps: dict[str, Experiment]):
+    from kbsim.advise import largest_delay_below
+    from kbsim.report import plots
+
+    experiment = exps["edit_delay_by_saves"]
+    key, volume = "edit.delay_s", "saves.count"
+    for name in (key, volume):
+        if name not in experiment.swept:
+            raise KeyError(f"experiment {experiment.name!r} does not sweep {name!r}")
+    summary = experiment.summary
+    summary = summary[summary["edits"].astype(bool) & (summary["save_popularity"] == "zipf")]
+    rates = summary[MetricSelector("rejection_rate").mask(summary)]
+    rows = []
+    for saves, group in rates.groupby(volume):
+        for target in CONFLICT_TARGETS:
+            rows.append(
+                {
+                    volume: saves,
+                    "target": target,
+                    "delay_s": largest_delay_below(group[key], group["value"], target),
+                    # the upper end of the rate's interval crosses first: the delay's lower end
+                    "low": largest_delay_below(group[key], group["ci_high"], target),
+                    "high": largest_delay_below(group[key], group["ci_low"], target),
+                    "shortest": group[key].min(),
+                    "longest": group[key].max(),
+                }
+            )
+    points = experiment.points[experiment.points["edits"] & (experiment.points["save_popularity"] == "zipf")]
+    params = points.iloc[0]["params"]
+    models = []
+    for saves in np.geomspace(rates[volume].min(), rates[volume].max(), 12):
+        day = params.model_copy(update={"saves": params.saves.model_copy(update={"count": int(round(saves))})})
+        models.append(analytic.predict_safe_edit_delay(day, CONFLICT_TARGETS).assign(**{volume: saves}))
+    caption = experiment.caption(
+        "safe_edit_delay",
+        f"Zipf day, {params.edit.share:.0%} of answers edit their first citation. Points: where the "
+        "simulated conflict rate crosses the target, interpolated between swept delays; bars: where "
+        "its 95% interval does. Dashed: analytic model.",
+    )
+    return plots.safe_edit_delay(pd.DataFrame(rows), volume, pd.concat(models), caption)
+
+
 @dataclass(frozen=True)
 class FigureSpec:
     """A figure: its file name, what it shows, the experiments it reads, how it is drawn."""
@@ -300,69 +396,19 @@ FIGURES: tuple[FigureSpec, ...] = (
         ("retention_sweep",),
         figure_retention_cost,
     ),
-)
-FIGURE_NAMES = tuple(spec.name for spec in FIGURES)
-
-
-@dataclass(frozen=True)
-class FigureSpec:
-    """A figure: its file name, what it shows, the experiments it reads, how it is drawn."""
-
-    name: str
-    shows: str
-    experiments: tuple[str, ...]
-    draw: Callable[[dict[str, Experiment]], object]
-
-
-FIGURES: tuple[FigureSpec, ...] = (
     FigureSpec(
-        "staleness_over_day",
-        "Share of citations and of answers stale at each hour, "
-        "Zipf saves against the uniform control, "
-        "with the analytic model.",
-        ("reference", "control"),
-        figure_staleness_over_day,
+        "check_frontier",
+        "Cost per hour against mean detection latency and stale exposure, one curve per strategy "
+        "across check intervals (1 min to 8 h), Pareto-optimal points marked, with the analytic model.",
+        ("check_policy",),
+        figure_check_frontier,
     ),
     FigureSpec(
-        "staleness_by_age",
-        "Share of citations stale within each age since they were given (Kaplan-Meier), "
-        "Zipf saves against the uniform control.",
-        ("reference", "control"),
-        figure_staleness_by_age,
-    ),
-    FigureSpec(
-        "staleness_vs_zipf",
-        "Share of citations and answers stale at the end of the day against the Zipf exponent.",
-        ("zipf_sweep",),
-        figure_staleness_vs_zipf,
-    ),
-    FigureSpec(
-        "staleness_vs_saves",
-        "Share of citations and answers stale at the end of the day against the saves per day.",
-        ("save_volume_sweep",),
-        figure_staleness_vs_saves,
-    ),
-    FigureSpec(
-        "check_cost",
-        "Tool calls and result bytes per check for title lookup, re-read and poll, "
-        "against save volume "
-        "and against citations held.",
-        ("save_volume_sweep", "reference"),
-        figure_check_cost,
-    ),
-    FigureSpec(
-        "edit_rejections",
-        "Share of edits rejected as conflicts, finding the article gone, and retries that succeed, "
-        "against the delay since the read.",
-        ("edit_delay_sweep",),
-        figure_edit_rejections,
-    ),
-    FigureSpec(
-        "retention_cost",
-        "Poll cost per check and share of expired cursors against the event retention window, "
-        "per check interval.",
-        ("retention_sweep",),
-        figure_retention_cost,
+        "safe_edit_delay",
+        "The largest delay between reading and editing an article that keeps edit conflicts under "
+        "1%, 5% and 10%, against saves per day, with the analytic model.",
+        ("edit_delay_by_saves",),
+        figure_safe_edit_delay,
     ),
 )
 FIGURE_NAMES = tuple(spec.name for spec in FIGURES)

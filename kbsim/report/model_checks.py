@@ -143,3 +143,48 @@ def agent_edit_effect(exps: dict[str, Experiment], key: str = "zipf_s") -> pd.Da
             )
     frame = pd.DataFrame(rows).drop_duplicates([key, "saves", "agent"])
     return frame.pivot_table(index=key, columns=["saves", "agent"], values="stale_citations")
+
+
+#: What :func:`check_policy_model_check` compares, per strategy.
+CHECK_POLICY_METRICS = {
+    "poll": ("detection_latency_s", "detection_latency_p90_s", "stale_exposure", "calls_per_hour", "bytes_per_hour"),
+    "reread": ("calls_per_hour", "bytes_per_hour"),
+    "title": ("detected_share", "detection_latency_s", "stale_exposure", "calls_per_hour"),
+}
+
+
+def check_policy_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
+    """Simulated detection, exposure and cost per hour of each strategy at each check
+    interval and save volume (Zipf and control days) beside :func:`kbsim.analytic.predict_check_policy`.
+    Re-read's detection is poll's (both exact), so it is listed once."""
+    experiment = exps["check_policy"]
+    key, volume = "checks.interval_s", "saves.count"
+    summary = experiment.summary
+    rows = []
+    for _, point in experiment.points[~experiment.points["edits"].astype(bool)].iterrows():
+        mine = summary[(summary["scenario"] == point["scenario"]) & (summary[volume] == point[volume])]
+        mine = mine[mine[key] == point[key]]
+        model = analytic.predict_check_policy(point["params"]).set_index("strategy")
+        for strategy, metrics in CHECK_POLICY_METRICS.items():
+            for metric in metrics:
+                hit = mine[MetricSelector(metric, strategy=strategy).mask(mine)]
+                if hit.empty:
+                    continue
+                value, low, high = hit[["value", "ci_low", "ci_high"]].iloc[0]
+                rows.append(
+                    {
+                        "day": point["save_popularity"],
+                        "saves_per_day": point[volume],
+                        "interval": format_duration(point[key]),
+                        "interval_s": point[key],
+                        "strategy": strategy,
+                        "metric": metric,
+                        "simulated": value,
+                        "ci_low": low,
+                        "ci_high": high,
+                        "model": model.loc[strategy, metric],
+                    }
+                )
+    frame = pd.DataFrame(rows)
+    frame["model_inside_ci"] = analysis.inside_ci(frame, frame["model"])
+    return frame

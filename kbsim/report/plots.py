@@ -645,3 +645,134 @@ def agreement(
     ax.set_ylabel(f"simulated {label}")
     ax.legend(loc="upper left")
     return _finish(fig, caption)
+
+
+# -- (g) the check frontier and the safe edit delay -----------------------------------------
+
+
+def _log_duration_y(ax, values) -> None:
+    """Log y axis with ticks at round durations inside the data (10 s, 1 min, 1 h...)."""
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values) & (values > 0)]
+    if not len(values):
+        return
+    ax.set_yscale("log")
+    lo, hi = values.min(), values.max()
+    ticks = [t for t in (10, 30, *_DURATION_TICKS[4:]) if lo / 1.5 <= t <= hi * 1.5]
+    if len(ticks) > 8:
+        ticks = ticks[::2]
+    ax.set_yticks(ticks)
+    ax.yaxis.set_major_formatter(_delay_formatter())
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda _v, _p: ""))
+
+
+_LOG_SHARE = FuncFormatter(lambda v, _p: f"{100 * v:.3g}%")
+
+
+def check_frontier(
+    observed: pd.DataFrame,
+    analytic: pd.DataFrame | None,
+    caption: str,
+    interval_column: str = "checks.interval_s",
+    volume_column: str = "saves.count",
+) -> Figure:
+    """Tool calls per hour (x, log) against mean detection latency (top) and stale exposure
+    (bottom), one curve per strategy across check intervals, one column per save volume.
+
+    Args:
+        observed: per volume, strategy and interval: ``calls``, ``latency`` and ``exposure``,
+            each with ``_low`` and ``_high`` (95% interval), and ``pareto_latency``,
+            ``pareto_exposure`` (booleans).
+        analytic: :func:`kbsim.analytic.predict_check_policy` rows with ``volume_column``.
+    """
+    volumes = sorted(observed[volume_column].unique())
+    fig, axes = _figure(ncols=len(volumes), nrows=2, width=5.0 * len(volumes) + 0.6, height=8.6)
+    panels = (
+        ("latency", "detection_latency_s", "mean detection latency (log scale)"),
+        ("exposure", "stale_exposure", "stale exposure: citation-time stale, unflagged (log, %)"),
+    )
+    for col, volume in enumerate(volumes):
+        for row, (short, metric, ylabel) in enumerate(panels):
+            ax = axes[row, col]
+            mine = observed[observed[volume_column] == volume]
+            for strategy in ("title", "reread", "poll"):
+                rows = mine[mine["strategy"] == strategy].sort_values(interval_column)
+                colour = COLOURS[strategy]
+                x, y = rows["calls"].to_numpy(float), rows[short].to_numpy(float)
+                xerr = np.vstack([x - rows["calls_low"], rows["calls_high"] - x]).clip(0)
+                yerr = np.vstack([y - rows[f"{short}_low"], rows[f"{short}_high"] - y]).clip(0)
+                ax.errorbar(
+                    x, y, xerr=xerr, yerr=yerr, fmt="o-", color=colour, markersize=3.5, linewidth=1.4,
+                    elinewidth=0.7, label=f"{STRATEGY_LABELS[strategy]} (simulated, 95% CI)",
+                )
+                best = rows[rows[f"pareto_{short}"].astype(bool)]
+                ax.scatter(
+                    best["calls"], best[short], s=95, facecolors="none", edgecolors="black", linewidths=1.1,
+                    zorder=5, label="Pareto-optimal (simulated)",
+                )
+                if strategy != "title" and len(rows):
+                    labelled = [0, len(rows) // 2] + ([len(rows) - 1] if strategy == "poll" else [])
+                    for _, point in rows.iloc[sorted(set(labelled))].iterrows():
+                        ax.annotate(
+                            f"every {_duration(point[interval_column])}", (point["calls"], point[short]),
+                            textcoords="offset points", xytext=(5, -10 if strategy == "poll" else 5),
+                            fontsize=7, color=colour,
+                        )
+                if analytic is not None:
+                    line = analytic[(analytic[volume_column] == volume) & (analytic["strategy"] == strategy)]
+                    line = line.sort_values("interval_s")
+                    exact = strategy != "title"
+                    ax.plot(
+                        line["calls_per_hour"], line[metric], color=colour, linestyle="--" if exact else ":",
+                        linewidth=1.1, label=f"{STRATEGY_LABELS[strategy]} (analytic{'' if exact else ', rough'})",
+                    )
+            ax.set_xscale("log")
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+            ax.set_xlabel("tool calls per hour (log scale)")
+            ax.set_ylabel(ylabel)
+            if short == "latency":
+                _log_duration_y(ax, mine[[short, f"{short}_low", f"{short}_high"]].to_numpy().ravel())
+                ax.set_title(f"{volume:,.0f} saves per day")
+            else:
+                ax.set_yscale("log")
+                ax.yaxis.set_major_formatter(_LOG_SHARE)
+    return _finish(fig, caption, "Checking citations: cost per hour against what stays unnoticed", legend_below=3)
+
+
+CONFLICT_COLOURS = {0.01: "#2ca02c", 0.05: "#ff7f0e", 0.10: "#d62728"}
+
+
+def safe_edit_delay(observed: pd.DataFrame, volume_column: str, analytic: pd.DataFrame | None, caption: str) -> Figure:
+    """The largest read-to-write delay keeping the conflict rate under each target, against
+    saves per day (log-log).
+
+    Args:
+        observed: per volume and ``target``: ``delay_s`` with ``low`` and ``high`` (NaN low:
+            the target is crossed at the shortest delay swept, ``shortest``), ``longest``.
+        analytic: :func:`kbsim.analytic.predict_safe_edit_delay` rows with ``volume_column``.
+    """
+    fig, axes = _figure(width=7.6, height=5.4)
+    ax = axes[0, 0]
+    for target in sorted(observed["target"].unique()):
+        colour = CONFLICT_COLOURS.get(round(float(target), 4), None)
+        rows = observed[observed["target"] == target].sort_values(volume_column)
+        value = rows["delay_s"].fillna(rows["shortest"]).to_numpy(float)
+        low = rows["low"].fillna(rows["shortest"]).to_numpy(float)
+        high = rows["high"].fillna(rows["shortest"]).to_numpy(float)
+        ax.errorbar(
+            rows[volume_column], value, yerr=np.vstack([value - low, high - value]).clip(0), fmt="o-",
+            color=colour, markersize=4, linewidth=1.4, elinewidth=0.8, capsize=2,
+            label=f"conflicts under {100 * target:g}% (simulated, 95% CI)",
+        )
+        if analytic is not None:
+            line = analytic[np.isclose(analytic["target"], target)].sort_values(volume_column)
+            ax.plot(
+                line[volume_column], line["delay_s"], color=colour, linestyle="--", linewidth=1.1,
+                label=f"conflicts under {100 * target:g}% (analytic)",
+            )
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
+    ax.set_xlabel("saves by people per day (log scale)")
+    ax.set_ylabel("largest delay between read and edit (log scale)")
+    _log_duration_y(ax, np.concatenate([observed["delay_s"].dropna(), observed["shortest"], observed["longest"]]))
+    return _finish(fig, caption, "How long an edit may wait for approval", legend_below=2)

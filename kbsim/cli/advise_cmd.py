@@ -1,0 +1,226 @@
+"""``kbsim advise``: what should my agent do? A check policy and an edit delay for your day.
+
+The answer comes from the analytic model (:mod:`kbsim.advise`) and is instant;
+``--verify`` simulates the advised days through the normal runner and prints the
+simulated values with 95% intervals beside the predictions.
+
+Exit codes: 0 answered; 2 a bad or impossible input (one line naming the option), or a
+verification above the size limits without ``--yes``; 1 some verification runs failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import sys
+
+EPILOG = """\
+examples:
+  kbsim advise --max-latency 15min            # the reference day: 400 articles, 300 saves, 120 questions
+  kbsim advise --articles 20000 --saves-per-day 3000 --questions-per-day 5000 --zipf 1.0 \\
+               --max-latency 15min
+  kbsim advise --max-exposure 2% --cost bytes --json
+  kbsim advise --max-latency 15min --verify --seeds 10 --out results
+"""
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "advise",
+        help="the cheapest check strategy and interval for your day, and a safe edit delay",
+        description="Answer from the analytic model, instantly: the cheapest exact strategy (re-read or "
+        "poll) and check interval meeting a detection-latency or stale-exposure target, with its calls "
+        "and bytes per hour; the runner-up; what the title check would miss; and the largest delay "
+        "between reading and editing an article that keeps version conflicts under a target. "
+        "--verify simulates it. Defaults are the reference day.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    day = parser.add_argument_group("your day (defaults: the reference day)")
+    day.add_argument("--articles", default="400", metavar="N", help="articles in the knowledge base (400)")
+    day.add_argument("--saves-per-day", default="300", metavar="N", help="saves by people per day (300)")
+    day.add_argument("--questions-per-day", default="120", metavar="N", help="questions the agent answers (120)")
+    day.add_argument("--zipf", default="0.9", metavar="S", help="Zipf exponent of popularity, 0 = uniform (0.9)")
+    day.add_argument("--day-hours", default="8", metavar="H", help="length of the day in hours (8)")
+    day.add_argument("--citations-per-answer", default="2", metavar="N", help="citations kept per answer (2)")
+    day.add_argument(
+        "--saves-popularity",
+        choices=("zipf", "uniform"),
+        default="zipf",
+        help="whether people edit the popular articles (zipf) or all alike (uniform)",
+    )
+    target = parser.add_argument_group("the target (one of)").add_mutually_exclusive_group(required=True)
+    target.add_argument("--max-latency", metavar="DURATION", help="detection latency at most this, e.g. 15min")
+    target.add_argument(
+        "--max-exposure", metavar="SHARE", help="stale exposure (citation-time stale and unflagged) at most, e.g. 2%%"
+    )
+    parser.add_argument(
+        "--latency-statistic",
+        choices=("mean", "p90"),
+        default="mean",
+        help="which detection latency --max-latency bounds (mean)",
+    )
+    parser.add_argument("--cost", choices=("calls", "bytes"), default="calls", help="what cheapest means (calls)")
+    parser.add_argument(
+        "--min-interval", default="1min", metavar="DURATION", help="the shortest check interval to consider (1min)"
+    )
+    parser.add_argument(
+        "--max-conflicts", default="5%", metavar="SHARE", help="version-conflict rate the edit delay keeps under (5%%)"
+    )
+    parser.add_argument("--edit-share", default="25%", metavar="SHARE", help="share of answers followed by an edit")
+    parser.add_argument("--json", action="store_true", help="print the answer as JSON")
+    verify = parser.add_argument_group("verification by simulation")
+    verify.add_argument("--verify", action="store_true", help="simulate the advised days and compare")
+    verify.add_argument("--seeds", default="20", metavar="N", help="seeds (simulated days) per scenario (20)")
+    verify.add_argument(
+        "--out", default="results", metavar="DIR", help="results go to DIR/advise-<hash>/ (default: results)"
+    )
+    verify.add_argument("--workers", default=None, metavar="N", help="processes (default: CPU count)")
+    verify.add_argument("--yes", action="store_true", help="run a verification above kbsim's size limits")
+    parser.set_defaults(func=run)
+
+
+def _number(text: str, flag: str, integral: bool) -> float:
+    from kbsim.advise import AdviceError
+
+    cleaned = re.sub(r"[,_]", "", str(text).strip())
+    try:
+        value = float(cleaned)
+    except ValueError:
+        kind = "a whole number" if integral else "a number"
+        raise AdviceError(flag, f"expected {kind}, got {text!r}") from None
+    if not math.isfinite(value):
+        raise AdviceError(flag, f"expected a finite number, got {text!r}")
+    if integral:
+        if value != int(value):
+            raise AdviceError(flag, f"expected a whole number, got {text!r}")
+        return int(value)
+    return value
+
+
+def _question(args):
+    """The day, target and options from the arguments (AdviceError naming a bad one)."""
+    from kbsim import advise
+    from kbsim.advise import AdviceError, Target
+
+    params = advise.day_params(
+        articles=_number(args.articles, "--articles", True),
+        saves_per_day=_number(args.saves_per_day, "--saves-per-day", True),
+        questions_per_day=_number(args.questions_per_day, "--questions-per-day", True),
+        zipf=_number(args.zipf, "--zipf", False),
+        day_hours=_number(args.day_hours, "--day-hours", False),
+        citations_per_answer=_number(args.citations_per_answer, "--citations-per-answer", True),
+        saves_popularity=args.saves_popularity,
+        edit_share=advise.parse_share(args.edit_share, "--edit-share", allow_all=True),
+    )
+    if args.max_latency is not None:
+        metric = "detection_latency_s" if args.latency_statistic == "mean" else "detection_latency_p90_s"
+        target = Target(metric, advise.parse_duration(args.max_latency, "--max-latency"))
+    else:
+        target = Target("stale_exposure", advise.parse_share(args.max_exposure, "--max-exposure"))
+    options = {
+        "cost": args.cost,
+        "min_interval_s": advise.parse_duration(args.min_interval, "--min-interval"),
+        "max_conflict_rate": advise.parse_share(args.max_conflicts, "--max-conflicts"),
+    }
+    seeds = _number(args.seeds, "--seeds", True)
+    if not 2 <= seeds <= 1000:
+        raise AdviceError("--seeds", f"expected 2 to 1000 (an interval needs at least two days), got {seeds}")
+    workers = None if args.workers is None else _number(args.workers, "--workers", True)
+    if workers is not None and workers < 1:
+        raise AdviceError("--workers", f"expected at least 1, got {workers}")
+    return params, target, options, seeds, workers
+
+
+def _error(message: str) -> int:
+    print(f"kbsim advise: error: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args) -> int:
+    from kbsim import advise
+    from kbsim.advise import AdviceError
+
+    try:
+        params, target, options, seeds, workers = _question(args)
+        answer = advise.advise(params, target, **options)
+    except AdviceError as error:
+        return _error(str(error))
+    p = params
+    day_line = (
+        f"Day: {p.corpus.articles:,} articles, {p.saves.count:,} saves ({p.saves.popularity}) and "
+        f"{p.questions.count:,} questions per {p.day_hours:g}-hour day, Zipf s = {p.zipf_s:g}. "
+        "Predicted by the analytic model (kbsim.analytic)."
+    )
+    output = {"advice": answer.to_dict()}
+    if not args.json:
+        print("\n".join([day_line, *answer.lines()]), flush=True)
+    code = 0
+    if args.verify:
+        code, verified = _verify(answer, seeds, args.out, workers, args.yes, quiet=args.json)
+        output["verify"] = verified
+    if args.json:
+        print(json.dumps(output, indent=2, allow_nan=False))
+    return code
+
+
+def _verify(answer, seeds: int, out: str, workers: int | None, yes: bool, quiet: bool) -> tuple[int, dict | None]:
+    from kbsim import advise
+    from kbsim.config import ConfigError, config_from_dict
+    from kbsim.limits import format_seconds
+    from kbsim.runner import ResultsError, TooLargeError, run_experiment
+
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    try:
+        config = config_from_dict(advise.verify_config(answer, seeds))
+    except ConfigError as error:  # a day the simulation cannot hold (kbsim.limits)
+        log(f"kbsim advise: error: --verify: {error.problem}")
+        return 2, None
+    estimate = config.estimate()
+    workers = workers or os.cpu_count() or 1
+    log(
+        f"Verifying: {estimate}; roughly {format_seconds(estimate.cpu_s / min(workers, estimate.runs))} "
+        f"with {workers} worker{'s' if workers > 1 else ''} (days checked every few minutes take longer). "
+        f"Results in {out}/{config.name}/ (reused when you ask again)."
+    )
+    try:
+        result = run_experiment(config, out, workers=workers, progress=not quiet, log=log, yes=yes)
+    except TooLargeError as error:
+        log(f"kbsim advise: error: --verify: {error.problem}")
+        log("  (the answer above is the model's; lower --seeds, or pass --yes to simulate anyway)")
+        return 2, None
+    except (ConfigError, ResultsError) as error:
+        log(f"kbsim advise: error: --verify: {error}")
+        return 2, None
+    except OSError as error:
+        log(f"kbsim advise: error: --out: {error.filename or out}: {error.strerror or error}")
+        return 2, None
+    if result.failures:
+        log(f"kbsim advise: {len(result.failures)} runs failed; see {result.directory}/errors")
+        return 1, None
+    frame = advise.compare(answer, result.summary)
+    if not quiet:
+        print(
+            f"\nSimulated ({len(config.seeds)} seeds per day, {result.runs_total} days, "
+            f"{result.wall_time_s:.0f} s; 95% intervals over seeds):",
+            flush=True,
+        )
+        print("\n".join(advise.comparison_lines(frame)), flush=True)
+    records = [
+        {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()}
+        for row in frame.to_dict("records")
+    ]
+    scored = [r for r in records if r["agrees"] is not None]
+    return 0, {
+        "directory": str(result.directory),
+        "seeds": len(config.seeds),
+        "runs": result.runs_total,
+        "quantities": records,
+        "agree": sum(1 for r in scored if r["agrees"]),
+        "scored": len(scored),
+    }

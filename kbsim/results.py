@@ -443,7 +443,8 @@ def load_results(directory: str | Path) -> dict[str, pd.DataFrame]:
     """Every completed run's tables under ``directory`` (``<out>/<experiment>``), concatenated.
 
     Keys: each table (``citations``, ``checks``, ``edits``, ...), ``metrics``
-    (per run), ``runs`` (one row per run with its status and ``wall_s``) and ``errors``
+    (per run), ``runs`` (one row per run with its status), ``timings`` (each done run's
+    worker time, ``wall_s``: not a result, it varies from one computation to the next) and ``errors``
     (failed runs, possibly empty). Rows are in the manifest's run order; only the
     runs of the config last run into ``directory`` are read.
 
@@ -464,7 +465,7 @@ def load_results(directory: str | Path) -> dict[str, pd.DataFrame]:
     except DamagedResultsError as exc:
         raise DamagedResultsError(exc.path, f"{exc.problem}; {_rerun_hint(directory, None)}") from None
     pieces: dict[str, list] = {}
-    index_rows, error_rows, damaged = [], [], []
+    index_rows, error_rows, damaged, timing_rows = [], [], [], []
     for record in manifest["runs"]:
         labels = {key: record[key] for key in ("run_id", "scenario", "point", "seed")}
         check = check_run(results.run_dir(record["run_id"]), labels, keep=True)
@@ -497,10 +498,10 @@ def load_results(directory: str | Path) -> dict[str, pd.DataFrame]:
                 **record["point"],
                 "seed": record["seed"],
                 "status": status,
-                # the worker's time for the run (simulation and tables), when it is done
-                "wall_s": (check.marker or {}).get("wall_s", float("nan")) if check.done else float("nan"),
             }
         )
+        if check.done:  # the worker's time for the run (simulation and tables)
+            timing_rows.append({"run_id": record["run_id"], "wall_s": (check.marker or {}).get("wall_s")})
     if damaged:
         more = f" (and {len(damaged) - 1} more)" if len(damaged) > 1 else ""
         raise DamagedResultsError(
@@ -511,6 +512,7 @@ def load_results(directory: str | Path) -> dict[str, pd.DataFrame]:
         for name, parts in pieces.items()
     }
     tables["runs"] = pd.DataFrame(index_rows)
+    tables["timings"] = pd.DataFrame(timing_rows, columns=["run_id", "wall_s"])
     tables["errors"] = pd.DataFrame(
         error_rows, columns=None if error_rows else ["run_id", "scenario", "seed", "error"]
     )

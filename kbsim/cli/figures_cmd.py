@@ -95,6 +95,7 @@ def run(args) -> int:
             figures_dir=figures_dir,
             docs_path=docs,
             readme_path=None if (quick or args.docs) else "README.md",
+            reproduction_path=None if (quick or args.docs) else "docs/reproduction.md",
             workers=args.workers,
             fresh=args.fresh,
             log=lambda line: print(line, file=sys.stderr),

@@ -14,6 +14,8 @@ from kbsim.report.figures import specs
 
 #: The experiments the results pages need besides the figures'.
 PAGE_EXPERIMENTS = ("reference", "control", "sample_kb")
+#: The experiment the reproduction page reads.
+REPRODUCTION_EXPERIMENTS = ("writeup",)
 
 
 def build_figures(
@@ -24,6 +26,7 @@ def build_figures(
     figures_dir: str | Path,
     docs_path: str | Path | None = None,
     readme_path: str | Path | None = None,
+    reproduction_path: str | Path | None = None,
     quick: bool = False,
     workers: int | None = None,
     log: Callable[[str], None] | None = None,
@@ -32,7 +35,8 @@ def build_figures(
     """Run what is missing, draw the figures, write figures/README.md and the results pages.
 
     Returns the files written. ``only`` restricts to named figures; the pages are
-    rewritten only when every figure is drawn.
+    rewritten only when every figure is drawn. ``reproduction_path``: also write the
+    write-up's claims beside kbsim (:mod:`kbsim.report.reproduction`) there.
     """
     from kbsim.report import plots
 
@@ -40,6 +44,8 @@ def build_figures(
     needed = dict.fromkeys(name for spec in chosen for name in spec.experiments)
     if docs_path is not None and not only:
         needed.update(dict.fromkeys(PAGE_EXPERIMENTS))
+    if reproduction_path is not None and not only:
+        needed.update(dict.fromkeys(REPRODUCTION_EXPERIMENTS))
     exps = {
         name: load_experiment(
             name,
@@ -63,4 +69,8 @@ def build_figures(
             written.append(pages.write_results_markdown(exps, docs_path, figures_dir))
             if readme_path is not None and Path(readme_path).exists():
                 written.append(pages.update_readme_results(exps, readme_path, figures_dir))
+        if reproduction_path is not None:
+            from kbsim.report.reproduction import write_reproduction
+
+            written.append(write_reproduction(exps, reproduction_path))
     return written

@@ -126,7 +126,7 @@ def load_experiment(
                 f"experiment {name!r}: {len(result.failures)} runs failed; see {result.directory}/errors"
             )
     tables = load_results(root / config.name)
-    tables = {k: v for k, v in tables.items() if k in analysis.TABLE_NAMES}
+    tables = {k: v for k, v in tables.items() if k in (*analysis.TABLE_NAMES, "runs", "timings")}
     points = _points(config)
     by = ["scenario", *config.swept]
     per_run = tables["metrics"]

@@ -40,7 +40,9 @@ class Metric:
         label: a phrase a reader understands.
         unit: ``share``, ``count``, ``bytes`` or ``seconds``: how to print it.
         min_seeds: the fewest seeds with which its 95% interval was measured to cover
-            at least 93% (validation/COVERAGE.md); fewer seeds print a warning.
+            at least 93% (validation/COVERAGE.md: 2 for every metric measured there);
+            a metric not measured there keeps 5, the seeds the study's claims rest on.
+            Fewer seeds print a warning.
     """
 
     name: str
@@ -58,16 +60,18 @@ METRICS: dict[str, Metric] = {
             "proportion",
             "citations given by then and stale then (every age mixed)",
             "share",
+            min_seeds=2,
         ),
-        Metric("stale_answer_share", "proportion", "answers with a stale citation", "share"),
-        Metric("gone_citation_share", "proportion", "citations whose article was unpublished", "share"),
+        Metric("stale_answer_share", "proportion", "answers with a stale citation", "share", min_seeds=2),
+        Metric("gone_citation_share", "proportion", "citations whose article was unpublished", "share", min_seeds=2),
         Metric(
             "title_recall",
             "proportion",
             "stale citations at the last check that the title check flags, each counted once",
             "share",
+            min_seeds=2,
         ),
-        Metric("calls_per_check", "mean", "tool calls per check", "count"),
+        Metric("calls_per_check", "mean", "tool calls per check", "count", min_seeds=2),
         Metric("bytes_per_check", "mean", "result bytes per check", "bytes"),
         Metric("calls_per_hour", "mean", "tool calls per hour of the day", "count"),
         Metric("bytes_per_hour", "mean", "result bytes per hour of the day", "bytes"),
@@ -83,6 +87,7 @@ METRICS: dict[str, Metric] = {
             "ratio",
             "mean time from going stale to the first check that flags it (detected citations)",
             "seconds",
+            min_seeds=2,
         ),
         Metric(
             "detection_latency_p90_s",
@@ -95,11 +100,12 @@ METRICS: dict[str, Metric] = {
             "ratio",
             "citation-time held stale and not yet flagged, as a share of citation-time held",
             "share",
+            min_seeds=2,
         ),
         Metric("edits_made", "mean", "agent edits in the day", "count"),
-        Metric("rejection_rate", "proportion", "edits rejected as a version conflict", "share"),
+        Metric("rejection_rate", "proportion", "edits rejected as a version conflict", "share", min_seeds=2),
         Metric("gone_rate", "proportion", "edits that found the article unpublished", "share"),
-        Metric("retry_success", "proportion", "retries after a conflict that applied", "share"),
+        Metric("retry_success", "proportion", "retries after a conflict that applied", "share", min_seeds=2),
         Metric(
             "replay_success",
             "invariant",
@@ -132,8 +138,16 @@ class _Rows:
         self.rows: list[tuple] = []
 
     def add(
-        self, metric: str, value, successes=math.nan, trials=math.nan, *, at_s=math.nan, at_end=False,
-        strategy="", subset="",
+        self,
+        metric: str,
+        value,
+        successes=math.nan,
+        trials=math.nan,
+        *,
+        at_s=math.nan,
+        at_end=False,
+        strategy="",
+        subset="",
     ):
         at_end = bool(at_end or (not math.isnan(at_s) and math.isclose(at_s, self.day_s)))
         name = metric_name(metric, at_s, at_end, strategy, subset)
@@ -258,9 +272,7 @@ def _detection(rows: _Rows, citations: pd.DataFrame, detections: pd.DataFrame, d
             len(latency),
             strategy=strategy,
         )
-        rows.add(
-            "detection_latency_p90_s", np.quantile(latency, 0.9) if len(latency) else math.nan, strategy=strategy
-        )
+        rows.add("detection_latency_p90_s", np.quantile(latency, 0.9) if len(latency) else math.nan, strategy=strategy)
         # stale and not yet flagged: from going stale until flagged (or the end of the day)
         until = np.minimum(np.where(np.isnan(flagged_s), day_s, flagged_s), day_s)
         exposed = np.clip(until - np.where(np.isnan(stale_at), day_s, stale_at), 0.0, None)

@@ -14,10 +14,11 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-## make reproduce: install, run the reference study, write results and figures
+## make reproduce: install, run the reference study, write results, figures and pages, run the notebooks
 reproduce: $(STAMP)
 	$(PY) -m kbsim run experiments/reference.yaml --out results
 	$(PY) -m kbsim figures
+	$(PY) scripts/execute_notebooks.py
 
 ## make figures: run missing results (cached) and write figures/, figures/README.md, docs/results.md
 figures: $(STAMP)
@@ -29,7 +30,7 @@ test: $(STAMP)
 
 ## make lint: ruff
 lint: $(STAMP)
-	$(VENV)/bin/ruff check kbsim tests benchmarks validation
+	$(VENV)/bin/ruff check kbsim tests benchmarks validation scripts
 
 ## make bench: benchmarks, results written to benchmarks/RESULTS.md
 bench: $(STAMP)

@@ -11,7 +11,7 @@ import pandas as pd
 
 from kbsim import analysis, analytic
 from kbsim.report.experiments import Experiment, match, staleness_days, sweep_frame, sweep_points
-from kbsim.report.tables import format_duration, reference_results
+from kbsim.report.tables import format_duration
 from kbsim.stats.summary import MetricSelector
 
 
@@ -103,18 +103,6 @@ def check_cost_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
     frame = pd.DataFrame(rows)
     frame["model_inside_ci"] = analysis.inside_ci(frame, frame["model"])
     return frame
-
-
-#: The headline numbers the original write-up reported; fill in when it is supplied.
-WRITEUP_FIGURES: dict[str, str] = {}
-
-
-def reproduction_table(exps: dict[str, Experiment]) -> pd.DataFrame:
-    """The reference study's table beside an (empty, to fill) column of the write-up's figures."""
-    table = reference_results(exps)
-    heading = "original write-up (TO FILL IN)"
-    table.insert(1, heading, [WRITEUP_FIGURES.get(metric, "") for metric in table["metric"]])
-    return table
 
 
 def agent_edit_effect(exps: dict[str, Experiment], key: str = "zipf_s") -> pd.DataFrame:

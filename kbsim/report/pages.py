@@ -9,10 +9,17 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+import pandas as pd
+
 from kbsim.report.experiments import FULL_COMMAND, Experiment
 from kbsim.report.figures import FIGURES
 from kbsim.report.own_kb import sample_kb_section
-from kbsim.report.tables import markdown_table, reference_results
+from kbsim.report.tables import format_contrast, markdown_table, point_label, reference_results
+from kbsim.stats.metrics import METRICS
+from kbsim.stats.summary import MetricSelector
+
+#: Columns the report adds to per-run metric rows (not run keys).
+ANNOTATIONS = ("edits", "edit_delay_s", "save_popularity")
 
 README_START = "<!-- results:start (rewritten by `kbsim figures`) -->"
 README_END = "<!-- results:end -->"
@@ -86,6 +93,8 @@ def write_results_markdown(exps: Mapping[str, Experiment], path: str | Path, fig
         "with edits, one row per delay. What each metric means: [model.md](model.md#metrics).",
         "",
         markdown_table(reference_results(exps)),
+        *precision_section(exps),
+        *contrasts_section(exps),
         *sample_kb_section(exps),
     ]
     for spec in FIGURES:
@@ -93,6 +102,75 @@ def write_results_markdown(exps: Mapping[str, Experiment], path: str | Path, fig
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines))
     return path
+
+
+#: How the reference study's seed count was chosen (docs/results.md says so with the measured widths).
+PRECISION_COMMAND = "kbsim run experiments/reference.yaml --precision stale_citation_share@end=0.02"
+
+
+def precision_section(exps: Mapping[str, Experiment]) -> list[str]:
+    """How many seeds the study needs for +-2 points on end-of-day citation staleness."""
+    summary = exps["reference"].summary
+    end = summary[MetricSelector("stale_citation_share").mask(summary)]
+    if end.empty:
+        return []
+    half = (end["ci_high"] - end["value"]).combine(end["value"] - end["ci_low"], max)
+    return [
+        "",
+        "### How many seeds",
+        "",
+        f"`{PRECISION_COMMAND}` adds seeds, doubling from the config's, until end-of-day citation "
+        "staleness has a 95% interval of at most +-2 points at every point of the study; it stopped at 20 "
+        f"seeds, so the study runs {exps['reference'].seeds}. With them the widest interval of that row is "
+        f"+-{100 * half.max():.1f} points and the narrowest +-{100 * half.min():.1f}.",
+    ]
+
+
+def contrasts_section(exps: Mapping[str, Experiment]) -> list[str]:
+    """The reference study's declared comparisons, paired on common seeds."""
+    from kbsim.stats import contrasts
+
+    reference = exps["reference"]
+    specs = reference.config.contrast_specs()
+    if not specs:
+        return []
+    keys = ["scenario", *reference.swept]
+    per_run = reference.per_run.drop(columns=[c for c in ANNOTATIONS if c in reference.per_run])
+    frame = contrasts(per_run, specs, keys)
+    if frame.empty:
+        return []
+    rows = []
+    for _, row in frame.iterrows():
+        unit = METRICS[row["metric"]].unit
+        rows.append(
+            {
+                "comparison": f"{row['name']}: {point_label(row, keys)} vs {row['baseline']}",
+                "difference [95%, paired]": format_contrast(row, unit).split(";")[0],
+                "unpaired [95%]": _unpaired(row, unit),
+                "unpaired / paired width": "-" if pd.isna(row["width_ratio"]) else f"{row['width_ratio']:.2f}",
+            }
+        )
+    return [
+        "",
+        "### Comparisons, paired on common seeds",
+        "",
+        "Each scenario and delay of a seed shares its random streams, so a comparison is made seed by "
+        "seed (`contrasts.csv`); the unpaired interval is what two separate studies would give. Pairing "
+        "pays where the compared days share what drives the metric: the edit delays share every save and "
+        "question, Zipf and control share only the questions ([validation/PAIRING.md]"
+        "(../validation/PAIRING.md) measures it over 200 seeds).",
+        "",
+        markdown_table(pd.DataFrame(rows)),
+    ]
+
+
+def _unpaired(row, unit: str) -> str:
+    low, high = row["unpaired_ci_low"], row["unpaired_ci_high"]
+    if low != low:
+        return "-"
+    if unit == "share" and row["compare"] == "difference":
+        return f"[{100 * low:+.1f}, {100 * high:+.1f}] pp"
+    return f"[{low:.3g}, {high:.3g}]"
 
 
 def update_readme_results(exps: Mapping[str, Experiment], readme_path: str | Path, figures_dir: str | Path) -> Path:

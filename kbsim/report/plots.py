@@ -172,7 +172,7 @@ def png_bytes(fig: Figure, dpi: int = 110) -> bytes:
     import io
 
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi)
+    fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})  # the same bytes on every run
     plt.close(fig)
     return buffer.getvalue()
 

@@ -1,0 +1,71 @@
+"""Execute the notebooks in place, full study, so a reader browsing the repository sees them run.
+
+``make reproduce`` calls this after ``kbsim figures`` (every experiment is cached by then, so
+the notebooks only read results). The outputs are kept deterministic: the same results give the
+same bytes. Timings are not recorded, images carry no software or date stamp
+(kbsim.report.plots.png_bytes), execution counts run 1, 2, ... and an output that names a path
+of this machine, or an error, fails the run (nothing is written then).
+
+    python scripts/execute_notebooks.py [NOTEBOOK ...]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+
+
+def leaks(notebook) -> list[str]:
+    """Outputs that would make the committed notebook depend on this machine or this run."""
+    found = []
+    for index, cell in enumerate(notebook.cells):
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                found.append(f"cell {index}: an error ({output.get('ename')}: {output.get('evalue')})")
+            text = nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(outputs=[output])]))
+            for marker in (str(ROOT), "/tmp/", "/home/"):
+                if marker in text:
+                    found.append(f"cell {index}: an output names {marker!r}")
+    return found
+
+
+def execute(path: Path) -> None:
+    notebook = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        notebook,
+        timeout=1800,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+        record_timing=False,
+    )
+    previous = os.environ.pop("KBSIM_QUICK", None)
+    try:
+        client.execute()
+    finally:
+        if previous is not None:
+            os.environ["KBSIM_QUICK"] = previous
+    problems = leaks(notebook)
+    if problems:
+        raise SystemExit(f"{path.name}: not written: " + "; ".join(problems[:5]))
+    for cell in notebook.cells:
+        cell.metadata.pop("execution", None)
+    nbformat.write(notebook, path)
+    print(f"executed {path.relative_to(ROOT)}")
+
+
+def main(argv: list[str]) -> int:
+    paths = [Path(p).resolve() for p in argv] or sorted(NOTEBOOKS.glob("*.ipynb"))
+    for path in paths:
+        execute(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -79,7 +79,11 @@ def test_search_many_on_an_empty_index_and_past_its_table_size(monkeypatch):
     fast = index.search_many(queries, 10)
     import kbsim.store.bm25 as bm25
 
-    monkeypatch.setattr(bm25, "_MANY_CELLS", 10)  # query by query
+    monkeypatch.setattr(bm25, "_TABLE_CELLS", 100)  # in chunks of two queries
+    assert index.search_many(queries, 10) == fast
+    monkeypatch.setattr(bm25, "_TABLE_CELLS", 1)  # one query at a time
+    assert index.search_many(queries, 10) == fast
+    monkeypatch.setattr(bm25, "_TABLE_DOCS", 10)  # query by query
     assert index.search_many(queries, 10) == fast
 
 

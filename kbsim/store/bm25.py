@@ -20,9 +20,11 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 _ASCII_SEPARATORS = bytes(c if (97 <= c <= 122 or 48 <= c <= 57) else 32 for c in range(256))
 #: Postings longer than this are probed for candidates instead of scanned, when that is exact.
 _LONG_POSTINGS = 256
-#: search_many's (query x document) score table is kept under this many cells; past it, it
-#: searches query by query.
-_MANY_CELLS = 4_000_000
+#: search_many scores at most this many (query x document) cells at a time (2 MiB of floats)...
+_TABLE_CELLS = 262_144
+#: ...and searches query by query past this many documents (a row of the table costs more
+#: than a query's postings).
+_TABLE_DOCS = 20_000
 #: Queries whose terms search_many keeps (a query's terms do not depend on the index).
 _QUERY_TERMS_KEPT = 100_000
 
@@ -182,13 +184,23 @@ class BM25Index:
         IEEE double add, in query-term order, onto 0.0 for a document no earlier term had
         (and ``0.0 + c == c``), so every score equals :meth:`search`'s bit for bit, and the
         ranking (score descending, ties by doc id) is one sort of the candidates of all
-        queries. Past :data:`_MANY_CELLS` table cells (a large corpus), it is :meth:`search`
-        query by query. The tests hold it to :meth:`search` on random indexes and queries.
+        queries. The table holds at most :data:`_TABLE_CELLS` cells (queries are taken in
+        chunks); past :data:`_TABLE_DOCS` documents it is :meth:`search` query by query. The
+        tests hold it to :meth:`search` on random indexes and queries.
         """
+        n_slots = len(self._doc_ids)
+        if self._n_docs == 0 or n_slots > _TABLE_DOCS:
+            return [[doc_id for doc_id, _ in self.search(query, limit)] for query in queries]
+        chunk = max(1, _TABLE_CELLS // n_slots)
+        ranked: list[list[str]] = []
+        for start in range(0, len(queries), chunk):
+            ranked += self._search_table(queries[start : start + chunk], limit)
+        return ranked
+
+    def _search_table(self, queries: list[str], limit: int) -> list[list[str]]:
+        """:meth:`search_many` for a chunk of queries, in one (query x document) table."""
         n_docs = self._n_docs
         n_slots = len(self._doc_ids)
-        if n_docs == 0 or not queries or len(queries) * n_slots > _MANY_CELLS:
-            return [[doc_id for doc_id, _ in self.search(query, limit)] for query in queries]
         k1, b = self.k1, self.b
         base = k1 * (1.0 - b)
         per_len = k1 * b * n_docs / self._total_len
@@ -223,7 +235,9 @@ class BM25Index:
         nnz = int(starts[-1])
         slots = np.fromiter(chain.from_iterable(buckets), dtype=np.int64, count=nnz)
         tf = np.fromiter(chain.from_iterable(bucket.values() for bucket in buckets), dtype=np.float64, count=nnz)
-        weights = np.array([self._weight(len(bucket)) for bucket in buckets], dtype=np.float64)
+        # each term's weight by math.log as search() computes it, once per distinct df
+        dfs, df_index = np.unique(lengths, return_inverse=True)
+        weights = np.array([self._weight(df) for df in dfs.tolist()], dtype=np.float64)[df_index]
         doc_len = np.array(self._doc_len, dtype=np.float64)
         # weight * tf / (tf + base + per_len * doc_len[d]), operation by operation as in search()
         values = np.repeat(weights, lengths) * tf / ((tf + base) + per_len * doc_len[slots])

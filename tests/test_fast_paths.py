@@ -282,3 +282,14 @@ def test_an_article_copy_copies_every_field():
         assert getattr(twin, field.name) == getattr(article, field.name), field.name
     twin.title = "Other"
     assert article.title == "Title"
+
+
+def test_the_idempotency_records_copy_results_as_deepcopy_does():
+    from kbsim.store.memory import _json_copy
+
+    value = {"a": "x", "citation": {"k": "kb-1", "n": [1, 2.5, None, True, {"z": []}]}, "t": (1, 2)}
+    twin = _json_copy(value)
+    assert twin == copy.deepcopy(value)
+    assert twin["citation"] is not value["citation"] and twin["citation"]["n"][4] is not value["citation"]["n"][4]
+    twin["citation"]["k"] = "changed"
+    assert value["citation"]["k"] == "kb-1"

@@ -7,6 +7,11 @@ uniform, plus one 10x-scaled day (seed 1) and a few variants (a retention window
 the sample corpus from files, other check settings), and prints one SHA-256 per day over every returned
 table (``pd.util.hash_pandas_object`` of the rows, the column names and dtypes). ``--write``
 records them; ``--check`` compares against a recorded file and exits 1 on any difference.
+
+``benchmarks/fingerprints.json`` holds the hashes recorded from the code before the speed work
+of issue 16 (pandas 3.1.1, numpy 2.4.6): a change meant to leave results alone must keep every
+one. The hashes depend on pandas' hashing and dtypes, so after upgrading pandas re-record them
+from a commit known to be right (``--write``) before comparing.
 """
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ from __future__ import annotations
 import heapq
 import math
 import re
-from collections import Counter
 from itertools import chain
 
 import numpy as np
@@ -90,13 +89,23 @@ class BM25Index:
             self._doc_ids.append(doc_id)
             self._doc_terms.append(None)
             self._doc_len.append(0)
-        counts = Counter(tokenize(content))
+        # term -> count, in order of first occurrence (a plain dict: cheaper than Counter here)
+        counts: dict[str, int] = {}
+        get = counts.get
+        for term in tokenize(content):
+            counts[term] = get(term, 0) + 1
+        title_weight = self.title_weight
         for term in tokenize(title):
-            counts[term] += self.title_weight
+            counts[term] = get(term, 0) + title_weight
         postings = self._postings
         old_terms = self._doc_terms[slot]
         if old_terms is not None:
-            self._drop_postings(slot, [term for term in old_terms if term not in counts])
+            for term in old_terms:  # the postings of terms the document no longer has
+                if term not in counts:
+                    bucket = postings[term]
+                    del bucket[slot]
+                    if not bucket:
+                        del postings[term]
             self._n_docs -= 1
             self._total_len -= self._doc_len[slot]
         for term, tf in counts.items():

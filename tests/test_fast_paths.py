@@ -16,6 +16,7 @@ import pytest
 
 import kbsim.sim.checks as checks
 import kbsim.sim.processes as processes
+import kbsim.store.bm25 as bm25
 from kbsim import SQLiteStore
 from kbsim.params import DayParams
 from kbsim.sim import simulate_day
@@ -59,8 +60,11 @@ def random_queries(rng: random.Random, titles: list[str], count: int) -> list[st
     return queries
 
 
+@pytest.mark.parametrize("table_always", [False, True])
 @pytest.mark.parametrize("seed", range(8))
-def test_search_many_ranks_exactly_as_search_does(seed):
+def test_search_many_ranks_exactly_as_search_does(monkeypatch, seed, table_always):
+    if table_always:  # the score table even where it would be mostly empty
+        monkeypatch.setattr(bm25, "_CELLS_PER_POSTING", 10**9)
     rng = random.Random(seed)
     index, titles = random_index(rng, rng.choice([5, 40, 300]))
     queries = random_queries(rng, titles, rng.choice([1, 7, 150]))
@@ -76,9 +80,8 @@ def test_search_many_on_an_empty_index_and_past_its_table_size(monkeypatch):
     rng = random.Random(3)
     index, titles = random_index(rng, 50)
     queries = random_queries(rng, titles, 30)
+    monkeypatch.setattr(bm25, "_CELLS_PER_POSTING", 10**9)
     fast = index.search_many(queries, 10)
-    import kbsim.store.bm25 as bm25
-
     monkeypatch.setattr(bm25, "_TABLE_CELLS", 100)  # in chunks of two queries
     assert index.search_many(queries, 10) == fast
     monkeypatch.setattr(bm25, "_TABLE_CELLS", 1)  # one query at a time

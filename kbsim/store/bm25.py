@@ -24,6 +24,10 @@ _TABLE_CELLS = 262_144
 #: ...and searches query by query past this many documents (a row of the table costs more
 #: than a query's postings).
 _TABLE_DOCS = 20_000
+#: ...and only while it has at most this many cells per posting its queries add up (past it,
+#: most cells stay empty and walking the postings query by query is cheaper: a 4,000-article
+#: corpus, say, against 400).
+_CELLS_PER_POSTING = 24
 #: Queries whose terms search_many keeps (a query's terms do not depend on the index).
 _QUERY_TERMS_KEPT = 100_000
 
@@ -194,8 +198,9 @@ class BM25Index:
         (and ``0.0 + c == c``), so every score equals :meth:`search`'s bit for bit, and the
         ranking (score descending, ties by doc id) is one sort of the candidates of all
         queries. The table holds at most :data:`_TABLE_CELLS` cells (queries are taken in
-        chunks); past :data:`_TABLE_DOCS` documents it is :meth:`search` query by query. The
-        tests hold it to :meth:`search` on random indexes and queries.
+        chunks); past :data:`_TABLE_DOCS` documents, or :data:`_CELLS_PER_POSTING` cells per
+        posting the queries add up, it is :meth:`search` query by query. The tests hold it to
+        :meth:`search` on random indexes and queries.
         """
         n_slots = len(self._doc_ids)
         if self._n_docs == 0 or n_slots > _TABLE_DOCS:
@@ -239,6 +244,10 @@ class BM25Index:
             return [[] for _ in queries]
         n_rows = len(buckets)
         lengths = np.fromiter(map(len, buckets), dtype=np.int64, count=n_rows)
+        n_queries = len(queries)
+        if n_queries * n_slots > _CELLS_PER_POSTING * int(lengths[list(chain.from_iterable(query_rows))].sum()):
+            # the table would be mostly empty: the queries' own postings are cheaper to walk
+            return [[doc_id for doc_id, _ in self.search(query, limit)] for query in queries]
         starts = np.zeros(n_rows + 1, dtype=np.int64)
         np.cumsum(lengths, out=starts[1:])
         nnz = int(starts[-1])
@@ -250,7 +259,6 @@ class BM25Index:
         doc_len = np.array(self._doc_len, dtype=np.float64)
         # weight * tf / (tf + base + per_len * doc_len[d]), operation by operation as in search()
         values = np.repeat(weights, lengths) * tf / ((tf + base) + per_len * doc_len[slots])
-        n_queries = len(queries)
         scores = np.zeros((n_queries, n_slots))
         for position in range(max(map(len, query_rows))):
             owners = [q for q, rows in enumerate(query_rows) if position < len(rows)]

@@ -1,8 +1,10 @@
-"""One simulated day against a bare SimPy floor, and the day at growing scale.
+"""One simulated day against a bare SimPy floor and the straightforward design, and at growing scale.
 
-Usage: python benchmarks/bench_day.py [--runs 20] [--scales 1,10,50,250]
+Usage: python benchmarks/bench_day.py [--runs 20] [--scales 1,10,50,250] [--straightforward-runs 5]
+       [--sections day,parts,straightforward,scale]
 
-Writes the "One day", "Where a day's time goes" and "Scale" sections of benchmarks/RESULTS.md.
+Writes the "One day", "Where a day's time goes", "Against the straightforward design" and
+"Scale" sections of benchmarks/RESULTS.md (``--sections``: only those named).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 import simpy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import straightforward  # noqa: E402
 from results_file import machine_line, write_section  # noqa: E402
 
 import kbsim.sim.day  # noqa: E402
@@ -33,7 +36,7 @@ from kbsim.store import MemoryStore  # noqa: E402
 
 #: Non-overlapping parts of a day, timed by wrapping the function where the day calls it.
 PARTS = (
-    ("title check: a search per cited title", kbsim.sim.processes, "check_by_title"),
+    ("title check: a search per cited title (ranked in one batch)", kbsim.sim.processes, "check_by_title"),
     ("re-read check: a read per cited article", kbsim.sim.processes, "check_by_rereading"),
     ("poll check: event pages, then reads", kbsim.sim.processes, "check_by_polling"),
     ("ground truth and its comparison", kbsim.sim.processes, "true_staleness"),
@@ -111,6 +114,31 @@ def time_shares(params: DayParams, seeds: range) -> tuple[float, dict[str, float
     return statistics.fmean(days), {label: total / len(seeds) for label, total in totals.items()}
 
 
+#: The reference days of the speed target: seeds 1 and 2, each edit delay (None: no edits).
+REFERENCE_DAYS = tuple((seed, delay) for seed in (1, 2) for delay in (None, 5, 60, 600, 3600))
+
+
+def versus_straightforward(runs: int) -> tuple[list[float], list[float]]:
+    """Mean seconds a reference day takes in kbsim and in the straightforward design, per run.
+
+    Each run goes through the 10 reference days once, each day timed in both designs one
+    after the other (kbsim's starting knowledge bases built beforehand, as in a sweep), so
+    machine noise hits both alike.
+    """
+    params = {delay: DayParams(edit={"delay_s": delay}) for _, delay in REFERENCE_DAYS}
+    for seed, delay in REFERENCE_DAYS:
+        run_day(params[delay], seed)
+    ours, theirs = [], []
+    for _ in range(runs):
+        ours_s = theirs_s = 0.0
+        for seed, delay in REFERENCE_DAYS:
+            theirs_s += seconds(straightforward.simulate_day, seed, delay)
+            ours_s += seconds(run_day, params[delay], seed)
+        ours.append(ours_s / len(REFERENCE_DAYS))
+        theirs.append(theirs_s / len(REFERENCE_DAYS))
+    return ours, theirs
+
+
 def seconds(fn, *args) -> float:
     start = time.perf_counter()
     fn(*args)
@@ -166,22 +194,71 @@ def main() -> None:
     parser.add_argument(
         "--scale-runs", type=int, default=5, help="runs per scale up to 10x (one run above, each a minute)"
     )
+    parser.add_argument(
+        "--straightforward-runs", type=int, default=5, help="runs of the 10 reference days in both designs"
+    )
+    parser.add_argument("--sections", default=",".join(SECTIONS), help="which sections to run and write")
     parser.add_argument("--one-scale", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.runs < 1 or args.scale_runs < 1:
-        parser.error("--runs and --scale-runs: expected at least 1")
+    if args.runs < 1 or args.scale_runs < 1 or args.straightforward_runs < 1:
+        parser.error("--runs, --scale-runs and --straightforward-runs: expected at least 1")
+    sections = args.sections.split(",")
+    if not set(sections) <= set(SECTIONS):
+        parser.error(f"--sections: expected some of {','.join(SECTIONS)}")
     if args.one_scale:
         runs = args.scale_runs if args.one_scale <= 10 else 1
         print(json.dumps(one_scale(args.one_scale, runs)))
         return
+    command = f"python benchmarks/bench_day.py --runs {args.runs} --scales {args.scales}"
+    if "day" in sections:
+        one_day(args.runs, command)
+    if "parts" in sections:
+        where_time_goes(command)
+    if "straightforward" in sections:
+        against_straightforward(args.straightforward_runs)
+    if "scale" in sections:
+        at_scale(args.scales, args.scale_runs, command)
 
+
+SECTIONS = ("day", "parts", "straightforward", "scale")
+
+
+def against_straightforward(runs: int) -> None:
+    ours, theirs = versus_straightforward(runs)
+    ours_s, theirs_s = statistics.median(ours), statistics.median(theirs)
+    ratios = [t / o for o, t in zip(ours, theirs, strict=True)]
+    ratio = statistics.median(ratios)
+    write_section(
+        "Against the straightforward design",
+        f"""{machine_line()} Command: `python benchmarks/bench_day.py --sections straightforward \
+--straightforward-runs {runs}`.
+
+The 10 reference days (seeds 1 and 2; edit delay none, 5, 60, 600 and 3600 s) in kbsim
+(`run_day(DayParams(edit={{"delay_s": d}}), seed)`, starting knowledge bases built beforehand) and in
+the straightforward design (`benchmarks/straightforward.py`: SQLite, `LIKE` search, one event loop,
+no index or caches), day by day in one process, the two designs one after the other. Medians over
+{runs} runs of the mean day.
+
+| design | ms per day | |
+| --- | ---: | ---: |
+| straightforward (`simulate_day(seed, delay)`) | {theirs_s * 1000:.0f} | 1x |
+| kbsim (`run_day`) | {ours_s * 1000:.1f} | {ratio:.1f}x faster |
+
+Per-run ratios: {", ".join(f"{r:.1f}x" for r in ratios)}. Target: at least 30x faster than the
+straightforward design. **{"Met" if ratio >= 30 else "Not met"}** ({ratio:.1f}x; 30x would be
+{theirs_s / 30 * 1000:.1f} ms a day here).
+""",
+    )
+
+
+def one_day(runs: int, command: str) -> None:
     params = DayParams()
     run_day(params, 0)  # warm imports and caches outside the timing
     floor_day(params, 0)
     # Interleaved run by run, so machine noise hits all three alike. A fresh seed builds its
     # starting knowledge base; run again at once, the seed's KB is cached, as in a sweep.
     cold, warm, floor = [], [], []
-    for seed in range(1000, 1000 + args.runs):
+    for seed in range(1000, 1000 + runs):
         cold.append(seconds(run_day, params, seed))
         warm.append(seconds(run_day, params, seed))
         floor.append(seconds(floor_day, params, seed))
@@ -190,13 +267,12 @@ def main() -> None:
     tables = run_day(params, 1, env=env)
     calls = int(tables["checks"]["calls"].sum()) + 3 * params.questions.count
     floor_events = floor_day(params, 1)
-    command = f"python benchmarks/bench_day.py --runs {args.runs} --scales {args.scales}"
     write_section(
         "One day",
         f"""{machine_line()} Command: `{command}`.
 
 The reference Zipf day (400 articles, 120 questions, 300 saves, 8 hourly three-way checks, no edits),
-median of {args.runs} in-process runs, interleaved with a bare SimPy model that has the same arrivals
+median of {runs} in-process runs, interleaved with a bare SimPy model that has the same arrivals
 and timeouts and nothing else. A fresh seed builds its starting knowledge base (publishing 400
 articles); the same seed again finds it cached, as the days of a sweep do.
 
@@ -214,6 +290,11 @@ a day, {3 * floor_s / calls * 1e6:.1f} µs per tool call with nothing left for t
 validating one call's arguments costs.
 """,
     )
+
+
+def where_time_goes(command: str) -> None:
+    params = DayParams()
+    run_day(params, 0)
     day_s, parts = time_shares(params, range(2000, 2008))
     lines = ["| part of the day | ms per day | share |", "| --- | ---: | ---: |"]
     for label, part_s in sorted(parts.items(), key=lambda item: -item[1]):
@@ -235,10 +316,13 @@ call. Tool calls made inside a check count in that check.
 {chr(10).join(lines)}
 """,
     )
+
+
+def at_scale(scales: str, scale_runs: int, command: str) -> None:
     rows = []
-    for scale in [int(s) for s in args.scales.split(",")]:
+    for scale in [int(s) for s in scales.split(",")]:
         out = subprocess.run(
-            [sys.executable, __file__, "--one-scale", str(scale), "--scale-runs", str(args.scale_runs)],
+            [sys.executable, __file__, "--one-scale", str(scale), "--scale-runs", str(scale_runs)],
             capture_output=True,
             text=True,
             check=True,
@@ -261,7 +345,7 @@ call. Tool calls made inside a check count in that check.
     last = rows[-1]
     event_ratio = last["s_per_event"] / base["s_per_event"]
     call_ratio = last["s_per_call"] / base["s_per_call"]
-    command = f"{command} --scale-runs {args.scale_runs}" if args.scale_runs != 5 else command
+    command = f"{command} --scale-runs {scale_runs}" if scale_runs != 5 else command
     write_section(
         "Scale",
         f"""{machine_line()} Command: `{command}`.

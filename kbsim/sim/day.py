@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import attrgetter
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
@@ -349,7 +350,7 @@ def tabulate(log: DayLog, params: DayParams, seed: int) -> dict[str, pd.DataFram
     return {
         "citations": _frame(log.citations, CitationRecord, seed, staleness),
         "checks": _frame(log.checks, CheckRecord, seed),
-        "detections": _frame(_detections(log), DetectionRecord, seed),
+        "detections": _columns_frame(_detection_columns(log), seed),
         "edits": _frame(log.edits, EditRecord, seed),
         "saves": _frame(log.saves, SaveRecord, seed),
     }
@@ -360,30 +361,49 @@ def _detections(log: DayLog) -> list[DetectionRecord]:
 
     Empty when the day had no check (every citation is then censored at time 0).
     """
+    columns = _detection_columns(log)
+    return [DetectionRecord(*row) for row in zip(*columns.values(), strict=True)]
+
+
+def _detection_columns(log: DayLog) -> dict[str, list]:
+    """:func:`_detections` as columns (the table is built from these, no record made)."""
+    fields = list(DetectionRecord.__dataclass_fields__)
     if log.last_check_s is None:
-        return []
-    records = []
+        return {name: [] for name in fields}
+    answer_ids = [cited.answer_id for cited in log.citations]
+    positions = [cited.position for cited in log.citations]
+    n = len(answer_ids)
+    columns: dict[str, list] = {name: [] for name in fields}
+    missing = (math.nan, "")
     for strategy in STRATEGIES:
         first = log.first_flags.get(strategy, {})
         last = log.last_flags.get(strategy, {})
-        for index, cited in enumerate(log.citations):
-            flagged_s, label = first.get(index, (math.nan, ""))
-            records.append(
-                DetectionRecord(
-                    cited.answer_id, cited.position, strategy, flagged_s, label, index in last, log.last_check_s
-                )
-            )
-    return records
+        firsts = [first.get(index, missing) for index in range(n)]
+        columns["answer_id"] += answer_ids
+        columns["position"] += positions
+        columns["strategy"] += [strategy] * n
+        columns["first_flagged_s"] += [flagged_s for flagged_s, _ in firsts]
+        columns["first_label"] += [label for _, label in firsts]
+        columns["flagged_at_last_check"] += [index in last for index in range(n)]
+        columns["last_check_s"] += [log.last_check_s] * n
+    return columns
 
 
 def _frame(records: list, record_type, seed: int, extra: dict[str, pd.Series] | None = None) -> pd.DataFrame:
     """Built column by column: ``seed``, the record's fields, then ``extra``."""
     fields = list(record_type.__dataclass_fields__)
-    columns: dict = {"seed": pd.Series(seed, index=range(len(records)), dtype="int64")}
-    for name in fields:
-        values = [getattr(r, name) for r in records]
-        columns[name] = values if records else pd.Series(dtype=object)
-    return pd.DataFrame({**columns, **(extra or {})})
+    rows = list(map(attrgetter(*fields), records)) if len(fields) > 1 else [(getattr(r, fields[0]),) for r in records]
+    values = zip(*rows, strict=True) if records else ([] for _ in fields)
+    return _columns_frame(dict(zip(fields, map(list, values), strict=True)), seed, extra)
+
+
+def _columns_frame(columns: dict[str, list], seed: int, extra: dict[str, pd.Series] | None = None) -> pd.DataFrame:
+    """``seed``, then the given columns (each a list, one value a row), then ``extra``."""
+    n = len(next(iter(columns.values()), []))
+    frame: dict = {"seed": pd.Series(seed, index=range(n), dtype="int64")}
+    for name, values in columns.items():
+        frame[name] = values if n else pd.Series(dtype=object)
+    return pd.DataFrame({**frame, **(extra or {})})
 
 
 def _staleness_columns(

@@ -83,6 +83,61 @@ class Client:
         sizer = getattr(self.store, "result_size", None)
         return result, (json_size(result) if sizer is None else sizer(name, result))
 
+    def search_many(
+        self, kb_id: str, queries: list[str], limit: int
+    ) -> list[tuple[list[tuple[str, str]], int]]:
+        """``search_knowledge_base`` for each query, at one instant: for each, its hits'
+        ``(article_id, title)`` in order and the result's size in JSON bytes, as
+        :meth:`call_sized` gives them call by call.
+
+        Why it exists: a check that searches many titles at once can have them ranked
+        together (a store's ``search_many``, when it has one). Each call's arguments are
+        validated as :meth:`call` validates them; any error is raised as the first failing
+        call would raise it (the caller may then make the calls one by one to see it).
+        """
+        arguments = [{"knowledge_base_id": kb_id, "query": query, "limit": limit} for query in queries]
+        for args in arguments:
+            validate_arguments("search_knowledge_base", args)
+        if not arguments:
+            return []
+        kb_id = self._granted(kb_id)
+        many = getattr(self.store, "search_many", None)
+        if many is None:
+            answers = []
+            for args in arguments:
+                result, size = self.call_sized("search_knowledge_base", args)
+                answers.append(([(hit["article_id"], hit["title"]) for hit in result["results"]], size))
+            return answers
+        return many(kb_id, list(queries), int(limit))
+
+    def read_many(self, kb_id: str, article_ids: list[str]) -> list[tuple[str | None, int]]:
+        """``read_knowledge_article`` for each article, at one instant: for each, the result's
+        ``updated_at`` and size in JSON bytes as :meth:`call_sized` gives them, or, where the
+        call answers ``not_found``, None and the size of that error (``{"error": ...}``).
+
+        Why it exists: the re-read and poll checks read many articles at once and need
+        only their versions; a store's ``read_many`` (when it has one) answers without
+        building each result. Arguments are validated as :meth:`call` validates them; any
+        other error is raised as the first failing call would raise it.
+        """
+        arguments = [{"knowledge_base_id": kb_id, "article_id": article_id} for article_id in article_ids]
+        for args in arguments:
+            validate_arguments("read_knowledge_article", args)
+        many = getattr(self.store, "read_many", None)
+        if many is not None and arguments and kb_id in self.grants and self.store.has_knowledge_base(kb_id):
+            return many(kb_id, list(article_ids))
+        answers: list[tuple[str | None, int]] = []
+        for args in arguments:
+            try:
+                result, size = self.call_sized("read_knowledge_article", args)
+            except ToolError as error:
+                if error.code != "not_found":
+                    raise
+                answers.append((None, json_size({"error": error.to_dict()})))
+                continue
+            answers.append((result["updated_at"], size))
+        return answers
+
     def _granted(self, kb_id: str, argument: str = "knowledge_base_id") -> str:
         if kb_id not in self.grants or not self.store.has_knowledge_base(kb_id):
             raise ToolError("not_found", f"{argument} {kb_id!r} not found")

@@ -47,6 +47,15 @@ def check_text(value: Any, name: str) -> str:
     return value
 
 
+def check_texts(values: Any, name: str) -> list[str]:
+    """A list (or tuple) of strings (a batch of queries, of article ids), as a new list."""
+    if not isinstance(values, (list, tuple)):
+        raise ToolError("invalid_argument", f"{name} must be a list of strings, got {shown(values)}")
+    for i, value in enumerate(values):
+        check_text(value, f"{name}[{i}]")
+    return list(values)
+
+
 def check_optional_text(value: Any, name: str) -> str | None:
     return None if value is None else check_text(value, name)
 
@@ -243,6 +252,20 @@ class Article:
 
     def __post_init__(self) -> None:
         self.updated_at = format_version(self.version_us)
+
+    def __copy__(self) -> Article:
+        """The same shallow copy ``copy.copy`` makes, without its generic reduce protocol
+        (the store copies articles for every ``article_state`` and every day's store)."""
+        twin = object.__new__(type(self))
+        twin.article_id = self.article_id
+        twin.title = self.title
+        twin.content = self.content
+        twin.published = self.published
+        twin.version_us = self.version_us
+        twin.updated_at = self.updated_at
+        twin.hit_json_len = self.hit_json_len
+        twin.read_json_len = self.read_json_len
+        return twin
 
     def set_version(self, version_us: int) -> None:
         self.version_us = version_us

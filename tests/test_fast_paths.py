@@ -1,0 +1,298 @@
+"""The fast paths held to their plain references, call for call and table for table.
+
+Each fast path (a batch of a check's searches ranked together, the remembered valid
+arguments, the article copy) keeps a plain path; these tests run both on random indexes,
+stores and days and require identical answers, sizes, counts and tables.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import random
+
+import pandas as pd
+import pytest
+
+import kbsim.sim.checks as checks
+import kbsim.sim.processes as processes
+import kbsim.store.bm25 as bm25
+from kbsim import SQLiteStore
+from kbsim.params import DayParams
+from kbsim.sim import simulate_day
+from kbsim.store import BM25Index, MemoryStore, ToolError, validate_arguments
+from kbsim.store import schema as schema_module
+from kbsim.store.rules import Article
+
+WORDS = [f"w{i}" for i in range(60)] + ["alpha", "beta", "gamma", "naïve", "ÉTÉ"]
+
+
+def random_index(rng: random.Random, n_docs: int) -> tuple[BM25Index, list[str]]:
+    """An index with re-saved, removed and duplicated documents (exact score ties)."""
+    index = BM25Index()
+    titles = []
+    for i in range(n_docs):
+        title = " ".join(rng.sample(WORDS, rng.randint(1, 5)))
+        body = " ".join(rng.choices(WORDS[:8], k=rng.randint(0, 6)) + rng.choices(WORDS, k=rng.randint(1, 30)))
+        index.add(f"art-{rng.randrange(10**6):06d}" if i % 7 == 0 else f"art-{i:06d}", title, body)
+        titles.append(title)
+    ids = list(index._slot_of)
+    for doc_id in rng.sample(ids, len(ids) // 10):
+        index.remove(doc_id)
+    for doc_id in rng.sample(ids, len(ids) // 5):
+        index.add(doc_id, rng.choice(titles), " ".join(rng.choices(WORDS, k=rng.randint(1, 20))))
+    twin_title, twin_body = "gamma twin", "beta beta twin"
+    for doc_id in ("art-999999", "art-500000", "art-000000"):  # identical documents: exact ties
+        index.add(doc_id, twin_title, twin_body)
+    return index, titles
+
+
+def random_queries(rng: random.Random, titles: list[str], count: int) -> list[str]:
+    queries = []
+    for _ in range(count):
+        kind = rng.random()
+        if kind < 0.5:
+            queries.append(rng.choice(titles))
+        elif kind < 0.8:
+            queries.append(" ".join(rng.choices(WORDS, k=rng.randint(1, 14))))  # long queries too
+        else:
+            queries.append(rng.choice(["zz qq", "", "twin", "Gamma, TWIN!", "naïve été"]))
+    return queries
+
+
+@pytest.mark.parametrize("table_always", [False, True])
+@pytest.mark.parametrize("seed", range(8))
+def test_search_many_ranks_exactly_as_search_does(monkeypatch, seed, table_always):
+    if table_always:  # the score table even where it would be mostly empty
+        monkeypatch.setattr(bm25, "_CELLS_PER_POSTING", 10**9)
+    rng = random.Random(seed)
+    index, titles = random_index(rng, rng.choice([5, 40, 300]))
+    queries = random_queries(rng, titles, rng.choice([1, 7, 150]))
+    for limit in (1, 3, 10, 20):
+        expected = [[doc_id for doc_id, _ in index.search(query, limit)] for query in queries]
+        assert index.search_many(queries, limit) == expected
+    assert index.copy().search_many(queries, 10) == index.search_many(queries, 10)
+
+
+def test_search_many_on_an_empty_index_and_past_its_table_size(monkeypatch):
+    assert BM25Index().search_many(["alpha beta"], 5) == [[]]
+    assert BM25Index().search_many([], 5) == []
+    rng = random.Random(3)
+    index, titles = random_index(rng, 50)
+    queries = random_queries(rng, titles, 30)
+    monkeypatch.setattr(bm25, "_CELLS_PER_POSTING", 10**9)
+    fast = index.search_many(queries, 10)
+    monkeypatch.setattr(bm25, "_TABLE_CELLS", 100)  # in chunks of two queries
+    assert index.search_many(queries, 10) == fast
+    monkeypatch.setattr(bm25, "_TABLE_CELLS", 1)  # one query at a time
+    assert index.search_many(queries, 10) == fast
+    monkeypatch.setattr(bm25, "_TABLE_DOCS", 10)  # query by query
+    assert index.search_many(queries, 10) == fast
+
+
+def test_ties_cut_by_id_in_search_many():
+    index = BM25Index()
+    for i in (7, 3, 12, 1, 9, 5, 30, 2):
+        index.add(f"art-{i:06d}", "same words", "alpha beta")
+    index.add("art-000004", "same words words", "alpha beta")
+    assert index.search_many(["words", "alpha"], 4) == [
+        ["art-000004", "art-000001", "art-000002", "art-000003"],
+        [doc_id for doc_id, _ in index.search("alpha", 4)],
+    ]
+
+
+def store_and_titles(seed: int) -> tuple[MemoryStore, list[str]]:
+    rng = random.Random(seed)
+    store = MemoryStore()
+    pairs = [(" ".join(rng.sample(WORDS, 4)), " ".join(rng.choices(WORDS, k=rng.randint(1, 40)))) for _ in range(80)]
+    ids = store.create_knowledge_base("kb-1", pairs, at=0.0)
+    for i, article_id in enumerate(rng.sample(ids, 30)):
+        if i % 5 == 0:
+            store.unpublish_article("kb-1", article_id, at=10.0 + i)
+        else:
+            store.save_article("kb-1", article_id, at=10.0 + i, content="alpha " * i, title=rng.choice(pairs)[0])
+    return store, [title for title, _ in pairs]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_store_and_client_search_many_answer_as_each_call_would(seed):
+    store, titles = store_and_titles(seed)
+    client = store.client({"kb-1"}, clock=lambda: 100.0)
+    queries = random_queries(random.Random(seed), titles, 60)
+    queries = [q for q in queries if len(q) >= 2]
+    for limit in (1, 10, 20):
+        expected = []
+        for query in queries:
+            result, size = client.call_sized(
+                "search_knowledge_base", {"knowledge_base_id": "kb-1", "query": query, "limit": limit}
+            )
+            expected.append(([(hit["article_id"], hit["title"]) for hit in result["results"]], size))
+        assert store.search_many("kb-1", queries, limit) == expected
+        assert client.search_many("kb-1", queries, limit) == expected
+
+
+def test_client_search_many_errors_as_the_first_failing_call():
+    store, _ = store_and_titles(0)
+    client = store.client({"kb-1"}, clock=lambda: 0.0)
+    cases = [
+        ("kb-1", ["alpha", "x"], 10),  # a query shorter than the schema allows
+        ("kb-1", ["alpha"], 0),  # a limit out of range
+        ("kb-2", ["alpha"], 10),  # not granted: answers like a missing knowledge base
+    ]
+    for kb_id, queries, limit in cases:
+        with pytest.raises(ToolError) as many:
+            client.search_many(kb_id, queries, limit)
+        with pytest.raises(ToolError) as one:
+            for query in queries:
+                client.call("search_knowledge_base", {"knowledge_base_id": kb_id, "query": query, "limit": limit})
+        assert many.value.to_dict() == one.value.to_dict()
+    assert client.search_many("kb-1", [], 10) == []
+
+
+def test_client_search_many_on_a_store_without_it():
+    memory, titles = store_and_titles(1)
+    sqlite = SQLiteStore(":memory:")
+    articles = [memory.article_state("kb-1", i) for i in memory.published_article_ids("kb-1")]
+    sqlite.create_knowledge_base("kb-1", [(a.title, a.content) for a in articles], at=0.0)
+    client = sqlite.client({"kb-1"}, clock=lambda: 0.0)
+    queries = titles[:20]
+    expected = []
+    for query in queries:
+        arguments = {"knowledge_base_id": "kb-1", "query": query, "limit": 5}
+        result, size = client.call_sized("search_knowledge_base", arguments)
+        expected.append(([(h["article_id"], h["title"]) for h in result["results"]], size))
+    assert client.search_many("kb-1", queries, 5) == expected
+
+
+DAYS = [
+    (1, {"edit": {"delay_s": 60}}),
+    (2, {"saves": {"popularity": "uniform"}, "edit": {"delay_s": 5}}),
+    (3, {"checks": {"title_search_limit": 1, "interval_s": 900}, "saves": {"replace_unpublished": True}}),
+    (4, {"corpus": {"source": "kbsim:sample"}, "edit": {"delay_s": 600}}),
+    (5, {"event_retention_s": 1800, "corpus": {"articles": 60}, "saves": {"count": 600}}),
+]
+
+
+@pytest.mark.parametrize("seed, overrides", DAYS)
+def test_every_title_check_of_a_day_equals_the_per_call_check(monkeypatch, seed, overrides):
+    """At every check of random days, the batched title check and the call-by-call one
+    flag the same citations with the same calls and bytes."""
+    compared = []
+
+    def both(client, kb_id, citations, limit):
+        fast = checks.check_by_title(client, kb_id, citations, limit)
+        plain = checks.check_by_title_per_call(client, kb_id, citations, limit)
+        assert dataclasses.asdict(fast) == dataclasses.asdict(plain)
+        compared.append(plain.calls)
+        return fast
+
+    monkeypatch.setattr(processes, "check_by_title", both)
+    simulate_day(DayParams.model_validate(overrides), seed)
+    assert compared and sum(compared) > 0
+
+
+@pytest.mark.parametrize("seed, overrides", DAYS)
+def test_a_day_gives_the_same_tables_on_the_plain_call_by_call_paths(monkeypatch, seed, overrides):
+    """Title searches, re-reads and the poll's re-reads made call by call through
+    ``client.call``: every table (calls and bytes of each check included) is identical."""
+    params = DayParams.model_validate(overrides)
+    fast, _ = simulate_day(params, seed)
+    monkeypatch.setattr(processes, "check_by_title", checks.check_by_title_per_call)
+    monkeypatch.setattr(checks, "reread_articles", checks.reread_articles_per_call)
+    plain, _ = simulate_day(params, seed)
+    assert fast.keys() == plain.keys()
+    for name in fast:
+        pd.testing.assert_frame_equal(fast[name], plain[name], check_exact=True)
+
+
+def test_store_and_client_read_many_answer_as_each_call_would():
+    store, _ = store_and_titles(2)
+    ids = [f"art-{i:06d}" for i in range(0, 90)]  # published, unpublished and never published
+    client = store.client({"kb-1"}, clock=lambda: 0.0)
+
+    def per_call(client, kb_id):
+        outcome = checks.CheckOutcome()
+        current = checks.reread_articles_per_call(outcome, client, kb_id, ids)
+        return current, outcome.calls, outcome.bytes
+
+    def batched(client, kb_id):
+        outcome = checks.CheckOutcome()
+        current = checks.reread_articles(outcome, client, kb_id, ids)
+        return current, outcome.calls, outcome.bytes
+
+    expected = per_call(client, "kb-1")
+    assert None in expected[0].values() and any(expected[0].values())
+    assert batched(client, "kb-1") == expected
+    answers = store.read_many("kb-1", ids)
+    assert [version for version, _ in answers] == list(expected[0].values())
+    assert sum(size for _, size in answers) == expected[2]
+    for kb_id in ("kb-2", "kb-1"):  # not granted, then granted
+        other = store.client({"kb-2"}, clock=lambda: 0.0)
+        assert batched(other, kb_id) == per_call(other, kb_id)
+    with pytest.raises(ToolError) as error:
+        client.read_many("kb-1", ["art-000001", 5])
+    assert error.value.code == "invalid_argument"
+    assert client.read_many("kb-1", []) == []
+
+
+ARGUMENT_SETS = [
+    ("search_knowledge_base", {"knowledge_base_id": "kb-1", "query": "alpha beta", "limit": 5}),
+    ("search_knowledge_base", {"knowledge_base_id": "kb-1", "query": "alpha beta", "limit": True}),
+    ("search_knowledge_base", {"knowledge_base_id": "kb-1", "query": "alpha beta", "limit": 5.0}),
+    ("search_knowledge_base", {"knowledge_base_id": "kb-1", "query": "a", "limit": 5}),
+    ("search_knowledge_base", {"knowledge_base_id": "kb-1", "query": "alpha", "limit": 21}),
+    ("search_knowledge_base", {"knowledge_base_id": "kb-1", "query": "alpha", "extra": 1}),
+    ("search_knowledge_base", {"knowledge_base_id": 1, "query": "alpha"}),
+    ("search_knowledge_base", {"query": "alpha"}),
+    ("read_knowledge_article", {"knowledge_base_id": "kb-1", "article_id": "art-000001"}),
+    ("read_knowledge_article", {"knowledge_base_id": "kb-1", "article_id": ["art-000001"]}),
+    ("poll_resource_events", {"resource_type": "knowledge_base", "resource_id": "kb-1", "after_sequence": 3}),
+    ("poll_resource_events", {"resource_type": "knowledge_base", "resource_id": "kb-1", "after_sequence": -1}),
+    ("poll_resource_events", {"resource_type": "nothing", "resource_id": "kb-1"}),
+    ("edit_knowledge_article", {"knowledge_base_id": "kb-1"}),
+    ("no_such_tool", {"knowledge_base_id": "kb-1"}),
+]
+
+
+def outcome_of(function, name, arguments):
+    try:
+        result = function(name, arguments)
+    except ToolError as error:
+        return "error", error.to_dict()
+    return "ok", result is arguments, result
+
+
+def test_remembered_valid_arguments_validate_exactly_as_the_schema(monkeypatch):
+    monkeypatch.setattr(schema_module, "_valid", set())
+    for _ in range(3):  # a first time (remembered when valid), then from memory
+        for name, arguments in ARGUMENT_SETS:
+            again = copy.deepcopy(arguments)
+            assert outcome_of(validate_arguments, name, again) == outcome_of(schema_module._validate, name, again)
+    assert len(schema_module._valid) == 3  # the valid search, read and poll; never an error
+    monkeypatch.setattr(schema_module, "_valid", set())
+    monkeypatch.setattr(schema_module, "_REMEMBERED_MAX", 2)
+    for name, arguments in ARGUMENT_SETS:
+        outcome_of(validate_arguments, name, arguments)
+    assert len(schema_module._valid) <= 2
+
+
+def test_an_article_copy_copies_every_field():
+    article = Article("art-000001", "Title", "Content", True, 1_000_000)
+    article.hit_size("kb-1")
+    twin = copy.copy(article)
+    assert twin is not article and type(twin) is Article
+    for field in dataclasses.fields(Article):
+        assert getattr(twin, field.name) == getattr(article, field.name), field.name
+    twin.title = "Other"
+    assert article.title == "Title"
+
+
+def test_the_idempotency_records_copy_results_as_deepcopy_does():
+    from kbsim.store.memory import _json_copy
+
+    value = {"a": "x", "citation": {"k": "kb-1", "n": [1, 2.5, None, True, {"z": []}]}, "t": (1, 2)}
+    twin = _json_copy(value)
+    assert twin == copy.deepcopy(value)
+    assert twin["citation"] is not value["citation"] and twin["citation"]["n"][4] is not value["citation"]["n"][4]
+    twin["citation"]["k"] = "changed"
+    assert value["citation"]["k"] == "kb-1"

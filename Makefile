@@ -39,6 +39,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_sqlite.py
 	$(PY) benchmarks/bench_study.py
 	$(PY) benchmarks/bench_sweep.py
+	$(PY) benchmarks/bench_own_kb.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache build *.egg-info

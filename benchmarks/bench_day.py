@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import resource
 import statistics
 import subprocess
@@ -282,12 +283,10 @@ articles); the same seed again finds it cached, as the days of a sweep do.
 | one day, starting KB cached | {warm_s * 1000:.1f} ms | {env.scheduled} | {warm_s / floor_s:.0f}x |
 | SimPy floor | {floor_s * 1000:.2f} ms | {floor_events} | 1x |
 
-Target: at most 3x the floor. **{"Met" if warm_s / floor_s <= 3 else "Not met"}.** The floor does no
-work per event; the day (seed 1) makes {calls:,} tool calls (searches ranked by BM25, reads, polls),
-each validated against the tool schema, answered with fresh JSON-ready dicts and sized in JSON
-bytes, and about 300 saves that each re-index an article. 3x the floor is {3 * floor_s * 1000:.1f} ms
-a day, {3 * floor_s / calls * 1e6:.1f} µs per tool call with nothing left for the saves: about what
-validating one call's arguments costs.
+The floor is context, not a target: a bare SimPy model does no work per event, so the earlier
+target of 3x the floor ({3 * floor_s * 1000:.1f} ms a day, {3 * floor_s / calls * 1e6:.1f} µs per tool call
+for the day's {calls:,} calls) was withdrawn. The day's speed target is set against the straightforward
+design (section "Against the straightforward design").
 """,
     )
 
@@ -318,6 +317,21 @@ call. Tool calls made inside a check count in that check.
     )
 
 
+def project_million(rows: list[dict]) -> tuple[float, float]:
+    """Time and peak RSS of a 1,000,000-article day (2,500x), extrapolated from the two largest
+    scales measured: per-event time grows with the log of the scale as it does between them,
+    and memory grows linearly with the articles."""
+    if len(rows) < 2:
+        return math.nan, math.nan
+    a, b = rows[-2], rows[-1]
+    target = 2500
+    steps = math.log(target / b["scale"]) / math.log(b["scale"] / a["scale"])
+    growth = (b["s_per_event"] / a["s_per_event"]) ** steps
+    events = b["simpy_events"] * target / b["scale"]
+    per_article = (b["peak_rss_mib"] - a["peak_rss_mib"]) / (400 * (b["scale"] - a["scale"]))
+    return events * b["s_per_event"] * growth, b["peak_rss_mib"] + per_article * 400 * (target - b["scale"])
+
+
 def at_scale(scales: str, scale_runs: int, command: str) -> None:
     rows = []
     for scale in [int(s) for s in scales.split(",")]:
@@ -346,6 +360,7 @@ def at_scale(scales: str, scale_runs: int, command: str) -> None:
     event_ratio = last["s_per_event"] / base["s_per_event"]
     call_ratio = last["s_per_call"] / base["s_per_call"]
     command = f"{command} --scale-runs {scale_runs}" if scale_runs != 5 else command
+    proj_s, proj_mib = project_million(rows)
     write_section(
         "Scale",
         f"""{machine_line()} Command: `{command}`.
@@ -358,10 +373,14 @@ tool calls are the work: the checks' calls grow a little faster than the events.
 
 {chr(10).join(lines)}
 
-Targets at {last["scale"]}x: time per event within 2x of 1x (**{"met" if event_ratio <= 2 else "not met"}**,
-{event_ratio:.2f}x; per tool call {call_ratio:.2f}x, {"also" if call_ratio <= 2 else "not"} within 2x);
-peak RSS at most 2 GiB (**{"met" if last["peak_rss_mib"] <= 2048 else "not met"}**,
-{last["peak_rss_mib"]:.0f} MiB).
+Targets at {last["scale"]}x: at most 15 s (**{"met" if last["seconds"] <= 15 else "not met"}**,
+{last["seconds"]:.1f} s);
+peak RSS at most 1 GiB (**{"met" if last["peak_rss_mib"] <= 1024 else "not met"}**, {last["peak_rss_mib"]:.0f} MiB);
+time per event within 2x of 1x (**{"met" if event_ratio <= 2 else "not met"}**, {event_ratio:.2f}x;
+per tool call {call_ratio:.2f}x). At 1,000,000 articles (10x the 250x day's articles, saves and questions),
+projected from the last two scales (per-event time growing as it did between them, per decade of
+scale; memory growing linearly with the articles): about {proj_s:.0f} s and {proj_mib / 1024:.1f} GiB,
+{"within" if proj_mib <= 8192 else "beyond"} 8 GiB; a projection, not a run.
 """,
     )
 

@@ -27,9 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import simpy
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_day import CountingEnvironment  # noqa: E402
 from results_file import machine_line, write_section  # noqa: E402
 
 from kbsim.inputs.corpus import write_corpus  # noqa: E402
@@ -40,18 +39,6 @@ from kbsim.sim.day import simulate_day, starting_knowledge_base  # noqa: E402
 from kbsim.sim.replay import export_day, load_traces  # noqa: E402
 
 TITLE = "Your own knowledge base"
-
-
-class CountingEnvironment(simpy.Environment):
-    """A SimPy environment that counts every event it schedules."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.scheduled = 0
-
-    def schedule(self, event, priority=simpy.core.NORMAL, delay=0):
-        self.scheduled += 1
-        super().schedule(event, priority, delay)
 
 
 def many_articles(n: int):

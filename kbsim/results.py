@@ -381,11 +381,22 @@ class ResultsDirectory:
     def write_manifest(self, manifest: dict) -> None:
         self._write(self.manifest_path, json_bytes(manifest))
 
-    def write_summary(self, data: bytes) -> None:
-        self._write(self.summary_path, data)
-
-    def write_contrasts(self, data: bytes) -> None:
-        self._write(self.contrasts_path, data)
+    def sync_csv(self, path: Path, frame: pd.DataFrame) -> None:
+        """Write ``frame`` to ``path`` as CSV when its bytes changed (``summary.csv``,
+        ``contrasts.csv``); with no rows, remove an older file instead."""
+        if frame.empty:
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as exc:
+                raise ResultsWriteError.from_os_error(exc, path) from exc
+            return
+        data = frame.to_csv(index=False).encode()
+        try:
+            current = path.read_bytes()
+        except OSError:
+            current = None
+        if current != data:
+            self._write(path, data)
 
     def write_run(self, run_id: str, files: dict[str, bytes], marker: dict) -> None:
         """The run's files, then its ``run.json`` (which makes it count as done)."""

@@ -634,8 +634,8 @@ def run_experiment(
 
         done = {run_id for run_id, check in checks.items() if check.done} | computed_metrics.keys()
         summary, contrast_rows = _summarize(directory, config, runs, computed_metrics, done)
-        _write_summary(results, summary)
-        _write_contrasts(results, contrast_rows)
+        results.sync_csv(results.summary_path, summary)
+        results.sync_csv(results.contrasts_path, contrast_rows)
     return ExperimentResult(
         config=config,
         directory=directory,
@@ -758,19 +758,6 @@ def _read_only_result(
     )
 
 
-def _write_summary(results: ResultsDirectory, summary: pd.DataFrame) -> None:
-    """Write ``summary.csv`` when it changed; without any done run, remove an older one."""
-    if summary.empty:
-        try:
-            results.summary_path.unlink(missing_ok=True)
-        except OSError as exc:
-            raise ResultsWriteError.from_os_error(exc, results.summary_path) from exc
-        return
-    data = summary.to_csv(index=False).encode()
-    if results.summary_bytes() != data:
-        results.write_summary(data)
-
-
 def _store_outcome(results: ResultsDirectory, run: RunSpec, job: dict, outcome: dict) -> RunFailure | None:
     """Write one run's files (tables first, the ``run.json`` marker last) or its error."""
     if "error" in outcome:
@@ -846,16 +833,3 @@ def _summarize(
         return summary, pd.DataFrame()
     per_run = points.merge(metrics, on="point", how="inner", sort=False).drop(columns="point")
     return summary, contrasts(per_run, specs, ["scenario", *config.swept])
-
-
-def _write_contrasts(results: ResultsDirectory, frame: pd.DataFrame) -> None:
-    """Write ``contrasts.csv`` when it changed; remove an older one when there is none now."""
-    if frame.empty:
-        try:
-            results.contrasts_path.unlink(missing_ok=True)
-        except OSError as exc:
-            raise ResultsWriteError.from_os_error(exc, results.contrasts_path) from exc
-        return
-    data = frame.to_csv(index=False).encode()
-    if results.contrasts_bytes() != data:
-        results.write_contrasts(data)

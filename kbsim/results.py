@@ -450,6 +450,20 @@ def _rerun_hint(directory: Path, manifest: dict | None) -> str:
     )
 
 
+def read_parquet_bytes(data: bytes, columns: list[str] | None = None):
+    """One run's parquet file, already read, as a pyarrow Table.
+
+    Why not ``pq.read_table``: its dataset machinery and thread pool cost about 2 ms a
+    file, four times the parse itself, and drawing the figures reads tens of thousands of
+    these small files. The table is the same, schema metadata included
+    (tests/test_results.py holds the two to each other).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(pa.BufferReader(data), pre_buffer=False).read(columns=columns, use_threads=False)
+
+
 def load_results(directory: str | Path) -> dict[str, pd.DataFrame]:
     """Every completed run's tables under ``directory`` (``<out>/<experiment>``), concatenated.
 
@@ -465,7 +479,6 @@ def load_results(directory: str | Path) -> dict[str, pd.DataFrame]:
         what to run.
     """
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     directory = Path(directory)
     results = ResultsDirectory(directory)
@@ -483,7 +496,7 @@ def load_results(directory: str | Path) -> dict[str, pd.DataFrame]:
         status = "done" if check.done else "missing"
         if check.done:
             for name, data in check.files.items():
-                table = pq.read_table(pa.BufferReader(data))
+                table = read_parquet_bytes(data)
                 pieces.setdefault(name.removesuffix(".parquet"), []).append(table)
         elif check.state != MISSING:
             damaged.append(f"{describe_run(record)}: {check.reason}")
@@ -518,8 +531,10 @@ def load_results(directory: str | Path) -> dict[str, pd.DataFrame]:
         raise DamagedResultsError(
             results.runs_path, f"{damaged[0]}{more}; {_rerun_hint(directory, manifest)}"
         )
+    # one chunk per column: pandas string columns stay backed by Arrow, and a column of
+    # one chunk per run makes every later take (a filter, a group) cost a pass per run
     tables = {
-        name: pa.concat_tables(parts, promote_options="permissive").to_pandas()
+        name: pa.concat_tables(parts, promote_options="permissive").combine_chunks().to_pandas()
         for name, parts in pieces.items()
     }
     tables["runs"] = pd.DataFrame(index_rows)

@@ -60,6 +60,7 @@ from kbsim.results import (
     check_run,
     describe_run,
     load_results,
+    read_parquet_bytes,
     run_marker,
     same_manifest,
 )
@@ -817,7 +818,8 @@ def _summarize(
         metric_rows = computed.get(run.run_id)
         if metric_rows is None and run.run_id in done:
             path = directory / "runs" / run.run_id / "metrics.parquet"
-            metric_rows = pd.read_parquet(path, columns=list(COLUMNS)).itertuples(index=False, name=None)
+            table = read_parquet_bytes(path.read_bytes(), columns=list(COLUMNS))
+            metric_rows = zip(*(column.to_pylist() for column in table.columns), strict=True)
         if metric_rows is not None:
             point = point_of[run.run_id]
             rows.extend((point, run.seed, *row) for row in metric_rows)

@@ -38,16 +38,18 @@ def run_keys(per_run: pd.DataFrame) -> list[str]:
     return [c for c in per_run.columns if c not in _ROW_COLUMNS]
 
 
-def _per_seed(kind: str, group: pd.DataFrame) -> tuple[np.ndarray, np.ndarray | None]:
-    """Per-seed numerators and denominators (several runs of one seed are one cluster)."""
-    if group["seed"].is_unique:
-        seeds_view = group
-    else:
+def _per_seed(kind: str, seeds: np.ndarray, values: np.ndarray, successes: np.ndarray,
+              trials: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """Per-seed numerators and denominators of one group's rows (several runs of one seed
+    are one cluster: summed, or averaged for means)."""
+    if len(np.unique(seeds)) != len(seeds):
         how = "mean" if kind == "mean" else "sum"
-        seeds_view = group.groupby("seed", sort=True)[["value", "successes", "trials"]].agg(how)
+        rows = pd.DataFrame({"seed": seeds, "value": values, "successes": successes, "trials": trials})
+        by_seed = rows.groupby("seed", sort=True)[["value", "successes", "trials"]].agg(how)
+        values, successes, trials = (by_seed[c].to_numpy(dtype=float) for c in ("value", "successes", "trials"))
     if kind == "mean":
-        return seeds_view["value"].to_numpy(dtype=float), None
-    return seeds_view["successes"].to_numpy(dtype=float), seeds_view["trials"].to_numpy(dtype=float)
+        return values, None
+    return successes, trials
 
 
 def summarize(per_run: pd.DataFrame, by: Iterable[str] | None = None) -> pd.DataFrame:
@@ -57,20 +59,28 @@ def summarize(per_run: pd.DataFrame, by: Iterable[str] | None = None) -> pd.Data
     ``subset``), ``name``, ``value``, ``ci_low``, ``ci_high``, ``se``, ``seeds`` (seeds
     pooled), ``n`` (runs pooled), ``successes`` and ``trials`` (pooled sums; NaN for
     means) and ``method``. ``by`` defaults to every run key present.
+
+    The groups are cut from numpy copies of the columns rather than from the frame:
+    slicing a frame per group costs a pandas take per column and group, which made this
+    the slowest step of drawing the figures (string columns read from many runs' files).
     """
     by = run_keys(per_run) if by is None else list(by)
     keys = [*by, *STRUCTURE]
+    seeds = per_run["seed"].to_numpy()
+    names = per_run["name"].to_numpy(dtype=object)
+    values, successes, trials = (per_run[c].to_numpy(dtype=float) for c in ("value", "successes", "trials"))
     out = []
     for key, index in per_run.groupby(keys, sort=False, dropna=False).indices.items():
-        group = per_run.iloc[index]
         key = key if isinstance(key, tuple) else (key,)
-        kind = kind_of(key[len(by)], group["trials"].to_numpy(dtype=float))
-        numerators, denominators = _per_seed(kind, group)
+        group_trials = trials[index]
+        kind = kind_of(key[len(by)], group_trials)
+        group_seeds = seeds[index]
+        numerators, denominators = _per_seed(kind, group_seeds, values[index], successes[index], group_trials)
         result = estimate(kind, numerators, denominators)
-        successes, trials = (math.nan, math.nan) if kind == "mean" else (numerators.sum(), denominators.sum())
+        pooled = (math.nan, math.nan) if kind == "mean" else (numerators.sum(), denominators.sum())
         out.append(
-            (*key, group["name"].iloc[0], result.value, result.low, result.high, result.se,
-             group["seed"].nunique(), len(group), successes, trials, result.method)
+            (*key, names[index[0]], result.value, result.low, result.high, result.se,
+             len(np.unique(group_seeds)), len(index), *pooled, result.method)
         )
     frame = pd.DataFrame(out, columns=[*keys, *SUMMARY_VALUES])
     return frame.astype({"seeds": "int64", "n": "int64"})

@@ -1,0 +1,122 @@
+"""`kbsim figures`, the command behind every figure and results page, timed as a whole process.
+
+Usage: python benchmarks/bench_figures.py [--cached-only] [--workers N]
+
+In a temporary folder holding copies of experiments/, docs/ and README.md (so nothing in
+the checkout is rewritten), it runs ``python -m kbsim figures`` twice:
+
+1. with no results at all: every run of every experiment the figures and pages need is
+   computed, then everything is drawn and written (what ``kbsim figures --fresh`` does);
+2. again, with every run cached: verifying and loading the runs, the statistics, the
+   drawing and the pages alone.
+
+Both outputs are then compared, file by file, with the committed figures/, docs/results.md,
+docs/reproduction.md and the README's results block: the speed work must leave every
+figure and page identical. ``--cached-only`` skips step 1 and reads the checkout's
+results/ (computing whatever is missing there). Writes the "Figures" section of
+benchmarks/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results_file import machine_line, write_section  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SECTION = "Figures"
+TARGET_FRESH_S = 45.0
+
+
+def timed(command: list[str], cwd: Path) -> float:
+    """Wall seconds of one whole process; its output is kept quiet unless it fails."""
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        sys.exit(f"bench_figures: {shlex.join(command)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return wall
+
+
+def runs_per_experiment(results: Path) -> dict[str, int]:
+    """The runs each experiment's manifest lists (the quick folder aside)."""
+    counts = {}
+    for manifest in sorted(results.glob("*/manifest.json")):
+        counts[manifest.parent.name] = len(json.loads(manifest.read_text(encoding="utf-8"))["runs"])
+    return counts
+
+
+def differing_outputs(work: Path) -> list[str]:
+    """The written figures and pages that differ from the committed ones."""
+    pairs = [(work / "figures" / p.name, p) for p in sorted((ROOT / "figures").iterdir()) if p.is_file()]
+    pairs += [(work / "docs" / name, ROOT / "docs" / name) for name in ("results.md", "reproduction.md")]
+    pairs.append((work / "README.md", ROOT / "README.md"))
+    differ = []
+    for written, committed in pairs:
+        if committed.name == ".gitkeep":
+            continue
+        if not written.exists() or written.read_bytes() != committed.read_bytes():
+            differ.append(str(committed.relative_to(ROOT)))
+    return differ
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cached-only", action="store_true", help="time only the cached pass, on results/")
+    parser.add_argument("--workers", type=int, default=None, help="processes for the runs (default: CPU count)")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="kbsim-bench-figures-") as temp:
+        work = Path(temp)
+        shutil.copytree(ROOT / "experiments", work / "experiments")
+        shutil.copytree(ROOT / "docs", work / "docs")
+        shutil.copy(ROOT / "README.md", work / "README.md")
+        results = ROOT / "results" if args.cached_only else work / "results"
+        command = [sys.executable, "-m", "kbsim", "figures", "--results", str(results)]
+        if args.workers:
+            command += ["--workers", str(args.workers)]
+        fresh_s = None
+        if not args.cached_only:
+            fresh_s = timed(command, work)
+        cached_s = timed(command, work)
+        counts = runs_per_experiment(results)
+        differ = differing_outputs(work)
+
+    shown = ["python", "-m", "kbsim", "figures"] + (["--workers", str(args.workers)] if args.workers else [])
+    lines = [
+        f"Command: `python benchmarks/bench_figures.py{' --cached-only' if args.cached_only else ''}` "
+        f"(`{shlex.join(shown)}` in a scratch folder, twice). {machine_line()}",
+        "",
+        f"The experiments the figures and pages need: {len(counts)}, "
+        f"{sum(counts.values()):,} runs ({', '.join(f'{k} {v}' for k, v in counts.items())}).",
+        "",
+        "| pass | wall | target |",
+        "|---|---|---|",
+    ]
+    if fresh_s is not None:
+        met = "met" if fresh_s <= TARGET_FRESH_S else "NOT MET"
+        lines.append(f"| no results (every run computed, then drawn) | {fresh_s:.1f} s | "
+                     f"{TARGET_FRESH_S:.0f} s: {met} |")
+    lines.append(f"| every run cached (verify, load, statistics, draw, pages) | {cached_s:.1f} s | |")
+    lines += [
+        "",
+        "Outputs against the committed ones: "
+        + ("every figure and page identical." if not differ else f"DIFFER: {', '.join(differ)}."),
+    ]
+    write_section(SECTION, "\n".join(lines))
+    print("\n".join(lines))
+    if differ:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -323,3 +323,50 @@ def test_the_idempotency_records_copy_results_as_deepcopy_does():
     assert twin["citation"] is not value["citation"] and twin["citation"]["n"][4] is not value["citation"]["n"][4]
     twin["citation"]["k"] = "changed"
     assert value["citation"]["k"] == "kb-1"
+
+
+def index_state(index: BM25Index) -> dict:
+    """What an index holds, as plain data: each live document's postings and the totals."""
+    postings = {
+        term: {index._doc_ids[slot]: tf for slot, tf in bucket.items()} for term, bucket in index._postings.items()
+    }
+    return {"postings": postings, "docs": len(index), "total_len": index._total_len}
+
+
+def starting_index(seed: int) -> tuple[random.Random, BM25Index, list[str]]:
+    rng = random.Random(seed)
+    index, titles = random_index(rng, rng.choice([15, 80]))
+    return rng, index, titles
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_an_index_and_its_copy_change_independently(seed):
+    """After a copy, and a copy of the copy, each index changed on its own (the changes
+    interleaved) holds exactly what an index never copied holds after the same changes, and
+    ranks as it does: no postings are shared between copies."""
+    rng, original, titles = starting_index(seed)
+    indexes = [original, original.copy()]
+    indexes.append(indexes[1].copy())
+    changes: list[list[tuple]] = [[] for _ in indexes]
+    for step in range(60):
+        which = rng.randrange(len(indexes))  # the changes interleave between the indexes
+        index = indexes[which]
+        live = [doc_id for doc_id in index._slot_of if doc_id in index]
+        roll = rng.random()
+        if roll < 0.5 and live:
+            change = ("add", rng.choice(live), rng.choice(titles), " ".join(rng.choices(WORDS, k=rng.randint(1, 25))))
+        elif roll < 0.75 and live:
+            change = ("remove", rng.choice(live))
+        else:
+            change = ("add", f"new-{which}-{step}", rng.choice(titles), "alpha beta " * rng.randint(1, 3))
+        getattr(index, change[0])(*change[1:])
+        changes[which].append(change)
+    queries = random_queries(rng, titles, 25)
+    for which, index in enumerate(indexes):
+        _, reference, _ = starting_index(seed)  # the same documents, never copied
+        for change in changes[which]:
+            getattr(reference, change[0])(*change[1:])
+        assert index_state(index) == index_state(reference), which
+        assert index.search_many(queries, 5) == reference.search_many(queries, 5)
+        for query in queries:
+            assert index.search(query, 5) == reference.search(query, 5)

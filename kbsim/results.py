@@ -28,7 +28,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -153,12 +153,13 @@ def run_marker(record: dict, files: dict[str, bytes], **extra: Any) -> dict:
     }
 
 
-def check_run(run_dir: Path, labels: dict, keep: bool = False) -> RunCheck:
+def check_run(run_dir: Path, labels: dict, keep: bool = False, only: Collection[str] | None = None) -> RunCheck:
     """Verify one run against the labels the caller expects (keys of its run.json).
 
     ``labels`` holds ``run_id``, ``scenario``, ``point``, ``seed`` and, from the runner,
     ``columns`` (each swept column's value and dtype). With ``keep`` the verified bytes
-    of every file are returned, so a reader need not read them twice.
+    of every file are returned, so a reader need not read them twice. ``only`` names the
+    files to verify (and keep), for a reader that reads no others; by default, all.
     """
     from kbsim import __version__
 
@@ -193,6 +194,8 @@ def check_run(run_dir: Path, labels: dict, keep: bool = False) -> RunCheck:
             return RunCheck(state, f"{DONE} gives {key} {marker.get(key)!r}, expected {expected!r}")
     kept: dict[str, bytes] = {}
     for name, entry in files.items():
+        if only is not None and name not in only:
+            continue
         path = run_dir / name
         try:
             data = path.read_bytes()
@@ -464,14 +467,15 @@ def read_parquet_bytes(data: bytes, columns: list[str] | None = None):
     return pq.ParquetFile(pa.BufferReader(data), pre_buffer=False).read(columns=columns, use_threads=False)
 
 
-def load_results(directory: str | Path) -> dict[str, pd.DataFrame]:
+def load_results(directory: str | Path, tables: Iterable[str] | None = None) -> dict[str, pd.DataFrame]:
     """Every completed run's tables under ``directory`` (``<out>/<experiment>``), concatenated.
 
     Keys: each table (``citations``, ``checks``, ``edits``, ...), ``metrics``
     (per run), ``runs`` (one row per run with its status), ``timings`` (each done run's
     worker time, ``wall_s``: not a result, it varies from one computation to the next) and ``errors``
     (failed runs, possibly empty). Rows are in the manifest's run order; only the
-    runs of the config last run into ``directory`` are read.
+    runs of the config last run into ``directory`` are read. ``tables`` names the tables
+    to read (by default, every one); each file read is verified against its run's record.
 
     Raises:
         FileNotFoundError: no manifest. DamagedResultsError: the manifest or a run
@@ -482,6 +486,7 @@ def load_results(directory: str | Path) -> dict[str, pd.DataFrame]:
 
     directory = Path(directory)
     results = ResultsDirectory(directory)
+    only = None if tables is None else {f"{name}.parquet" for name in tables}
     if not results.manifest_path.exists():
         raise FileNotFoundError(f"{results.manifest_path}: no manifest; expected an experiment's results")
     try:
@@ -492,7 +497,7 @@ def load_results(directory: str | Path) -> dict[str, pd.DataFrame]:
     index_rows, error_rows, damaged, timing_rows = [], [], [], []
     for record in manifest["runs"]:
         labels = {key: record[key] for key in ("run_id", "scenario", "point", "seed")}
-        check = check_run(results.run_dir(record["run_id"]), labels, keep=True)
+        check = check_run(results.run_dir(record["run_id"]), labels, keep=True, only=only)
         status = "done" if check.done else "missing"
         if check.done:
             for name, data in check.files.items():
@@ -543,6 +548,46 @@ def load_results(directory: str | Path) -> dict[str, pd.DataFrame]:
         error_rows, columns=None if error_rows else ["run_id", "scenario", "seed", "error"]
     )
     return tables
+
+
+class ResultTables(Mapping):
+    """:func:`load_results` of one experiment, read table by table when first asked for.
+
+    Why: a report needs every run's ``metrics`` but the other tables of a few
+    experiments only; reading (and verifying) each run's seven files for every
+    experiment was most of the time of drawing the figures from cached results. Each
+    table is verified as :func:`load_results` verifies it when it is read. Keys: the
+    tables the runs hold, ``runs``, ``timings`` and ``errors``; with ``keep``, only
+    those of them named there.
+    """
+
+    def __init__(self, directory: str | Path, keep: Iterable[str] | None = None) -> None:
+        self.directory = Path(directory)
+        self._loaded = load_results(self.directory, tables=["metrics"])
+        done = self._loaded["runs"]
+        done = done[done["status"] == "done"]["run_id"] if len(done) else []
+        names: list[str] = []
+        if len(done):
+            marker = json.loads((ResultsDirectory(self.directory).run_dir(done.iloc[0]) / DONE).read_bytes())
+            names = list(marker.get("tables", []))
+        names = list(dict.fromkeys([*names, *self._loaded]))
+        if keep is not None:
+            wanted = set(keep)
+            names = [name for name in names if name in wanted]
+        self._names = tuple(names)
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        if name not in self._names:
+            raise KeyError(name)
+        if name not in self._loaded:
+            self._loaded[name] = load_results(self.directory, tables=[name])[name]
+        return self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
 
 
 def _read_error(path: Path) -> dict | None:

@@ -137,6 +137,62 @@ def test_load_results_names_a_damaged_run_and_what_to_run(damage, done):
     assert f"kbsim run {config} --out {out}" in message
 
 
+def test_the_fast_parquet_reader_gives_what_read_table_gives(finished):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from kbsim.results import read_parquet_bytes
+
+    _, out = finished
+    files = sorted((out / "tiny" / "runs").glob("*/*.parquet"))
+    assert len(files) >= 8 * 6
+    for path in files:
+        data = path.read_bytes()
+        plain = pq.read_table(pa.BufferReader(data))
+        assert read_parquet_bytes(data).equals(plain, check_metadata=True), path
+        assert read_parquet_bytes(data, columns=["run_id"]).equals(plain.select(["run_id"]), check_metadata=True)
+
+
+def test_tables_read_one_by_one_equal_load_results(finished):
+    """load_results(tables=...) and ResultTables read only what is asked for, and give what
+    reading everything gives: the same frames, keys and order."""
+    from kbsim.results import ResultTables
+
+    _, out = finished
+    everything = load_results(out / "tiny")
+    for name in ("metrics", "citations", "saves"):
+        some = load_results(out / "tiny", tables=[name])
+        assert set(some) == {name, "runs", "timings", "errors"}
+        pd.testing.assert_frame_equal(some[name], everything[name])
+    lazy = ResultTables(out / "tiny")
+    assert list(lazy) == list(everything)
+    assert set(lazy._loaded) == {"metrics", "runs", "timings", "errors"}  # nothing else read yet
+    for name, frame in everything.items():
+        pd.testing.assert_frame_equal(lazy[name], frame)
+    kept = ResultTables(out / "tiny", keep=("checks", "metrics", "runs"))
+    assert list(kept) == ["checks", "metrics", "runs"]
+    with pytest.raises(KeyError):
+        kept["citations"]
+
+
+@pytest.mark.parametrize("damage", ["corrupt citations", "deleted checks"])
+def test_a_damaged_table_is_refused_when_it_is_read(damage, done):
+    """A table read on first use is verified then: a damaged file of it is the same one-line
+    error as load_results gives, naming the run and what to run."""
+    from kbsim.results import DamagedResultsError, ResultTables
+
+    config, out, directory, _ = done
+    name, spoil, reason = DAMAGE[damage]
+    victim = sorted(p.name for p in (directory / "runs").iterdir())[2]
+    spoil(directory / "runs" / victim / name)
+    lazy = ResultTables(directory)  # metrics are intact: this reads
+    assert len(lazy["metrics"]) > 0
+    with pytest.raises(DamagedResultsError) as caught:
+        lazy[name.removesuffix(".parquet")]
+    message = str(caught.value)
+    assert victim in message and reason in message and f"kbsim run {config} --out {out}" in message
+
+
 def test_a_truncated_manifest_is_a_clear_message_and_is_rebuilt_from_the_config(done, capsys, in_process):
     from kbsim.results import DamagedResultsError
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,7 +38,7 @@ class Experiment:
 
     name: str
     config: object  # kbsim.config.ExperimentConfig
-    tables: dict[str, pd.DataFrame]
+    tables: Mapping[str, pd.DataFrame]  # a kbsim.results.ResultTables: read on first use
     points: pd.DataFrame  # scenario, swept keys, params (DayParams), derived columns
     per_run: pd.DataFrame = field(default_factory=pd.DataFrame)
     summary: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -115,7 +115,8 @@ def load_experiment(
     Quick mode reads and writes ``<results_dir>/quick/``. A changed config extends the
     results (runs are stored by parameters and seed); ``fresh`` discards them first.
     """
-    from kbsim.runner import load_results, run_experiment
+    from kbsim.results import ResultTables
+    from kbsim.runner import run_experiment
 
     config = experiment_config(name, experiments_dir, quick)
     root = Path(results_dir) / ("quick" if quick else "")
@@ -125,8 +126,8 @@ def load_experiment(
             raise RuntimeError(
                 f"experiment {name!r}: {len(result.failures)} runs failed; see {result.directory}/errors"
             )
-    tables = load_results(root / config.name)
-    tables = {k: v for k, v in tables.items() if k in (*analysis.TABLE_NAMES, "runs", "timings")}
+    # each table is read when a figure, page or notebook first asks for it
+    tables = ResultTables(root / config.name, keep=(*analysis.TABLE_NAMES, "runs", "timings"))
     points = _points(config)
     by = ["scenario", *config.swept]
     per_run = tables["metrics"]

@@ -117,6 +117,21 @@ def test_rankings_kept_between_changes_equal_a_fresh_search(seed):
             ranked.clear()
 
 
+def test_rankings_kept_are_bounded_and_start_again(monkeypatch):
+    """Past its bound the memory of rankings starts again, and every query still gets the
+    ranking search() gives, those ranked before the clearing included."""
+    monkeypatch.setattr(bm25, "_QUERY_TERMS_KEPT", 5)
+    rng = random.Random(11)
+    index, titles = random_index(rng, 60)
+    queries = list(dict.fromkeys(random_queries(rng, titles, 30)))
+    largest = 0
+    for size in (3, 4, 9, 2, 12, 6):
+        batch = queries[:size]
+        assert index.search_many(batch, 3) == [[d for d, _ in index.search(q, 3)] for q in batch]
+        largest = max(largest, size)
+        assert len(index._ranked) <= max(5, largest)  # a batch larger than the bound is kept whole
+
+
 def test_ties_cut_by_id_in_search_many():
     index = BM25Index()
     for i in (7, 3, 12, 1, 9, 5, 30, 2):

@@ -220,8 +220,9 @@ class BM25Index:
         known = self._ranked
         missing = list(dict.fromkeys(q for q in queries if (q, limit) not in known))
         if missing:
-            if len(known) + len(missing) > _QUERY_TERMS_KEPT:
+            if len(known) + len(missing) > _QUERY_TERMS_KEPT:  # start again, bounded
                 known.clear()
+                missing = list(dict.fromkeys(queries))
             for query, ranked in zip(missing, self._rank_all(missing, limit), strict=True):
                 known[query, limit] = ranked
         # each caller gets its own lists: a caller may change what it is given

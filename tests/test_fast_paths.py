@@ -82,54 +82,12 @@ def test_search_many_on_an_empty_index_and_past_its_table_size(monkeypatch):
     queries = random_queries(rng, titles, 30)
     monkeypatch.setattr(bm25, "_CELLS_PER_POSTING", 10**9)
     fast = index.search_many(queries, 10)
-    # each on a copy, which has ranked nothing yet (the index itself would answer from memory)
     monkeypatch.setattr(bm25, "_TABLE_CELLS", 100)  # in chunks of two queries
     assert index.copy().search_many(queries, 10) == fast
     monkeypatch.setattr(bm25, "_TABLE_CELLS", 1)  # one query at a time
     assert index.copy().search_many(queries, 10) == fast
     monkeypatch.setattr(bm25, "_TABLE_DOCS", 10)  # query by query
     assert index.copy().search_many(queries, 10) == fast
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_rankings_kept_between_changes_equal_a_fresh_search(seed):
-    """search_many keeps its rankings until the index changes: repeated searches between
-    adds, re-adds and removes (and a caller changing what it was given) still rank exactly
-    as search() does on the index as it is then."""
-    rng = random.Random(seed)
-    index, titles = random_index(rng, rng.choice([20, 120]))
-    queries = random_queries(rng, titles, 40)
-    ids = list(index._slot_of)
-    for _ in range(30):
-        step = rng.random()
-        if step < 0.3:
-            index.add(rng.choice(ids), rng.choice(titles), " ".join(rng.choices(WORDS, k=rng.randint(1, 20))))
-        elif step < 0.4:
-            index.remove(rng.choice(ids))
-        elif step < 0.5:
-            ids.append(f"new-{len(ids)}")
-            index.add(ids[-1], rng.choice(titles), " ".join(rng.choices(WORDS, k=5)))
-        batch = rng.sample(queries, rng.randint(1, len(queries))) * rng.randint(1, 2)
-        limit = rng.choice([2, 5])
-        got = index.search_many(batch, limit)
-        assert got == [[doc_id for doc_id, _ in index.search(query, limit)] for query in batch]
-        for ranked in got:
-            ranked.clear()
-
-
-def test_rankings_kept_are_bounded_and_start_again(monkeypatch):
-    """Past its bound the memory of rankings starts again, and every query still gets the
-    ranking search() gives, those ranked before the clearing included."""
-    monkeypatch.setattr(bm25, "_QUERY_TERMS_KEPT", 5)
-    rng = random.Random(11)
-    index, titles = random_index(rng, 60)
-    queries = list(dict.fromkeys(random_queries(rng, titles, 30)))
-    largest = 0
-    for size in (3, 4, 9, 2, 12, 6):
-        batch = queries[:size]
-        assert index.search_many(batch, 3) == [[d for d, _ in index.search(q, 3)] for q in batch]
-        largest = max(largest, size)
-        assert len(index._ranked) <= max(5, largest)  # a batch larger than the bound is kept whole
 
 
 def test_ties_cut_by_id_in_search_many():

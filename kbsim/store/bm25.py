@@ -73,9 +73,6 @@ class BM25Index:
         self._id_rank: np.ndarray | None = None
         # query -> its distinct terms, for search_many
         self._query_terms: dict[str, tuple[str, ...]] = {}
-        # search_many's rankings of this state of the index: (query, limit) -> doc ids.
-        # Every add and remove starts a new state (and empties it).
-        self._ranked: dict[tuple[str, int], list[str]] = {}
 
     def __len__(self) -> int:
         return self._n_docs
@@ -91,8 +88,6 @@ class BM25Index:
         updated in place, so a save does not delete and re-insert the document in the
         long postings of common words.
         """
-        if self._ranked:
-            self._ranked = {}
         slot = self._slot_of.get(doc_id)
         if slot is None:
             slot = self._slot_of[doc_id] = len(self._doc_ids)
@@ -138,8 +133,6 @@ class BM25Index:
         terms = None if slot is None else self._doc_terms[slot]
         if terms is None:
             return
-        if self._ranked:
-            self._ranked = {}
         self._drop_postings(slot, terms)
         self._doc_terms[slot] = None
         self._total_len -= self._doc_len[slot]
@@ -212,24 +205,7 @@ class BM25Index:
         chunks); past :data:`_TABLE_DOCS` documents, or :data:`_CELLS_PER_POSTING` cells per
         posting the queries add up, it is :meth:`search` query by query. The tests hold it to
         :meth:`search` on random indexes and queries.
-
-        A ranking depends only on the query, the limit and the state of the index, so the
-        rankings of one state are kept until the next :meth:`add` or :meth:`remove`: checks
-        a minute apart, with no save between them, search the same titles again.
         """
-        known = self._ranked
-        missing = list(dict.fromkeys(q for q in queries if (q, limit) not in known))
-        if missing:
-            if len(known) + len(missing) > _QUERY_TERMS_KEPT:  # start again, bounded
-                known.clear()
-                missing = list(dict.fromkeys(queries))
-            for query, ranked in zip(missing, self._rank_all(missing, limit), strict=True):
-                known[query, limit] = ranked
-        # each caller gets its own lists: a caller may change what it is given
-        return [list(known[query, limit]) for query in queries]
-
-    def _rank_all(self, queries: list[str], limit: int) -> list[list[str]]:
-        """search_many for distinct queries, none of them ranked in this state of the index."""
         n_slots = len(self._doc_ids)
         if self._n_docs == 0 or n_slots > _TABLE_DOCS:
             return [[doc_id for doc_id, _ in self.search(query, limit)] for query in queries]

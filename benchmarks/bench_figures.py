@@ -23,6 +23,7 @@ import argparse
 import json
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -74,6 +75,8 @@ def main() -> None:
     parser.add_argument("--cached-only", action="store_true", help="time only the cached pass, on results/")
     parser.add_argument("--workers", type=int, default=None, help="processes for the runs (default: CPU count)")
     args = parser.parse_args()
+    # a kill ends the run like Ctrl-C: the kbsim process is stopped and the scratch folder removed
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     with tempfile.TemporaryDirectory(prefix="kbsim-bench-figures-") as temp:
         work = Path(temp)

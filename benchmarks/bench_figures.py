@@ -49,10 +49,16 @@ def timed(command: list[str], cwd: Path) -> float:
 
 
 def runs_per_experiment(results: Path) -> dict[str, int]:
-    """The runs each experiment's manifest lists (the quick folder aside)."""
+    """The runs each experiment the figures and pages need lists in its manifest."""
+    from kbsim.report.build import PAGE_EXPERIMENTS, REPRODUCTION_EXPERIMENTS
+    from kbsim.report.figures import specs
+
+    needed = {name for spec in specs(None) for name in spec.experiments}
+    needed |= {*PAGE_EXPERIMENTS, *REPRODUCTION_EXPERIMENTS}
     counts = {}
-    for manifest in sorted(results.glob("*/manifest.json")):
-        counts[manifest.parent.name] = len(json.loads(manifest.read_text(encoding="utf-8"))["runs"])
+    for name in sorted(needed):
+        manifest = results / name / "manifest.json"
+        counts[name] = len(json.loads(manifest.read_text(encoding="utf-8"))["runs"])
     return counts
 
 
@@ -75,6 +81,8 @@ def main() -> None:
     parser.add_argument("--cached-only", action="store_true", help="time only the cached pass, on results/")
     parser.add_argument("--workers", type=int, default=None, help="processes for the runs (default: CPU count)")
     args = parser.parse_args()
+    if args.workers is not None and args.workers < 1:
+        parser.error("--workers: expected at least 1")
     # a kill ends the run like Ctrl-C: the kbsim process is stopped and the scratch folder removed
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
@@ -97,7 +105,7 @@ def main() -> None:
     shown = ["python", "-m", "kbsim", "figures"] + (["--workers", str(args.workers)] if args.workers else [])
     lines = [
         f"Command: `python benchmarks/bench_figures.py{' --cached-only' if args.cached_only else ''}` "
-        f"(`{shlex.join(shown)}` in a scratch folder, twice). {machine_line()}",
+        f"(`{shlex.join(shown)}` in a scratch folder{'' if args.cached_only else ', twice'}). {machine_line()}",
         "",
         f"The experiments the figures and pages need: {len(counts)}, "
         f"{sum(counts.values()):,} runs ({', '.join(f'{k} {v}' for k, v in counts.items())}).",

@@ -564,12 +564,12 @@ class ResultTables(Mapping):
     def __init__(self, directory: str | Path, keep: Iterable[str] | None = None) -> None:
         self.directory = Path(directory)
         self._loaded = load_results(self.directory, tables=["metrics"])
-        done = self._loaded["runs"]
-        done = done[done["status"] == "done"]["run_id"] if len(done) else []
+        runs = self._loaded["runs"]
+        done = runs.loc[runs["status"] == "done", "run_id"] if len(runs) else ()
         names: list[str] = []
-        if len(done):
-            marker = json.loads((ResultsDirectory(self.directory).run_dir(done.iloc[0]) / DONE).read_bytes())
-            names = list(marker.get("tables", []))
+        if len(done):  # the tables a run holds, from its run.json (checked, no file read)
+            first = check_run(ResultsDirectory(self.directory).run_dir(done.iloc[0]), {}, only=())
+            names = list((first.marker or {}).get("tables", []))
         names = list(dict.fromkeys([*names, *self._loaded]))
         if keep is not None:
             wanted = set(keep)

@@ -356,17 +356,12 @@ def tabulate(log: DayLog, params: DayParams, seed: int) -> dict[str, pd.DataFram
     }
 
 
-def _detections(log: DayLog) -> list[DetectionRecord]:
-    """One record per citation and strategy: its first flag and the last check's verdict.
+def _detection_columns(log: DayLog) -> dict[str, list]:
+    """The detections table as columns: one row per citation and strategy, its first flag
+    and the last check's verdict (the fields of :class:`DetectionRecord`).
 
     Empty when the day had no check (every citation is then censored at time 0).
     """
-    columns = _detection_columns(log)
-    return [DetectionRecord(*row) for row in zip(*columns.values(), strict=True)]
-
-
-def _detection_columns(log: DayLog) -> dict[str, list]:
-    """:func:`_detections` as columns (the table is built from these, no record made)."""
     fields = list(DetectionRecord.__dataclass_fields__)
     if log.last_check_s is None:
         return {name: [] for name in fields}

@@ -104,13 +104,8 @@ class BM25Index:
             counts[term] = get(term, 0) + title_weight
         postings = self._postings
         old_terms = self._doc_terms[slot]
-        if old_terms is not None:
-            for term in old_terms:  # the postings of terms the document no longer has
-                if term not in counts:
-                    bucket = postings[term]
-                    del bucket[slot]
-                    if not bucket:
-                        del postings[term]
+        if old_terms is not None:  # drop the postings of terms the document no longer has
+            self._drop_postings(slot, [term for term in old_terms if term not in counts])
             self._n_docs -= 1
             self._total_len -= self._doc_len[slot]
         for term, tf in counts.items():
@@ -208,12 +203,16 @@ class BM25Index:
         """
         n_slots = len(self._doc_ids)
         if self._n_docs == 0 or n_slots > _TABLE_DOCS:
-            return [[doc_id for doc_id, _ in self.search(query, limit)] for query in queries]
+            return self._search_each(queries, limit)
         chunk = max(1, _TABLE_CELLS // n_slots)
         ranked: list[list[str]] = []
         for start in range(0, len(queries), chunk):
             ranked += self._search_table(queries[start : start + chunk], limit)
         return ranked
+
+    def _search_each(self, queries: list[str], limit: int) -> list[list[str]]:
+        """:meth:`search_many` query by query through :meth:`search`."""
+        return [[doc_id for doc_id, _ in self.search(query, limit)] for query in queries]
 
     def _search_table(self, queries: list[str], limit: int) -> list[list[str]]:
         """:meth:`search_many` for a chunk of queries, in one (query x document) table."""
@@ -251,7 +250,7 @@ class BM25Index:
         n_queries = len(queries)
         if n_queries * n_slots > _CELLS_PER_POSTING * int(lengths[list(chain.from_iterable(query_rows))].sum()):
             # the table would be mostly empty: the queries' own postings are cheaper to walk
-            return [[doc_id for doc_id, _ in self.search(query, limit)] for query in queries]
+            return self._search_each(queries, limit)
         starts = np.zeros(n_rows + 1, dtype=np.int64)
         np.cumsum(lengths, out=starts[1:])
         nnz = int(starts[-1])

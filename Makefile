@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_sweep.py
 	$(PY) benchmarks/bench_own_kb.py
 	$(PY) benchmarks/bench_index_memory.py
+	$(PY) benchmarks/bench_template_memory.py
 	$(PY) benchmarks/bench_figures.py
 
 clean:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import bisect
 import random
 
 import pandas as pd
@@ -343,3 +344,56 @@ def test_an_index_and_its_copy_change_independently(seed):
         assert index.search_many(queries, 5) == reference.search_many(queries, 5)
         for query in queries:
             assert index.search(query, 5) == reference.search(query, 5)
+
+
+def _plain_fallback_draw(popularity, uniforms, is_eligible):
+    """Popularity.draw as first written: every article asked in turn, a list cumulated."""
+    import numpy as np
+
+    from kbsim.sim.popularity import ATTEMPTS
+
+    last = len(popularity.by_rank) - 1
+    for u in uniforms[:ATTEMPTS]:
+        article_id = popularity.by_rank[min(bisect.bisect_right(popularity._cdf, u * popularity._total), last)]
+        if is_eligible(article_id):
+            return article_id
+    eligible = [a for a in popularity.by_rank if is_eligible(a)]
+    if not eligible:
+        return None
+    cdf = np.cumsum([popularity.probabilities[popularity.rank_of[a]] for a in eligible])
+    if not cdf[-1] > 0:
+        return None
+    index = int(np.searchsorted(cdf, uniforms[ATTEMPTS] * cdf[-1], side="right"))
+    return eligible[min(index, len(eligible) - 1)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_draw_given_every_eligible_id_at_once_equals_the_plain_draw(seed):
+    """The fallback asked once for the eligible ids picks exactly as asking each article."""
+    import numpy as np
+
+    from kbsim.sim.popularity import ATTEMPTS, UNIFORMS_PER_DRAW, Popularity
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 300))
+    ids = [f"a{i}" for i in range(n)]
+    weights = None if seed % 2 else rng.pareto(1.0, n) * (rng.random(n) < 0.9)
+    popularity = Popularity(ids, rng.permutation(n), float(rng.uniform(0, 1.5)), weights=weights)
+    for old in rng.choice(n, size=min(n, 5), replace=False).tolist():
+        popularity.replace(ids[old], f"new{old}")  # a replacement takes the old one's rank
+    fallbacks = 0
+    for _ in range(300):
+        # few articles eligible (at times none, or only the least popular), so that many
+        # draws reach the fallback
+        keep = rng.uniform(0.0, 0.5)
+        eligible = {a for r, a in enumerate(popularity.by_rank) if rng.random() < keep * r / n}
+        uniforms = rng.random(UNIFORMS_PER_DRAW).tolist()
+        expected = _plain_fallback_draw(popularity, uniforms, eligible.__contains__)
+        assert popularity.draw(uniforms, eligible.__contains__, lambda: eligible) == expected
+        assert popularity.draw(uniforms, eligible.__contains__) == expected
+        attempts = [
+            popularity.by_rank[min(bisect.bisect_right(popularity._cdf, u * popularity._total), n - 1)]
+            for u in uniforms[:ATTEMPTS]
+        ]
+        fallbacks += not any(a in eligible for a in attempts)
+    assert fallbacks >= 20  # the fallback itself was exercised, not only the attempts

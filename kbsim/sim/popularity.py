@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from statistics import NormalDist
 
 import numpy as np
@@ -45,7 +45,12 @@ class Popularity:
         self.by_rank[rank] = new_id
         self.rank_of[new_id] = rank
 
-    def draw(self, uniforms: Sequence[float], is_eligible: Callable[[str], bool]) -> str | None:
+    def draw(
+        self,
+        uniforms: Sequence[float],
+        is_eligible: Callable[[str], bool],
+        eligible_ids: Callable[[], Collection[str]] | None = None,
+    ) -> str | None:
         """One article among the eligible ones, or None if none is, from exactly
         :data:`UNIFORMS_PER_DRAW` uniforms.
 
@@ -55,20 +60,32 @@ class Popularity:
         the result follows the popularity restricted to eligible articles, and a draw
         never uses another draw's uniforms: every question or save has its own block, so
         one refused article (unpublished in one scenario, say) shifts nothing after it.
+
+        ``eligible_ids``, when given, returns every eligible id at once (the same answer
+        as ``is_eligible`` for each): the fallback then asks it once instead of asking
+        ``is_eligible`` for every article. Why: once the most popular articles are
+        unpublished, a few draws in a thousand fall back, and at 100,000 articles asking
+        each article in turn was a third of the day (0.3 s a fallback).
         """
         last = len(self.by_rank) - 1
         for u in uniforms[:ATTEMPTS]:
             article_id = self.by_rank[min(bisect_right(self._cdf, u * self._total), last)]
             if is_eligible(article_id):
                 return article_id
-        eligible = [a for a in self.by_rank if is_eligible(a)]
-        if not eligible:
+        if eligible_ids is None:
+            member = is_eligible
+        else:
+            member = eligible_ids().__contains__
+        mask = np.fromiter(map(member, self.by_rank), dtype=bool, count=len(self.by_rank))
+        ranks = np.flatnonzero(mask)
+        if not ranks.size:
             return None
-        cdf = np.cumsum([self.probabilities[self.rank_of[a]] for a in eligible])
+        # the eligible articles' probabilities in rank order, summed one after the other
+        cdf = np.cumsum(self.probabilities[ranks])
         if not cdf[-1] > 0:  # only articles of weight 0 are left
             return None
         index = int(np.searchsorted(cdf, uniforms[ATTEMPTS] * cdf[-1], side="right"))
-        return eligible[min(index, len(eligible) - 1)]
+        return self.by_rank[int(ranks[min(index, ranks.size - 1)])]
 
 
 def correlated_ranking(ranking: np.ndarray, rho: float, rng: np.random.Generator) -> np.ndarray:

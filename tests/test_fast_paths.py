@@ -7,11 +7,12 @@ stores and days and require identical answers, sizes, counts and tables.
 
 from __future__ import annotations
 
+import bisect
 import copy
 import dataclasses
-import bisect
 import random
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -21,6 +22,7 @@ import kbsim.store.bm25 as bm25
 from kbsim import SQLiteStore
 from kbsim.params import DayParams
 from kbsim.sim import simulate_day
+from kbsim.sim.popularity import ATTEMPTS, UNIFORMS_PER_DRAW, Popularity
 from kbsim.store import BM25Index, MemoryStore, ToolError, validate_arguments
 from kbsim.store import schema as schema_module
 from kbsim.store.rules import Article
@@ -348,10 +350,6 @@ def test_an_index_and_its_copy_change_independently(seed):
 
 def _plain_fallback_draw(popularity, uniforms, is_eligible):
     """Popularity.draw as first written: every article asked in turn, a list cumulated."""
-    import numpy as np
-
-    from kbsim.sim.popularity import ATTEMPTS
-
     last = len(popularity.by_rank) - 1
     for u in uniforms[:ATTEMPTS]:
         article_id = popularity.by_rank[min(bisect.bisect_right(popularity._cdf, u * popularity._total), last)]
@@ -370,10 +368,6 @@ def _plain_fallback_draw(popularity, uniforms, is_eligible):
 @pytest.mark.parametrize("seed", range(6))
 def test_a_draw_given_every_eligible_id_at_once_equals_the_plain_draw(seed):
     """The fallback asked once for the eligible ids picks exactly as asking each article."""
-    import numpy as np
-
-    from kbsim.sim.popularity import ATTEMPTS, UNIFORMS_PER_DRAW, Popularity
-
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 300))
     ids = [f"a{i}" for i in range(n)]
@@ -389,7 +383,7 @@ def test_a_draw_given_every_eligible_id_at_once_equals_the_plain_draw(seed):
         eligible = {a for r, a in enumerate(popularity.by_rank) if rng.random() < keep * r / n}
         uniforms = rng.random(UNIFORMS_PER_DRAW).tolist()
         expected = _plain_fallback_draw(popularity, uniforms, eligible.__contains__)
-        assert popularity.draw(uniforms, eligible.__contains__, lambda: eligible) == expected
+        assert popularity.draw(uniforms, eligible.__contains__, lambda ids=eligible: ids) == expected
         assert popularity.draw(uniforms, eligible.__contains__) == expected
         attempts = [
             popularity.by_rank[min(bisect.bisect_right(popularity._cdf, u * popularity._total), n - 1)]

@@ -64,8 +64,9 @@ class Popularity:
         ``eligible_ids``, when given, returns every eligible id at once (the same answer
         as ``is_eligible`` for each): the fallback then asks it once instead of asking
         ``is_eligible`` for every article. Why: once the most popular articles are
-        unpublished, a few draws in a thousand fall back, and at 100,000 articles asking
-        each article in turn was a third of the day (0.3 s a fallback).
+        unpublished, a few draws in a thousand fall back (about a hundred in the
+        100,000-article day), and asking each of 100,000 articles in turn made that day
+        65.5 s instead of 59.5 s.
         """
         last = len(self.by_rank) - 1
         for u in uniforms[:ATTEMPTS]:

@@ -1,10 +1,11 @@
 """One simulated day against a bare SimPy floor and the straightforward design, and at growing scale.
 
 Usage: python benchmarks/bench_day.py [--runs 20] [--scales 1,10,50,250] [--straightforward-runs 5]
-       [--sections day,parts,straightforward,scale]
+       [--sections day,parts,straightforward,scale,parts-scale] [--parts-scale 250]
 
-Writes the "One day", "Where a day's time goes", "Against the straightforward design" and
-"Scale" sections of benchmarks/RESULTS.md (``--sections``: only those named).
+Writes the "One day", "Where a day's time goes", "Against the straightforward design",
+"Scale" and "Where the 250x day's time goes" sections of benchmarks/RESULTS.md
+(``--sections``: only those named).
 """
 
 from __future__ import annotations
@@ -199,10 +200,11 @@ def main() -> None:
         "--straightforward-runs", type=int, default=5, help="runs of the 10 reference days in both designs"
     )
     parser.add_argument("--sections", default=",".join(SECTIONS), help="which sections to run and write")
+    parser.add_argument("--parts-scale", type=int, default=250, help="the scale whose parts 'parts-scale' times")
     parser.add_argument("--one-scale", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.runs < 1 or args.scale_runs < 1 or args.straightforward_runs < 1:
-        parser.error("--runs, --scale-runs and --straightforward-runs: expected at least 1")
+    if args.runs < 1 or args.scale_runs < 1 or args.straightforward_runs < 1 or args.parts_scale < 1:
+        parser.error("--runs, --scale-runs, --straightforward-runs and --parts-scale: expected at least 1")
     sections = args.sections.split(",")
     if not set(sections) <= set(SECTIONS):
         parser.error(f"--sections: expected some of {','.join(SECTIONS)}")
@@ -215,13 +217,15 @@ def main() -> None:
         one_day(args.runs, command)
     if "parts" in sections:
         where_time_goes(command)
+    if "parts-scale" in sections:
+        where_time_goes_at_scale(args.parts_scale)
     if "straightforward" in sections:
         against_straightforward(args.straightforward_runs)
     if "scale" in sections:
         at_scale(args.scales, args.scale_runs, command)
 
 
-SECTIONS = ("day", "parts", "straightforward", "scale")
+SECTIONS = ("day", "parts", "straightforward", "scale", "parts-scale")
 
 
 def against_straightforward(runs: int) -> None:
@@ -287,6 +291,35 @@ The floor is context, not a target: a bare SimPy model does no work per event, s
 target of 3x the floor ({3 * floor_s * 1000:.1f} ms a day, {3 * floor_s / calls * 1e6:.1f} µs per tool call
 for the day's {calls:,} calls) was withdrawn. The day's speed target is set against the straightforward
 design (section "Against the straightforward design").
+""",
+    )
+
+
+def where_time_goes_at_scale(scale: int) -> None:
+    """The parts of one scaled day (seed 1), its starting KB built first and timed apart."""
+    run_day(DayParams(), 0)
+    params = scaled(scale)
+    start = time.perf_counter()
+    kbsim.sim.day.starting_knowledge_base(params.corpus, 1)
+    build_s = time.perf_counter() - start
+    totals: dict[str, float] = {}
+    with timed_parts(totals):
+        day_s = seconds(run_day, params, 1)
+    lines = ["| part | s | share of the day |", "| --- | ---: | ---: |"]
+    lines.append(f"| building the seed's starting KB (before the day; a fresh seed's day includes it) | {build_s:.1f} | |")
+    for label, part_s in sorted(totals.items(), key=lambda item: -item[1]):
+        lines.append(f"| {label} | {part_s:.1f} | {part_s / day_s:.0%} |")
+    rest = day_s - sum(totals.values())
+    lines.append(f"| the rest: the asker, text generation, SimPy, draws | {rest:.1f} | {rest / day_s:.0%} |")
+    lines.append(f"| the day (starting KB built) | {day_s:.1f} | 100% |")
+    write_section(
+        f"Where the {scale}x day's time goes",
+        f"""{machine_line()} Command: `python benchmarks/bench_day.py --sections parts-scale --parts-scale {scale}`.
+
+The reference day at {scale}x ({params.corpus.articles:,} articles, {params.questions.count:,} questions,
+{params.saves.count:,} saves), seed 1, one run, each part timed as in "Where a day's time goes".
+
+{chr(10).join(lines)}
 """,
     )
 

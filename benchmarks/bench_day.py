@@ -306,7 +306,8 @@ def where_time_goes_at_scale(scale: int) -> None:
     with timed_parts(totals):
         day_s = seconds(run_day, params, 1)
     lines = ["| part | s | share of the day |", "| --- | ---: | ---: |"]
-    lines.append(f"| building the seed's starting KB (before the day; a fresh seed's day includes it) | {build_s:.1f} | |")
+    built = "building the seed's starting KB (before the day; a fresh seed's day includes it)"
+    lines.append(f"| {built} | {build_s:.1f} | |")
     for label, part_s in sorted(totals.items(), key=lambda item: -item[1]):
         lines.append(f"| {label} | {part_s:.1f} | {part_s / day_s:.0%} |")
     rest = day_s - sum(totals.values())

@@ -15,6 +15,8 @@ import random
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import kbsim.sim.checks as checks
 import kbsim.sim.processes as processes
@@ -25,7 +27,17 @@ from kbsim.sim import simulate_day
 from kbsim.sim.popularity import ATTEMPTS, UNIFORMS_PER_DRAW, Popularity
 from kbsim.store import BM25Index, MemoryStore, ToolError, validate_arguments
 from kbsim.store import schema as schema_module
-from kbsim.store.rules import Article
+from kbsim.store.rules import (
+    Article,
+    article_not_found,
+    error_json_size,
+    hit_json_size,
+    json_size,
+    json_text_size,
+    read_json_size,
+    read_result,
+    search_hit,
+)
 
 WORDS = [f"w{i}" for i in range(60)] + ["alpha", "beta", "gamma", "naïve", "ÉTÉ"]
 
@@ -391,3 +403,31 @@ def test_a_draw_given_every_eligible_id_at_once_equals_the_plain_draw(seed):
         ]
         fallbacks += not any(a in eligible for a in attempts)
     assert fallbacks >= 20  # the fallback itself was exercised, not only the attempts
+
+
+_TEXT = st.text(max_size=300) | st.sampled_from(
+    ['a "quoted" title', "back\\slash", "tab\tnew\nline", "naïve été", "\x00\x1f", "del\x7f"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(kb_id=_TEXT, article_id=_TEXT, title=_TEXT, content=_TEXT | st.text(min_size=150, max_size=400),
+       version_us=st.integers(0, 10**15))
+def test_hit_read_and_refusal_sizes_equal_the_encoded_json(kb_id, article_id, title, content, version_us):
+    article = Article(article_id, title, content, True, version_us)
+    assert hit_json_size(kb_id, article) == json_size(search_hit(kb_id, article))
+    assert read_json_size(kb_id, article) == json_size(read_result(kb_id, article))
+    assert article.hit_size(kb_id) == json_size(search_hit(kb_id, article))
+    error = article_not_found(kb_id, article_id)
+    assert error_json_size(error) == json_size({"error": error.to_dict()})
+    detailed = ToolError("cursor_expired", title, latest_sequence=3)
+    assert error_json_size(detailed) == json_size({"error": detailed.to_dict()})
+    assert json_text_size(title) == json_size(title)
+
+
+def test_a_size_of_text_json_cannot_encode_fails_as_json_size_does():
+    for text in ("\ud800", "ok \udfff"):  # lone surrogates: no UTF-8 for them
+        with pytest.raises(UnicodeEncodeError):
+            json_size(text)
+        with pytest.raises(UnicodeEncodeError):
+            json_text_size(text)

@@ -37,6 +37,7 @@ from kbsim.store.rules import (
     check_texts,
     checked_articles,
     citation,
+    error_json_size,
     json_size,
     kb_exists,
     kb_not_found,
@@ -291,7 +292,7 @@ class MemoryStore:
         for article_id in check_texts(article_ids, "article_ids"):
             article = articles.get(article_id)
             if article is None or not article.published:
-                answers.append((None, json_size({"error": article_not_found(kb_id, article_id).to_dict()})))
+                answers.append((None, error_json_size(article_not_found(kb_id, article_id))))
             else:
                 answers.append((article.updated_at, article.read_size(kb_id)))
         return answers

@@ -327,12 +327,18 @@ def starting_index(seed: int) -> tuple[random.Random, BM25Index, list[str]]:
     return rng, index, titles
 
 
+@pytest.mark.parametrize("frozen", [False, True])
 @pytest.mark.parametrize("seed", range(6))
-def test_an_index_and_its_copy_change_independently(seed):
+def test_an_index_and_its_copy_change_independently(monkeypatch, seed, frozen):
     """After a copy, and a copy of the copy, each index changed on its own (the changes
     interleaved) holds exactly what an index never copied holds after the same changes, and
-    ranks as it does: no postings are shared between copies."""
+    ranks as it does: no postings are shared between copies. ``frozen``: the original is
+    frozen first (its copy is built from the arrays; its own first change thaws it)."""
     rng, original, titles = starting_index(seed)
+    if frozen:
+        monkeypatch.setattr(bm25, "_FREEZE_POSTINGS", 0)
+        original.freeze()
+        assert original._frozen is not None
     indexes = [original, original.copy()]
     indexes.append(indexes[1].copy())
     changes: list[list[tuple]] = [[] for _ in indexes]
@@ -431,3 +437,54 @@ def test_a_size_of_text_json_cannot_encode_fails_as_json_size_does():
             json_size(text)
         with pytest.raises(UnicodeEncodeError):
             json_text_size(text)
+
+
+@pytest.mark.parametrize("chunk", [None, 1, 7])
+def test_a_frozen_index_copies_and_searches_as_before(monkeypatch, chunk):
+    monkeypatch.setattr(bm25, "_FREEZE_POSTINGS", 0)
+    if chunk is not None:  # thawed a few postings (or one term) at a time
+        monkeypatch.setattr(bm25, "_THAW_CHUNK", chunk)
+    rng = random.Random(11)
+    index, titles = random_index(rng, 120)
+    queries = random_queries(rng, titles, 40)
+    plain = index.copy()
+    expected = [index.search(query, 7) for query in queries]
+    index.freeze()
+    twin = index.copy()  # from the arrays: the same postings, each term's in the same order
+    assert [(t, list(b.items())) for t, b in twin._postings.items()] == [
+        (t, list(b.items())) for t, b in plain._postings.items()
+    ]
+    assert index._frozen is not None and index._postings == {}  # the copy left it frozen
+    assert [twin.search(query, 7) for query in queries] == expected
+    slot_objects = {id(slot) for slot in index._slot_of.values()}
+    assert all(id(slot) in slot_objects for bucket in twin._postings.values() for slot in bucket)
+    assert index.search_many(queries, 7) == [[d for d, _ in hits] for hits in expected]  # thaws it
+    assert index._frozen is None and index_state(index) == index_state(plain)
+    monkeypatch.setattr(bm25, "_FREEZE_POSTINGS", 10**12)
+    plain.freeze()  # under the threshold: left as it is
+    assert plain._frozen is None
+
+
+def test_a_day_on_a_frozen_starting_knowledge_base_gives_the_same_tables(monkeypatch):
+    from kbsim.sim import day as day_module
+
+    params = DayParams(corpus={"articles": 150}, saves={"count": 120}, questions={"count": 40})
+    caches = (day_module._synthetic_knowledge_base, day_module._knowledge_base_from, day_module._published)
+    try:
+        for cache in caches:
+            cache.cache_clear()
+        monkeypatch.setattr(bm25, "_FREEZE_POSTINGS", 10**12)
+        expected = simulate_day(params, 4)[0]
+        for cache in caches:
+            cache.cache_clear()
+        monkeypatch.setattr(bm25, "_FREEZE_POSTINGS", 0)
+        template = day_module.starting_knowledge_base(params.corpus, 4).template
+        assert all(kb.index._frozen is not None for kb in template._kbs.values())
+        for _ in range(2):  # two days copied from the one frozen template
+            tables = simulate_day(params, 4)[0]
+            for name, frame in expected.items():
+                pd.testing.assert_frame_equal(tables[name], frame)
+        assert all(kb.index._frozen is not None for kb in template._kbs.values())
+    finally:
+        for cache in caches:
+            cache.cache_clear()

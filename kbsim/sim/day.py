@@ -118,6 +118,7 @@ def _synthetic_knowledge_base(corpus_params: CorpusParams, seed: int) -> Startin
     corpus = Corpus.build(corpus_params)
     template = MemoryStore()
     article_ids = template.create_knowledge_base(KB_ID, corpus.articles(rng), at=0.0)
+    template.freeze_indexes()  # kept only to be copied
     ranking = rng.permutation(len(article_ids))
     return StartingKnowledgeBase(corpus, tuple(article_ids), ranking, template)
 
@@ -139,6 +140,7 @@ def _knowledge_base_from(loaded: LoadedCorpus, seed: int) -> StartingKnowledgeBa
 def _published(loaded: LoadedCorpus) -> tuple[MemoryStore, TextCorpus]:
     template = MemoryStore()
     template.create_knowledge_base(KB_ID, loaded.articles(), at=0.0)
+    template.freeze_indexes()  # kept only to be copied
     return template, TextCorpus.from_articles(loaded.titles, loaded.contents)
 
 
@@ -345,6 +347,9 @@ def simulate_day(
     env.run(until=simpy.AllOf(env, [asking, checking]))
     if day.edits:
         env.run(until=simpy.AllOf(env, day.edits))
+    # The tables need only the log: the day's store (its search index is most of a large
+    # day's memory) is let go before they are built, not beside them.
+    del day, asking, checking
     return tabulate(log, params, seed), log
 
 

@@ -488,3 +488,31 @@ def test_a_day_on_a_frozen_starting_knowledge_base_gives_the_same_tables(monkeyp
     finally:
         for cache in caches:
             cache.cache_clear()
+
+
+_VALUES = st.one_of(
+    st.text(max_size=205), st.integers(-3, 30), st.none(), st.booleans(), st.floats(allow_nan=False), st.just([])
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(kb_id=_VALUES, limit=_VALUES, values=st.lists(_VALUES, max_size=6))
+def test_a_batch_validates_each_call_as_the_call_would(kb_id, limit, values):
+    """validate_each raises what the first failing call would raise, or nothing when none fails."""
+    for name, base, field in (
+        ("search_knowledge_base", {"knowledge_base_id": kb_id, "limit": limit}, "query"),
+        ("read_knowledge_article", {"knowledge_base_id": kb_id}, "article_id"),
+    ):
+        expected = None
+        for value in values:
+            expected = outcome_of(schema_module._validate, name, {**base, field: value})
+            if isinstance(expected, tuple) and expected[0] == "error":
+                break
+        else:
+            expected = None
+        try:
+            schema_module.validate_each(name, base, field, values)
+            got = None
+        except ToolError as error:
+            got = ("error", error.to_dict())
+        assert got == expected

@@ -68,7 +68,7 @@ GOOD = {
 #: Optional methods, a backend's fast paths: only MemoryStore has them.
 MEMORY_ONLY = {"result_size", "search_many", "read_many"}
 #: Methods without arguments, and options checked like the constructor's (ValueError).
-NO_ARGUMENTS = {"knowledge_base_ids", "snapshot", "close"}
+NO_ARGUMENTS = {"knowledge_base_ids", "snapshot", "close", "freeze_indexes"}
 OPTIONS = {"copy"}
 
 NOT_TEXT = {"none": None, "int": 7, "float": 7.5, "bool": True, "bytes": b"kb-1",

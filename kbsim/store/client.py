@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from kbsim.store.errors import ToolError
 from kbsim.store.rules import check_at, json_size, shown
-from kbsim.store.schema import validate_arguments
+from kbsim.store.schema import validate_arguments, validate_each
 
 if TYPE_CHECKING:
     from kbsim.store.protocol import Store
@@ -95,16 +95,16 @@ class Client:
         validated as :meth:`call` validates them; any error is raised as the first failing
         call would raise it (the caller may then make the calls one by one to see it).
         """
-        arguments = [{"knowledge_base_id": kb_id, "query": query, "limit": limit} for query in queries]
-        for args in arguments:
-            validate_arguments("search_knowledge_base", args)
-        if not arguments:
+        queries = list(queries)
+        validate_each("search_knowledge_base", {"knowledge_base_id": kb_id, "limit": limit}, "query", queries)
+        if not queries:
             return []
         kb_id = self._granted(kb_id)
         many = getattr(self.store, "search_many", None)
         if many is None:
             answers = []
-            for args in arguments:
+            for query in queries:
+                args = {"knowledge_base_id": kb_id, "query": query, "limit": limit}
                 result, size = self.call_sized("search_knowledge_base", args)
                 answers.append(([(hit["article_id"], hit["title"]) for hit in result["results"]], size))
             return answers
@@ -120,14 +120,14 @@ class Client:
         building each result. Arguments are validated as :meth:`call` validates them; any
         other error is raised as the first failing call would raise it.
         """
-        arguments = [{"knowledge_base_id": kb_id, "article_id": article_id} for article_id in article_ids]
-        for args in arguments:
-            validate_arguments("read_knowledge_article", args)
+        article_ids = list(article_ids)
+        validate_each("read_knowledge_article", {"knowledge_base_id": kb_id}, "article_id", article_ids)
         many = getattr(self.store, "read_many", None)
-        if many is not None and arguments and kb_id in self.grants and self.store.has_knowledge_base(kb_id):
-            return many(kb_id, list(article_ids))
+        if many is not None and article_ids and kb_id in self.grants and self.store.has_knowledge_base(kb_id):
+            return many(kb_id, article_ids)
         answers: list[tuple[str | None, int]] = []
-        for args in arguments:
+        for article_id in article_ids:
+            args = {"knowledge_base_id": kb_id, "article_id": article_id}
             try:
                 result, size = self.call_sized("read_knowledge_article", args)
             except ToolError as error:

@@ -516,3 +516,91 @@ def test_a_batch_validates_each_call_as_the_call_would(kb_id, limit, values):
         except ToolError as error:
             got = ("error", error.to_dict())
         assert got == expected
+
+
+def _index_order_state(index: BM25Index) -> tuple:
+    """Everything an index holds, orders included (its postings thawed if frozen)."""
+    postings = index._thawed_postings() if index._frozen is not None else index._postings
+    return (
+        list(index._slot_of.items()),
+        index._doc_ids,
+        [(term, list(bucket.items())) for term, bucket in postings.items()],
+        index._doc_terms,
+        index._doc_len,
+        index._n_docs,
+        index._total_len,
+    )
+
+
+@pytest.mark.parametrize("freeze", [False, True])
+@pytest.mark.parametrize("seed", range(6))
+def test_an_index_filled_from_word_indices_equals_one_added_document_by_document(monkeypatch, seed, freeze):
+    """fill() gives add()'s state exactly: postings and their order, each document's terms,
+    lengths; a vocabulary may hold the same string twice; frozen or not."""
+    monkeypatch.setattr(bm25, "_FREEZE_POSTINGS", 0 if freeze else 10**12)
+    rng = np.random.default_rng(seed)
+    vocabulary = [f"w{i}" for i in range(int(rng.integers(3, 40)))] + ["w1", "w2", "zz9"]  # w1, w2 twice
+    n, body, title = int(rng.integers(0, 60)), int(rng.integers(1, 30)), int(rng.integers(1, 5))
+    content = rng.integers(len(vocabulary), size=(n, body)) // rng.integers(1, 4)  # skewed: repeats
+    titles = rng.integers(len(vocabulary), size=(n, title))
+    ids = [f"art-{i:06d}" for i in range(n)]
+    plain = BM25Index()
+    for i in range(n):
+        plain.add(ids[i], " ".join(vocabulary[w] for w in titles[i]), " ".join(vocabulary[w] for w in content[i]) + ".")
+    filled = BM25Index()
+    filled.fill(ids, vocabulary, content, titles)
+    assert (filled._frozen is not None) == (freeze and n > 0)
+    assert _index_order_state(filled) == _index_order_state(plain)
+    queries = [" ".join(rng.choice(vocabulary, size=3).tolist()) for _ in range(10)]
+    assert [filled.search(q, 5) for q in queries] == [plain.search(q, 5) for q in queries]
+    with pytest.raises(ValueError):
+        filled.fill(ids, vocabulary, content, titles)  # only into an empty index
+
+
+def test_a_knowledge_base_from_its_words_equals_one_from_its_texts():
+    from kbsim.sim.corpus import Corpus
+    from kbsim.sim.day import streams
+    from kbsim.store import ArticleWords
+
+    corpus = Corpus.build(DayParams(corpus={"articles": 300}).corpus)
+    articles, body, title = corpus.articles_and_words(streams(5)["corpus"])
+    assert articles == Corpus.build(DayParams(corpus={"articles": 300}).corpus).articles(streams(5)["corpus"])
+    plain, from_words = MemoryStore(), MemoryStore()
+    assert plain.create_knowledge_base("kb-1", articles, at=1.0) == from_words.create_knowledge_base_from_words(
+        "kb-1", articles, ArticleWords(corpus.vocabulary, body, title), at=1.0
+    )
+    assert from_words.snapshot() == plain.snapshot()
+    assert _index_order_state(from_words._kbs["kb-1"].index) == _index_order_state(plain._kbs["kb-1"].index)
+
+
+def test_words_that_are_not_the_texts_tokens_are_refused_and_nothing_is_created():
+    from kbsim.store import ArticleWords
+
+    vocabulary = ["alpha", "beta", "gamma", "Delta"]
+    articles = [("Alpha beta", "gamma gamma."), ("Beta gamma", "alpha, ALPHA")]
+    good = ArticleWords(vocabulary, np.array([[2, 2], [0, 0]]), np.array([[0, 1], [1, 2]]))
+    assert len(MemoryStore().create_knowledge_base_from_words("kb-1", articles, good)) == 2
+    cases = {
+        "not ArticleWords": (vocabulary, good.content, good.title),
+        "a wrong word": ArticleWords(vocabulary, np.array([[2, 1], [0, 0]]), good.title),
+        "a row too few": ArticleWords(vocabulary, good.content[:1], good.title),
+        "outside the vocabulary": ArticleWords(vocabulary, np.array([[2, 9], [0, 0]]), good.title),
+        "floats": ArticleWords(vocabulary, good.content.astype(float), good.title),
+        "ragged": ArticleWords(vocabulary, [[2, 2], [0]], good.title),
+        "not a vocabulary": ArticleWords(5, good.content, good.title),
+        "an upper-case token": ArticleWords(vocabulary, good.content, np.array([[0, 1], [1, 3]])),
+    }
+    for label, words in cases.items():
+        store = MemoryStore()
+        with pytest.raises(ToolError) as refused:
+            store.create_knowledge_base_from_words("kb-1", articles, words)
+        assert refused.value.code == "invalid_argument" and "words" in refused.value.message, label
+        assert store.knowledge_base_ids() == [], label
+
+
+def test_the_two_pass_stable_argsort_equals_numpys():
+    rng = np.random.default_rng(2)
+    for high in (3, 1 << 16, 1 << 31, 1 << 40):
+        keys = rng.integers(0, high, size=5000)
+        assert np.array_equal(bm25._stable_argsort(keys), np.argsort(keys, kind="stable"))
+    assert bm25._stable_argsort(np.zeros(0, dtype=np.int64)).size == 0

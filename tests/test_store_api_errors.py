@@ -15,13 +15,14 @@ import json
 import math
 import sqlite3
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kbsim
 from kbsim import MemoryStore, SQLiteStore, ToolError
-from kbsim.store import arguments_digest, parse_version
+from kbsim.store import ArticleWords, arguments_digest, parse_version
 from kbsim.store.schema import validate_arguments
 from kbsim.store.timefmt import MAX_VERSION_US, is_rfc3339
 
@@ -48,6 +49,10 @@ def edit_arguments(article_id: str, **changes) -> dict:
 #: Every public method that takes arguments -> keyword arguments with which it succeeds.
 GOOD = {
     "create_knowledge_base": {"kb_id": "kb-new", "articles": [("t", "c")], "at": 0.0},
+    "create_knowledge_base_from_words": {
+        "kb_id": "kb-new", "articles": [("T", "c.")],
+        "words": ArticleWords(["t", "c"], np.array([[1]]), np.array([[0]])), "at": 0.0,
+    },
     "publish_article": {"kb_id": KB, "title": "new title", "content": "new body", "at": 2.0},
     "save_article": {"kb_id": KB, "article_id": A2, "at": 2.0, "content": "c", "title": "t"},
     "unpublish_article": {"kb_id": KB, "article_id": A2, "at": 2.0},
@@ -66,7 +71,7 @@ GOOD = {
     "read_many": {"kb_id": KB, "article_ids": [A2, "art-999999"]},
 }
 #: Optional methods, a backend's fast paths: only MemoryStore has them.
-MEMORY_ONLY = {"result_size", "search_many", "read_many"}
+MEMORY_ONLY = {"result_size", "search_many", "read_many", "create_knowledge_base_from_words"}
 #: Methods without arguments, and options checked like the constructor's (ValueError).
 NO_ARGUMENTS = {"knowledge_base_ids", "snapshot", "close", "freeze_indexes"}
 OPTIONS = {"copy"}
@@ -81,7 +86,7 @@ BAD = {  # argument -> {label: value}
     "content": NOT_TEXT,
     "query": NOT_TEXT,
     "at": {"none": None, "str": "1.0", "bool": True, "nan": math.nan, "inf": math.inf,
-           "-inf": -math.inf, "1e20": 1e20, "-1e20": -1e20, "list": [1.0], "complex": 1j},
+           "-inf": -math.inf, "1e20": 1e20, "-1e20": -1e20, "1e303": 1e303, "list": [1.0], "complex": 1j},
     "limit": {**NOT_INT, "zero": 0, "negative": -1},
     "after_sequence": {**NOT_INT, "negative": -1},
     "now_us": {**NOT_INT, "1e30": 10**30, "-1e30": -(10**30)},
@@ -92,6 +97,11 @@ BAD = {  # argument -> {label: value}
     "articles": {"int": 5, "str": "tc", "single": [("t",)], "content_int": [("t", 1)],
                  "none_item": [None], "triple": [("t", "c", "x")], "title_none": [(None, "c")]},
     "grants": {"str": KB, "ints": [1], "none": None, "int": 5},
+    "words": {"none": None, "tuple": (["t", "c"], [[1]], [[0]]),
+              "wrong_word": ArticleWords(["t", "c"], np.array([[0]]), np.array([[0]])),
+              "two_rows": ArticleWords(["t", "c"], np.array([[1], [1]]), np.array([[0], [0]])),
+              "out_of_range": ArticleWords(["t", "c"], np.array([[2]]), np.array([[0]])),
+              "ragged": ArticleWords(["t", "c"], [[1], []], np.array([[0]]))},
     "clock": {"none": None, "int": 5, "str": "now"},
     "name": {"int": 5, "unknown": "no_such_tool", "none": None},
     "queries": {"none": None, "str": "words", "int": 5, "item_int": ["words", 5], "item_none": [None]},

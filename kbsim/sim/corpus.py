@@ -79,9 +79,18 @@ class Corpus:
 
     def articles(self, rng: np.random.Generator) -> list[tuple[str, str]]:
         """``params.articles`` (title, body) pairs, drawn in bulk."""
+        return self.articles_and_words(rng)[0]
+
+    def articles_and_words(self, rng: np.random.Generator) -> tuple[list[tuple[str, str]], np.ndarray, np.ndarray]:
+        """:meth:`articles`, and the vocabulary index of each of their words: an
+        (articles x body words) array for the bodies and (articles x title words) for the
+        titles, so that a store can index them without tokenizing (it checks that they
+        are the texts' words)."""
         n, k, size = self.params.articles, self.params.title_words, len(self.vocabulary)
         title_picks = rng.integers(size, size=(n, k))
-        for row in range(n):  # titles repeat no word; redraw the rare row that does
+        ordered = np.sort(title_picks, axis=1)
+        repeating = np.flatnonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))
+        for row in repeating.tolist():  # titles repeat no word; redraw the rare row that does, in order
             while len(set(title_picks[row].tolist())) < k:
                 title_picks[row] = rng.integers(size, size=k)
         body_picks = np.searchsorted(self.body_weights, rng.random((n, self.params.body_words)), side="right")
@@ -92,7 +101,7 @@ class Corpus:
             words = list(map(word, title_row))
             words[0] = words[0].capitalize()
             pairs.append((" ".join(words), " ".join(map(word, body_row)) + "."))
-        return pairs
+        return pairs, body_picks, title_picks
 
 
 @dataclass

@@ -30,7 +30,7 @@ from kbsim.sim.popularity import Popularity, correlated_ranking
 from kbsim.sim.processes import Answer, agent_edit, asker, checker, editor
 from kbsim.sim.records import CheckRecord, CitationRecord, DayLog, DetectionRecord, EditRecord, SaveRecord
 from kbsim.sim.replay import activity_sources
-from kbsim.store import Client, MemoryStore, Store, StoreFactory, parse_version
+from kbsim.store import ArticleWords, Client, MemoryStore, Store, StoreFactory, parse_version
 
 if TYPE_CHECKING:
     from kbsim.inputs import LoadedCorpus
@@ -117,7 +117,9 @@ def _synthetic_knowledge_base(corpus_params: CorpusParams, seed: int) -> Startin
     rng = streams(seed)["corpus"]
     corpus = Corpus.build(corpus_params)
     template = MemoryStore()
-    article_ids = template.create_knowledge_base(KB_ID, corpus.articles(rng), at=0.0)
+    articles, body_words, title_words = corpus.articles_and_words(rng)
+    words = ArticleWords(corpus.vocabulary, body_words, title_words)  # indexed in bulk, checked
+    article_ids = template.create_knowledge_base_from_words(KB_ID, articles, words, at=0.0)
     template.freeze_indexes()  # kept only to be copied
     ranking = rng.permutation(len(article_ids))
     return StartingKnowledgeBase(corpus, tuple(article_ids), ranking, template)

@@ -1,6 +1,6 @@
 """The knowledge-base store and its four tools (no SimPy in here)."""
 
-from kbsim.store.bm25 import BM25Index, tokenize
+from kbsim.store.bm25 import ArticleWords, BM25Index, tokenize
 from kbsim.store.client import DEFAULT_POLL_LIMIT, DEFAULT_SEARCH_LIMIT, Client
 from kbsim.store.errors import ERROR_CODES, ToolError
 from kbsim.store.memory import MemoryStore
@@ -11,6 +11,7 @@ from kbsim.store.sqlite import SQLiteStore, StoreBusyError, StoreFileError
 from kbsim.store.timefmt import DAY_START, format_version, parse_version, seconds_to_us
 
 __all__ = [
+    "ArticleWords",
     "BM25Index",
     "Client",
     "DAY_START",

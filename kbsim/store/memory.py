@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
-from kbsim.store.bm25 import BM25Index
+from kbsim.store.bm25 import ArticleWords, BM25Index, check_words
 from kbsim.store.client import Client, Clock
 from kbsim.store.errors import ToolError
 from kbsim.store.rules import (
@@ -115,6 +115,30 @@ class MemoryStore:
             raise kb_exists(kb_id)
         kb = KnowledgeBase(kb_id)
         ids = [self._publish(kb, title, content, at_us) for title, content in checked_articles(articles)]
+        self._kbs[kb_id] = kb
+        return ids
+
+    def create_knowledge_base_from_words(
+        self, kb_id: str, articles: Iterable[tuple[str, str]], words: ArticleWords, *, at: float = 0.0
+    ) -> list[str]:
+        """:meth:`create_knowledge_base`, given also the articles' tokens as vocabulary
+        indices (a synthetic corpus knows them): the same state, the search index built from
+        them in bulk (:meth:`BM25Index.fill`) instead of article by article.
+
+        Why it exists: publishing 100,000 synthetic articles one by one took 11 s, most of
+        it counting terms and inserting postings. Each article's words are first checked
+        against its text; words that are not the texts' tokens are refused, naming the first
+        article that differs, and nothing is created.
+        """
+        check_new_kb_id(kb_id)
+        at_us = check_at(at)
+        if kb_id in self._kbs:
+            raise kb_exists(kb_id)
+        pairs = list(checked_articles(articles))
+        check_words(words, pairs)
+        kb = KnowledgeBase(kb_id)
+        ids = [self._publish(kb, title, content, at_us, index=False) for title, content in pairs]
+        kb.index.fill(ids, list(words.vocabulary), words.content, words.title)
         self._kbs[kb_id] = kb
         return ids
 
@@ -425,10 +449,11 @@ class MemoryStore:
         self._append_event(kb, "article.updated", article.article_id, article.version_us)
         return article.updated_at
 
-    def _publish(self, kb: KnowledgeBase, title: str, content: str, at_us: int) -> str:
+    def _publish(self, kb: KnowledgeBase, title: str, content: str, at_us: int, index: bool = True) -> str:
         article_id = article_id_for(len(kb.articles) + 1)
         kb.articles[article_id] = Article(article_id, title, content, True, at_us)
-        kb.index.add(article_id, title, content)
+        if index:
+            kb.index.add(article_id, title, content)
         self._append_event(kb, "article.published", article_id, at_us)
         return article_id
 

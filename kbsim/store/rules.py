@@ -77,8 +77,9 @@ def check_at(value: Any, name: str = "at") -> int:
         )
     if not math.isfinite(value):
         raise ToolError("invalid_argument", f"{name} must be finite, got {value!r}")
-    at_us = int(round(value * 1_000_000))
-    if not in_version_range(at_us):
+    scaled = value * 1_000_000
+    at_us = int(round(scaled)) if math.isfinite(scaled) else None  # 1e303 s overflows to inf
+    if at_us is None or not in_version_range(at_us):
         raise ToolError(
             "invalid_argument",
             f"{name} = {value!r} s is outside the times an updated_at can write "

@@ -217,12 +217,12 @@ def main() -> None:
         one_day(args.runs, command)
     if "parts" in sections:
         where_time_goes(command)
-    if "parts-scale" in sections:
-        where_time_goes_at_scale(args.parts_scale)
     if "straightforward" in sections:
         against_straightforward(args.straightforward_runs)
     if "scale" in sections:
         at_scale(args.scales, args.scale_runs, command)
+    if "parts-scale" in sections:  # last: it grows this process, whose size the scale runs would inherit
+        where_time_goes_at_scale(args.parts_scale)
 
 
 SECTIONS = ("day", "parts", "straightforward", "scale", "parts-scale")

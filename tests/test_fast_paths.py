@@ -604,3 +604,37 @@ def test_the_two_pass_stable_argsort_equals_numpys():
         keys = rng.integers(0, high, size=5000)
         assert np.array_equal(bm25._stable_argsort(keys), np.argsort(keys, kind="stable"))
     assert bm25._stable_argsort(np.zeros(0, dtype=np.int64)).size == 0
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_an_index_filled_from_texts_equals_one_added_document_by_document(monkeypatch, seed):
+    """fill_texts() (a first fill in bulk) gives add()'s state: ragged documents, empty ones,
+    non-ASCII and punctuation, blocks of a few documents or one."""
+    rng = random.Random(seed)
+    monkeypatch.setattr(bm25, "_BLOCK_CELLS", rng.choice([1, 40, 1 << 20]))
+    docs = []
+    for i in range(rng.randint(0, 70)):
+        title = " ".join(rng.choices(WORDS, k=rng.randint(0, 5)))
+        content = ", ".join(rng.choices(WORDS, k=rng.randint(0, 40))) + rng.choice(["", ".", "!? ÉTÉ"])
+        docs.append((f"art-{i:06d}", title, content))
+    plain = BM25Index()
+    for doc in docs:
+        plain.add(*doc)
+    filled = BM25Index()
+    filled.fill_texts(docs)
+    assert _index_order_state(filled) == _index_order_state(plain)
+
+
+def test_a_large_first_fill_is_indexed_in_bulk_as_article_by_article(monkeypatch):
+    import kbsim.store.memory as memory_module
+
+    rng = random.Random(4)
+    articles = [(" ".join(rng.sample(WORDS, 3)), " ".join(rng.choices(WORDS, k=rng.randint(0, 30)))) for _ in range(50)]
+    stores = {}
+    for bulk_from in (10**9, 1):
+        monkeypatch.setattr(memory_module, "_BULK_FILL", bulk_from)
+        stores[bulk_from] = MemoryStore()
+        stores[bulk_from].create_knowledge_base("kb-1", articles, at=0.0)
+    plain, bulk = stores[10**9], stores[1]
+    assert bulk.snapshot() == plain.snapshot()
+    assert _index_order_state(bulk._kbs["kb-1"].index) == _index_order_state(plain._kbs["kb-1"].index)

@@ -61,6 +61,8 @@ class KnowledgeBase:
 
 
 _EMPTY_SEARCH_LEN = len('{"results":[]}')
+#: A first fill of at least this many articles is indexed in one batch (BM25Index.fill_texts).
+_BULK_FILL = 1_000
 
 
 def _json_copy(value: Any) -> Any:
@@ -114,7 +116,11 @@ class MemoryStore:
         if kb_id in self._kbs:
             raise kb_exists(kb_id)
         kb = KnowledgeBase(kb_id)
-        ids = [self._publish(kb, title, content, at_us) for title, content in checked_articles(articles)]
+        pairs = list(checked_articles(articles))
+        bulk = len(pairs) >= _BULK_FILL  # indexed in one batch (BM25Index.fill_texts): the same index
+        ids = [self._publish(kb, title, content, at_us, index=not bulk) for title, content in pairs]
+        if bulk:
+            kb.index.fill_texts([(article_id, *pair) for article_id, pair in zip(ids, pairs, strict=True)])
         self._kbs[kb_id] = kb
         return ids
 

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import kbsim.sim.checks as checks
 import kbsim.sim.processes as processes
 import kbsim.store.bm25 as bm25
+import kbsim.store.bulk as bulk
 from kbsim import SQLiteStore
 from kbsim.params import DayParams
 from kbsim.sim import simulate_day
@@ -602,8 +603,8 @@ def test_the_two_pass_stable_argsort_equals_numpys():
     rng = np.random.default_rng(2)
     for high in (3, 1 << 16, 1 << 31, 1 << 40):
         keys = rng.integers(0, high, size=5000)
-        assert np.array_equal(bm25._stable_argsort(keys), np.argsort(keys, kind="stable"))
-    assert bm25._stable_argsort(np.zeros(0, dtype=np.int64)).size == 0
+        assert np.array_equal(bulk._stable_argsort(keys), np.argsort(keys, kind="stable"))
+    assert bulk._stable_argsort(np.zeros(0, dtype=np.int64)).size == 0
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -611,7 +612,7 @@ def test_an_index_filled_from_texts_equals_one_added_document_by_document(monkey
     """fill_texts() (a first fill in bulk) gives add()'s state: ragged documents, empty ones,
     non-ASCII and punctuation, blocks of a few documents or one."""
     rng = random.Random(seed)
-    monkeypatch.setattr(bm25, "_BLOCK_CELLS", rng.choice([1, 40, 1 << 20]))
+    monkeypatch.setattr(bulk, "_BLOCK_CELLS", rng.choice([1, 40, 1 << 20]))
     docs = []
     for i in range(rng.randint(0, 70)):
         title = " ".join(rng.choices(WORDS, k=rng.randint(0, 5)))

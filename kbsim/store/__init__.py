@@ -1,6 +1,7 @@
 """The knowledge-base store and its four tools (no SimPy in here)."""
 
-from kbsim.store.bm25 import ArticleWords, BM25Index, tokenize
+from kbsim.store.bm25 import BM25Index, tokenize
+from kbsim.store.bulk import ArticleWords
 from kbsim.store.client import DEFAULT_POLL_LIMIT, DEFAULT_SEARCH_LIMIT, Client
 from kbsim.store.errors import ERROR_CODES, ToolError
 from kbsim.store.memory import MemoryStore

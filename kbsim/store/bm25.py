@@ -9,19 +9,15 @@ from __future__ import annotations
 
 import heapq
 import math
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import chain
 from sys import intern
 
 import numpy as np
 
-from kbsim.store.errors import ToolError
+from kbsim.store.bulk import bulk_postings
+from kbsim.store.tokens import tokenize
 
-_TOKEN = re.compile(r"[a-z0-9]+")
-# ASCII bytes: letters and digits kept, every other byte a space (the regex's separators)
-_ASCII_SEPARATORS = bytes(c if (97 <= c <= 122 or 48 <= c <= 57) else 32 for c in range(256))
 #: Postings longer than this are probed for candidates instead of scanned, when that is exact.
 _LONG_POSTINGS = 256
 #: search_many scores at most this many (query x document) cells at a time (2 MiB of floats)...
@@ -40,134 +36,6 @@ _FREEZE_POSTINGS = 1_000_000
 _THAW_CHUNK = 1 << 20
 #: Queries whose terms search_many keeps (a query's terms do not depend on the index).
 _QUERY_TERMS_KEPT = 100_000
-
-
-def tokenize(text: str) -> list[str]:
-    """Lower-case alphanumeric tokens: the runs of ``[a-z0-9]`` in ``text.lower()``.
-
-    ASCII text takes a byte-translate-and-split path (about 3x faster on an article body,
-    which every save re-tokenizes) with the same result as the regex.
-    """
-    lowered = text.lower()
-    if lowered.isascii():
-        return lowered.encode().translate(_ASCII_SEPARATORS).decode().split()
-    return _TOKEN.findall(lowered)
-
-
-#: fill() takes documents a block at a time: at most this many (document x position) cells.
-_BLOCK_CELLS = 1 << 20
-
-
-def _token_blocks(content_words, title_words, n: int, pad: int, title_weight: int):
-    """Blocks of documents as ``(first document, tokens, weights)``: a (documents x positions)
-    array of token ids, each document's content tokens then its title tokens, and each
-    position's weight (1 for the content, ``title_weight`` for the title). Rows are 2-D
-    arrays, or ragged sequences, padded with ``pad`` to the block's longest."""
-    ragged = not (isinstance(content_words, np.ndarray) and isinstance(title_words, np.ndarray))
-    if not ragged and (content_words.ndim != 2 or title_words.ndim != 2):
-        raise ValueError("fill(): word arrays must have a row per document")
-    if ragged:
-        content_words = [np.asarray(row, dtype=np.int64).ravel() for row in content_words]
-        title_words = [np.asarray(row, dtype=np.int64).ravel() for row in title_words]
-    if len(content_words) != n or len(title_words) != n:
-        raise ValueError(f"fill(): {n} documents, {len(content_words)} and {len(title_words)} rows of words")
-    first = 0
-    while first < n:
-        if ragged:
-            last, content_width, title_width = first, 0, 0
-            while last < n:
-                grown = max(content_width, content_words[last].size), max(title_width, title_words[last].size)
-                if last > first and (last + 1 - first) * sum(grown) > _BLOCK_CELLS:
-                    break
-                (content_width, title_width), last = grown, last + 1
-            tokens = np.full((last - first, content_width + title_width), pad, dtype=np.int64)
-            block = zip(content_words[first:last], title_words[first:last], strict=True)
-            for row, (content, title) in enumerate(block):
-                tokens[row, : content.size] = content
-                tokens[row, content_width : content_width + title.size] = title
-        else:
-            content_width, title_width = content_words.shape[1], title_words.shape[1]
-            last = min(n, first + max(1, _BLOCK_CELLS // max(1, content_width + title_width)))
-            tokens = np.concatenate(
-                [content_words[first:last].astype(np.int64), title_words[first:last].astype(np.int64)], axis=1
-            )
-        weights = np.concatenate([np.ones(content_width), np.full(title_width, float(title_weight))])
-        yield first, tokens, weights
-        first = last
-
-
-def _document_terms(tokens: np.ndarray, weights: np.ndarray):
-    """Each document's distinct tokens in order of first occurrence, with their weighted
-    counts: for a (documents x positions) array of token ids and a weight per position,
-    the (document, token, count) entries, documents in order."""
-    rows, width = tokens.shape
-    order = np.argsort(tokens, axis=1, kind="stable")  # equal tokens keep their positions' order
-    ranked = np.take_along_axis(tokens, order, axis=1)
-    new = np.ones(ranked.shape, dtype=bool)
-    new[:, 1:] = ranked[:, 1:] != ranked[:, :-1]  # a token's first place among equal ones
-    group = np.cumsum(new.ravel()) - 1
-    group_count = np.bincount(group, weights=weights[order].ravel(), minlength=int(new.sum()))  # exact sums
-    group_position = order.ravel()[new.ravel()]  # where each token first occurs in its document
-    group_word = ranked.ravel()[new.ravel()]
-    group_doc = np.repeat(np.arange(rows), new.sum(axis=1))
-    # each document's tokens in order of first occurrence: one cell per (document, position)
-    grid = np.full((rows, width), -1, dtype=np.int64)
-    grid[group_doc, group_position] = np.arange(group_word.size)
-    picked = grid.ravel()
-    picked = picked[picked >= 0]
-    return group_doc[picked].astype(np.int64), group_word[picked], group_count[picked].astype(np.int64)
-
-
-def _stable_argsort(keys: np.ndarray) -> np.ndarray:
-    """``np.argsort(keys, kind="stable")`` for non-negative integer keys below 2**32, as two
-    stable passes over 16-bit digits (which numpy radix-sorts) instead of one merge sort."""
-    if keys.size and int(keys.max()) >= 1 << 32:
-        return np.argsort(keys, kind="stable")
-    low = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
-    high = (keys[low] >> 16).astype(np.uint16)
-    return low[np.argsort(high, kind="stable")]
-
-
-@dataclass(frozen=True, eq=False)
-class ArticleWords:
-    """Articles' tokens as indices into ``vocabulary``: row ``i`` of ``content`` and of
-    ``title`` (2-D integer arrays) are the tokens :func:`tokenize` gives article ``i``'s
-    content and title. The same string may stand at two indices."""
-
-    vocabulary: Sequence[str]
-    content: np.ndarray
-    title: np.ndarray
-
-
-def check_words(words: ArticleWords, articles: Sequence[tuple[str, str]]) -> None:
-    """Refuse (``invalid_argument``, naming the first article that differs) words that are
-    not the ``(title, content)`` articles' tokens, or not shaped as :class:`ArticleWords` says."""
-    if not isinstance(words, ArticleWords):
-        raise ToolError("invalid_argument", f"words must be ArticleWords, got {type(words).__name__}")
-    vocabulary = words.vocabulary
-    if not isinstance(vocabulary, (list, tuple)) or not all(isinstance(word, str) for word in vocabulary):
-        raise ToolError("invalid_argument", "words.vocabulary must be a list of strings")
-    rows = {}
-    for name in ("content", "title"):
-        try:
-            array = np.asarray(getattr(words, name))
-        except (ValueError, TypeError) as exc:
-            raise ToolError("invalid_argument", f"words.{name} is not an array: {exc}") from None
-        if array.ndim != 2 or array.shape[0] != len(articles) or not np.issubdtype(array.dtype, np.integer):
-            raise ToolError(
-                "invalid_argument",
-                f"words.{name} must be an integer array with a row per article ({len(articles)}), "
-                f"got shape {array.shape} of {array.dtype}",
-            )
-        if array.size and (array.min() < 0 or array.max() >= len(vocabulary)):
-            raise ToolError("invalid_argument", f"words.{name} holds an index outside the vocabulary")
-        rows[name] = array.tolist()
-    word = vocabulary.__getitem__
-    for i, ((title, content), content_row, title_row) in enumerate(
-        zip(articles, rows["content"], rows["title"], strict=True)
-    ):
-        if tokenize(content) != list(map(word, content_row)) or tokenize(title) != list(map(word, title_row)):
-            raise ToolError("invalid_argument", f"words of article {i} are not the tokens of its title and content")
 
 
 class BM25Index:
@@ -261,57 +129,24 @@ class BM25Index:
 
         Why it exists: publishing a synthetic corpus spent most of its time counting each
         document's terms and inserting them posting by posting (11 s for 100,000 articles);
-        from the words' indices all of it is a few sorts. The caller vouches that the
-        indices are the texts' tokens (:meth:`MemoryStore.create_knowledge_base` checks it).
+        from the words' indices all of it is a few sorts (:func:`kbsim.store.bulk.bulk_postings`).
+        The caller vouches that the indices are the texts' tokens
+        (:meth:`MemoryStore.create_knowledge_base_from_words` checks them; :meth:`fill_texts`
+        makes them).
         """
         if self._doc_ids:
             raise ValueError("fill() builds an empty index; use add() on one that has documents")
         n = len(doc_ids)
-        # the same string at two indices is one term: number the distinct strings (and give
-        # the padding of ragged rows one more number, a token no document has)
-        number: dict[str, int] = {}
-        canonical = np.fromiter(
-            (number.setdefault(word, len(number)) for word in vocabulary), dtype=np.int64, count=len(vocabulary)
+        terms, starts, slots, counts, doc_terms, doc_len = bulk_postings(
+            n, vocabulary, content_words, title_words, self.title_weight
         )
-        vocabulary = list(number)
-        size = len(vocabulary)
-        canonical = np.append(canonical, size)
-        parts = []
-        blocks = _token_blocks(content_words, title_words, n, len(canonical) - 1, self.title_weight)
-        for first, tokens, weights in blocks:
-            docs, words, counts = _document_terms(canonical[tokens], weights)
-            real = words != size
-            parts.append((docs[real] + first, words[real], counts[real]))
-        if parts:
-            entry_doc, entry_word, entry_count = (np.concatenate(column) for column in zip(*parts, strict=True))
-        else:
-            entry_doc = entry_word = entry_count = np.zeros(0, dtype=np.int64)
-        # terms numbered by first occurrence over the documents in order, as add() meets them
-        first_entry = np.full(size, entry_word.size, dtype=np.int64)
-        np.minimum.at(first_entry, entry_word, np.arange(entry_word.size, dtype=np.int64))
-        present = np.flatnonzero(first_entry < entry_word.size)
-        term_words = present[np.argsort(first_entry[present], kind="stable")]
-        code_of_word = np.empty(size, dtype=np.int64)
-        code_of_word[term_words] = np.arange(term_words.size)
-        entry_code = code_of_word[entry_word]
-        by_term = _stable_argsort(entry_code)  # documents stay in order within a term
-        starts = np.zeros(term_words.size + 1, dtype=np.int64)
-        np.cumsum(np.bincount(entry_code, minlength=term_words.size), out=starts[1:])
-        terms = [intern(vocabulary[word]) for word in term_words.tolist()]
-        term_of_word = np.empty(size, dtype=object)
-        term_of_word[term_words] = terms
-        entry_terms = term_of_word[entry_word].tolist()
-        bounds = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(entry_doc, minlength=n), out=bounds[1:])
-        bounds = bounds.tolist()
         self._slot_of = {doc_id: slot for slot, doc_id in enumerate(doc_ids)}
         self._doc_ids = list(doc_ids)
-        self._doc_terms = [tuple(entry_terms[start:stop]) for start, stop in zip(bounds[:-1], bounds[1:], strict=True)]
-        self._doc_len = np.bincount(entry_doc, weights=entry_count, minlength=n).astype(np.int64).tolist()
+        self._doc_terms = doc_terms
+        self._doc_len = doc_len
         self._n_docs = n
-        self._total_len = sum(self._doc_len)
-        slots = entry_doc[by_term].astype(np.int32)
-        self._frozen = (terms, starts, slots, entry_count[by_term].astype(np.int32))
+        self._total_len = sum(doc_len)
+        self._frozen = (terms, starts, slots, counts)
         self._postings = {}
         if slots.size < _FREEZE_POSTINGS:
             self._thaw()

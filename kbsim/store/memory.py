@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
-from kbsim.store.bm25 import ArticleWords, BM25Index, check_words
+from kbsim.store.bm25 import BM25Index
+from kbsim.store.bulk import ArticleWords, check_words
 from kbsim.store.client import Client, Clock
 from kbsim.store.errors import ToolError
 from kbsim.store.rules import (

@@ -41,7 +41,7 @@ Search uses one FTS5 table per knowledge base and its ``bm25()`` ranking,
 arranged so that both backends rank exactly alike (a simulated day gives the
 same tables on either):
 
-- the index holds the text as :func:`~kbsim.store.bm25.tokenize` splits it,
+- the index holds the text as :func:`~kbsim.store.tokens.tokenize` splits it,
   so both match exactly the same terms;
 - the title column holds the title's terms ``TITLE_WEIGHT`` times, so that
   FTS5's term frequencies *and* document lengths are the in-memory index's

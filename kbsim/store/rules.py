@@ -230,8 +230,9 @@ def check_poll_cursor(after_sequence: int, oldest: int, latest: int) -> None:
 SNIPPET_CHARS = 160
 
 
-def json_size(result: dict[str, Any]) -> int:
-    """Bytes of ``result`` as compact UTF-8 JSON: the text an agent pays for."""
+def json_size(result: Any) -> int:
+    """Bytes of ``result`` (a result dict, or any JSON value) as compact UTF-8 JSON: the text an
+    agent pays for."""
     text = json.dumps(result, separators=(",", ":"), ensure_ascii=False)
     return len(text) if text.isascii() else len(text.encode("utf-8"))
 
@@ -317,13 +318,13 @@ class Article:
         self.hit_json_len = self.read_json_len = None
 
     def hit_size(self, kb_id: str) -> int:
-        """JSON bytes of this version's search hit, encoded once per version."""
+        """JSON bytes of this version's search hit, sized once per version."""
         if self.hit_json_len is None:
             self.hit_json_len = hit_json_size(kb_id, self)
         return self.hit_json_len
 
     def read_size(self, kb_id: str) -> int:
-        """JSON bytes of this version's read result, encoded once per version."""
+        """JSON bytes of this version's read result, sized once per version."""
         if self.read_json_len is None:
             self.read_json_len = read_json_size(kb_id, self)
         return self.read_json_len

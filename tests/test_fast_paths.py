@@ -1,8 +1,10 @@
 """The fast paths held to their plain references, call for call and table for table.
 
 Each fast path (a batch of a check's searches ranked together, the remembered valid
-arguments, the article copy) keeps a plain path; these tests run both on random indexes,
-stores and days and require identical answers, sizes, counts and tables.
+arguments and a batch's validation, the article copy, the JSON sizes, the popularity
+fallback, a frozen starting index, a first fill built in bulk) keeps a plain path; these
+tests run both on random indexes, stores and days and require identical answers, sizes,
+counts, states and tables.
 """
 
 from __future__ import annotations
@@ -22,11 +24,15 @@ import kbsim.sim.checks as checks
 import kbsim.sim.processes as processes
 import kbsim.store.bm25 as bm25
 import kbsim.store.bulk as bulk
+import kbsim.store.memory as memory_module
 from kbsim import SQLiteStore
 from kbsim.params import DayParams
+from kbsim.sim import day as day_module
 from kbsim.sim import simulate_day
+from kbsim.sim.corpus import Corpus
+from kbsim.sim.day import streams
 from kbsim.sim.popularity import ATTEMPTS, UNIFORMS_PER_DRAW, Popularity
-from kbsim.store import BM25Index, MemoryStore, ToolError, validate_arguments
+from kbsim.store import ArticleWords, BM25Index, MemoryStore, ToolError, validate_arguments
 from kbsim.store import schema as schema_module
 from kbsim.store.rules import (
     Article,
@@ -467,8 +473,6 @@ def test_a_frozen_index_copies_and_searches_as_before(monkeypatch, chunk):
 
 
 def test_a_day_on_a_frozen_starting_knowledge_base_gives_the_same_tables(monkeypatch):
-    from kbsim.sim import day as day_module
-
     params = DayParams(corpus={"articles": 150}, saves={"count": 120}, questions={"count": 40})
     caches = (day_module._synthetic_knowledge_base, day_module._knowledge_base_from, day_module._published)
     try:
@@ -559,10 +563,6 @@ def test_an_index_filled_from_word_indices_equals_one_added_document_by_document
 
 
 def test_a_knowledge_base_from_its_words_equals_one_from_its_texts():
-    from kbsim.sim.corpus import Corpus
-    from kbsim.sim.day import streams
-    from kbsim.store import ArticleWords
-
     corpus = Corpus.build(DayParams(corpus={"articles": 300}).corpus)
     articles, body, title = corpus.articles_and_words(streams(5)["corpus"])
     assert articles == Corpus.build(DayParams(corpus={"articles": 300}).corpus).articles(streams(5)["corpus"])
@@ -575,8 +575,6 @@ def test_a_knowledge_base_from_its_words_equals_one_from_its_texts():
 
 
 def test_words_that_are_not_the_texts_tokens_are_refused_and_nothing_is_created():
-    from kbsim.store import ArticleWords
-
     vocabulary = ["alpha", "beta", "gamma", "Delta"]
     articles = [("Alpha beta", "gamma gamma."), ("Beta gamma", "alpha, ALPHA")]
     good = ArticleWords(vocabulary, np.array([[2, 2], [0, 0]]), np.array([[0, 1], [1, 2]]))
@@ -627,8 +625,6 @@ def test_an_index_filled_from_texts_equals_one_added_document_by_document(monkey
 
 
 def test_a_large_first_fill_is_indexed_in_bulk_as_article_by_article(monkeypatch):
-    import kbsim.store.memory as memory_module
-
     rng = random.Random(4)
     articles = [(" ".join(rng.sample(WORDS, 3)), " ".join(rng.choices(WORDS, k=rng.randint(0, 30)))) for _ in range(50)]
     stores = {}

@@ -560,6 +560,15 @@ def test_an_index_filled_from_word_indices_equals_one_added_document_by_document
     assert [filled.search(q, 5) for q in queries] == [plain.search(q, 5) for q in queries]
     with pytest.raises(ValueError):
         filled.fill(ids, vocabulary, content, titles)  # only into an empty index
+    if n:
+        for bad in (-1, len(vocabulary)):
+            wrong = content.copy()
+            wrong[0, 0] = bad
+            for words in (wrong, list(wrong)):  # as an array, and as ragged rows
+                empty = BM25Index()
+                with pytest.raises(ValueError, match="outside the vocabulary"):
+                    empty.fill(ids, vocabulary, words, titles if isinstance(words, np.ndarray) else list(titles))
+                assert len(empty) == 0 and empty._frozen is None and empty._postings == {}
 
 
 def test_a_knowledge_base_from_its_words_equals_one_from_its_texts():

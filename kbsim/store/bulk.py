@@ -34,6 +34,10 @@ def _token_blocks(content_words, title_words, n: int, pad: int, title_weight: in
         title_words = [np.asarray(row, dtype=np.int64).ravel() for row in title_words]
     if len(content_words) != n or len(title_words) != n:
         raise ValueError(f"fill(): {n} documents, {len(content_words)} and {len(title_words)} rows of words")
+    for words in (content_words, title_words):
+        flat = words if not ragged else np.concatenate(words) if words else np.zeros(0, dtype=np.int64)
+        if flat.size and (flat.min() < 0 or flat.max() >= pad):
+            raise ValueError(f"fill(): a word index outside the vocabulary's {pad} words")
     first = 0
     while first < n:
         if ragged:

@@ -3,7 +3,7 @@
 Usage: python benchmarks/bench_template_memory.py [--scale 250]
 
 A day copies its seed's starting knowledge base, which stays cached (for the seed's next
-day) beside the copy. kbsim freezes a large cached index (``BM25Index.freeze``: postings as
+day) beside the copy. kbsim keeps a large cached index frozen (``BM25Index.fill``: postings as
 flat arrays, 8 bytes a posting) and builds each day's copy from the arrays. This runs the
 scaled reference day twice, each in a fresh process: as kbsim runs it, and with freezing
 turned off (the cached index kept as dicts, as before freezing existed). Wall time and peak

@@ -49,24 +49,42 @@ from kbsim.store.rules import (
 WORDS = [f"w{i}" for i in range(60)] + ["alpha", "beta", "gamma", "naïve", "ÉTÉ"]
 
 
-def random_index(rng: random.Random, n_docs: int) -> tuple[BM25Index, list[str]]:
-    """An index with re-saved, removed and duplicated documents (exact score ties)."""
+def random_index(rng: random.Random, n_docs: int, live: dict | None = None) -> tuple[BM25Index, list[str]]:
+    """An index with re-saved, removed and duplicated documents (exact score ties); ``live``,
+    when given, is filled with each live document's last ``(title, body)``."""
     index = BM25Index()
+    live = {} if live is None else live
     titles = []
+
+    def add(doc_id: str, title: str, body: str) -> None:
+        index.add(doc_id, title, body)
+        live.pop(doc_id, None)  # its last text (the order of live documents does not matter)
+        live[doc_id] = (title, body)
+
     for i in range(n_docs):
         title = " ".join(rng.sample(WORDS, rng.randint(1, 5)))
         body = " ".join(rng.choices(WORDS[:8], k=rng.randint(0, 6)) + rng.choices(WORDS, k=rng.randint(1, 30)))
-        index.add(f"art-{rng.randrange(10**6):06d}" if i % 7 == 0 else f"art-{i:06d}", title, body)
+        add(f"art-{rng.randrange(10**6):06d}" if i % 7 == 0 else f"art-{i:06d}", title, body)
         titles.append(title)
     ids = list(index._slot_of)
     for doc_id in rng.sample(ids, len(ids) // 10):
         index.remove(doc_id)
+        live.pop(doc_id, None)
     for doc_id in rng.sample(ids, len(ids) // 5):
-        index.add(doc_id, rng.choice(titles), " ".join(rng.choices(WORDS, k=rng.randint(1, 20))))
+        add(doc_id, rng.choice(titles), " ".join(rng.choices(WORDS, k=rng.randint(1, 20))))
     twin_title, twin_body = "gamma twin", "beta beta twin"
     for doc_id in ("art-999999", "art-500000", "art-000000"):  # identical documents: exact ties
-        index.add(doc_id, twin_title, twin_body)
+        add(doc_id, twin_title, twin_body)
     return index, titles
+
+
+def frozen_index(monkeypatch, live: dict) -> BM25Index:
+    """The documents of ``live`` filled into a new index that stays frozen, whatever its size."""
+    monkeypatch.setattr(bm25, "_FREEZE_POSTINGS", 0)
+    index = BM25Index()
+    index.fill_texts([(doc_id, title, body) for doc_id, (title, body) in live.items()])
+    assert index._frozen is not None
+    return index
 
 
 def random_queries(rng: random.Random, titles: list[str], count: int) -> list[str]:
@@ -341,11 +359,11 @@ def test_an_index_and_its_copy_change_independently(monkeypatch, seed, frozen):
     interleaved) holds exactly what an index never copied holds after the same changes, and
     ranks as it does: no postings are shared between copies. ``frozen``: the original is
     frozen first (its copy is built from the arrays; its own first change thaws it)."""
-    rng, original, titles = starting_index(seed)
-    if frozen:
-        monkeypatch.setattr(bm25, "_FREEZE_POSTINGS", 0)
-        original.freeze()
-        assert original._frozen is not None
+    rng = random.Random(seed)
+    live: dict = {}
+    original, titles = random_index(rng, rng.choice([15, 80]), live)
+    if frozen:  # the same documents, filled in bulk and left frozen
+        original = frozen_index(monkeypatch, live)
     indexes = [original, original.copy()]
     indexes.append(indexes[1].copy())
     changes: list[list[tuple]] = [[] for _ in indexes]
@@ -452,24 +470,25 @@ def test_a_frozen_index_copies_and_searches_as_before(monkeypatch, chunk):
     if chunk is not None:  # thawed a few postings (or one term) at a time
         monkeypatch.setattr(bm25, "_THAW_CHUNK", chunk)
     rng = random.Random(11)
-    index, titles = random_index(rng, 120)
+    live: dict = {}
+    plain, titles = random_index(rng, 120, live)
     queries = random_queries(rng, titles, 40)
-    plain = index.copy()
-    expected = [index.search(query, 7) for query in queries]
-    index.freeze()
+    expected = [plain.search(query, 7) for query in queries]
+    index = frozen_index(monkeypatch, live)
+    thawed = _index_order_state(index)  # the arrays as dicts, without thawing the index
     twin = index.copy()  # from the arrays: the same postings, each term's in the same order
-    assert [(t, list(b.items())) for t, b in twin._postings.items()] == [
-        (t, list(b.items())) for t, b in plain._postings.items()
-    ]
+    assert _index_order_state(twin) == thawed
     assert index._frozen is not None and index._postings == {}  # the copy left it frozen
     assert [twin.search(query, 7) for query in queries] == expected
     slot_objects = {id(slot) for slot in index._slot_of.values()}
     assert all(id(slot) in slot_objects for bucket in twin._postings.values() for slot in bucket)
     assert index.search_many(queries, 7) == [[d for d, _ in hits] for hits in expected]  # thaws it
     assert index._frozen is None and index_state(index) == index_state(plain)
+    assert _index_order_state(index) == thawed
     monkeypatch.setattr(bm25, "_FREEZE_POSTINGS", 10**12)
-    plain.freeze()  # under the threshold: left as it is
-    assert plain._frozen is None
+    small = BM25Index()
+    small.fill_texts([(doc_id, title, body) for doc_id, (title, body) in live.items()])
+    assert small._frozen is None  # under the threshold: filled as dicts
 
 
 def test_a_day_on_a_frozen_starting_knowledge_base_gives_the_same_tables(monkeypatch):

@@ -73,7 +73,7 @@ GOOD = {
 #: Optional methods, a backend's fast paths: only MemoryStore has them.
 MEMORY_ONLY = {"result_size", "search_many", "read_many", "create_knowledge_base_from_words"}
 #: Methods without arguments, and options checked like the constructor's (ValueError).
-NO_ARGUMENTS = {"knowledge_base_ids", "snapshot", "close", "freeze_indexes"}
+NO_ARGUMENTS = {"knowledge_base_ids", "snapshot", "close"}
 OPTIONS = {"copy"}
 
 NOT_TEXT = {"none": None, "int": 7, "float": 7.5, "bool": True, "bytes": b"kb-1",

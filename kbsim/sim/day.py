@@ -120,7 +120,6 @@ def _synthetic_knowledge_base(corpus_params: CorpusParams, seed: int) -> Startin
     articles, body_words, title_words = corpus.articles_and_words(rng)
     words = ArticleWords(corpus.vocabulary, body_words, title_words)  # indexed in bulk, checked
     article_ids = template.create_knowledge_base_from_words(KB_ID, articles, words, at=0.0)
-    template.freeze_indexes()  # kept only to be copied
     ranking = rng.permutation(len(article_ids))
     return StartingKnowledgeBase(corpus, tuple(article_ids), ranking, template)
 
@@ -142,7 +141,6 @@ def _knowledge_base_from(loaded: LoadedCorpus, seed: int) -> StartingKnowledgeBa
 def _published(loaded: LoadedCorpus) -> tuple[MemoryStore, TextCorpus]:
     template = MemoryStore()
     template.create_knowledge_base(KB_ID, loaded.articles(), at=0.0)
-    template.freeze_indexes()  # kept only to be copied
     return template, TextCorpus.from_articles(loaded.titles, loaded.contents)
 
 

@@ -29,8 +29,9 @@ _TABLE_DOCS = 20_000
 #: most cells stay empty and walking the postings query by query is cheaper: a 4,000-article
 #: corpus, say, against 400).
 _CELLS_PER_POSTING = 24
-#: freeze() holds an index of at least this many postings as flat arrays (smaller ones are
-#: faster to copy as they are: 0.6 ms against 2.4 ms to rebuild at 400 articles).
+#: A first fill (fill) of at least this many postings is kept frozen, as flat arrays, until
+#: the index is next searched or changed (smaller ones are faster to copy as dicts:
+#: benchmarks/bench_index_memory.py times both).
 _FREEZE_POSTINGS = 1_000_000
 #: ...and thaws it this many postings at a time.
 _THAW_CHUNK = 1 << 20
@@ -66,7 +67,7 @@ class BM25Index:
         self._id_rank: np.ndarray | None = None
         # query -> its distinct terms, for search_many
         self._query_terms: dict[str, tuple[str, ...]] = {}
-        # the postings as (terms, starts, slots, counts) while frozen (see freeze), else None
+        # the postings as (terms, starts, slots, counts) while frozen (see fill), else None
         self._frozen: tuple | None = None
 
     def __len__(self) -> int:
@@ -124,8 +125,14 @@ class BM25Index:
         ``i`` of ``content_words`` and of ``title_words`` are the tokens of document
         ``doc_ids[i]``'s content and title, as :func:`tokenize` gives them. The state is
         :meth:`add` called for each document in turn (the same postings in the same order,
-        the same terms per document); frozen (:meth:`freeze`) when it has at least
-        :data:`_FREEZE_POSTINGS` postings.
+        the same terms per document).
+
+        An index of at least :data:`_FREEZE_POSTINGS` postings is left frozen: its postings
+        held as flat arrays (a slot and a count, 4 bytes each, against about 48 bytes a
+        posting as dicts) until it is next searched or changed, which thaws it. A seed's
+        starting knowledge base is filled once and kept, for the seed's next day, beside
+        each day's copy of it; :meth:`copy` builds the copy's dicts from the arrays and
+        leaves the original frozen.
 
         Why it exists: publishing a synthetic corpus spent most of its time counting each
         document's terms and inserting them posting by posting (11 s for 100,000 articles);
@@ -382,30 +389,6 @@ class BM25Index:
                     score = contribution if score is None else score + contribution
             scores[d] = score
         return scores
-
-    def freeze(self) -> None:
-        """Hold the postings as flat arrays until the index is next searched or changed.
-
-        Why it exists: a seed's starting knowledge base is kept, for the seed's next day,
-        beside the day's own copy of it, and at 100,000 articles its postings take about
-        260 MB as dicts against 43 MB as arrays (a slot and a count, 4 bytes each, per
-        posting). :meth:`copy` builds the copy's dicts from the arrays, in the same order
-        as the dicts they were made from; a search or a change thaws the index first.
-        Indexes under :data:`_FREEZE_POSTINGS` postings are left as they are.
-        """
-        postings = self._postings
-        if self._frozen is not None or sum(map(len, postings.values())) < _FREEZE_POSTINGS:
-            return
-        lengths = np.fromiter(map(len, postings.values()), dtype=np.int64, count=len(postings))
-        total = int(lengths.sum())
-        starts = np.zeros(len(postings) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=starts[1:])
-        slots = np.fromiter(chain.from_iterable(postings.values()), dtype=np.int32, count=total)
-        counts = np.fromiter(
-            chain.from_iterable(bucket.values() for bucket in postings.values()), dtype=np.int32, count=total
-        )
-        self._frozen = (list(postings), starts, slots, counts)
-        self._postings = {}
 
     def _thawed_postings(self) -> dict[str, dict[int, int]]:
         """The frozen postings as dicts again (each term's in its original order).

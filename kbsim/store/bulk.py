@@ -142,7 +142,7 @@ def bulk_postings(n: int, vocabulary: Sequence[str], content_words, title_words,
     """What :meth:`BM25Index.add` would hold after adding ``n`` documents in turn, from their
     words as vocabulary indices (row ``i`` of ``content_words`` and ``title_words``: document
     ``i``'s tokens): ``(terms, starts, slots, counts, doc_terms, doc_len)``, the postings laid
-    out as :meth:`BM25Index.freeze` holds them (term ``k``'s documents and counts at
+    out as a frozen :class:`BM25Index` holds them (term ``k``'s documents and counts at
     ``starts[k]:starts[k + 1]``, in document order; terms in order of first occurrence), each
     document's terms in order of first occurrence, and its length."""
     # the same string at two indices is one term: number the distinct strings (and give

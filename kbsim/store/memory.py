@@ -174,13 +174,6 @@ class MemoryStore:
         twin._idempotency = copy.deepcopy(self._idempotency)
         return twin
 
-    def freeze_indexes(self) -> None:
-        """Hold each knowledge base's search index compactly until it is next searched or
-        changed (:meth:`BM25Index.freeze`): for a store kept only to be copied, as a seed's
-        starting knowledge base is. Nothing a caller can see changes."""
-        for kb in self._kbs.values():
-            kb.index.freeze()
-
     def knowledge_base_ids(self) -> list[str]:
         return list(self._kbs)
 

@@ -112,18 +112,7 @@ class MemoryStore:
         ``articles`` is consumed) not at all. The state is that of publishing
         them one by one. Returns the articles' ids.
         """
-        check_new_kb_id(kb_id)
-        at_us = check_at(at)
-        if kb_id in self._kbs:
-            raise kb_exists(kb_id)
-        kb = KnowledgeBase(kb_id)
-        pairs = list(checked_articles(articles))
-        bulk = len(pairs) >= _BULK_FILL  # indexed in one batch (BM25Index.fill_texts): the same index
-        ids = [self._publish(kb, title, content, at_us, index=not bulk) for title, content in pairs]
-        if bulk:
-            kb.index.fill_texts([(article_id, *pair) for article_id, pair in zip(ids, pairs, strict=True)])
-        self._kbs[kb_id] = kb
-        return ids
+        return self._create(kb_id, articles, at)
 
     def create_knowledge_base_from_words(
         self, kb_id: str, articles: Iterable[tuple[str, str]], words: ArticleWords, *, at: float = 0.0
@@ -137,15 +126,28 @@ class MemoryStore:
         against its text; words that are not the texts' tokens are refused, naming the first
         article that differs, and nothing is created.
         """
+        return self._create(kb_id, articles, at, words, from_words=True)
+
+    def _create(self, kb_id: str, articles, at: float, words=None, *, from_words: bool = False) -> list[str]:
+        """The two creations: every article (and, ``from_words``, the words) checked before
+        anything is made, then indexed from the words, in one batch from the texts
+        (:data:`_BULK_FILL` articles or more: the same index), or article by article."""
         check_new_kb_id(kb_id)
         at_us = check_at(at)
         if kb_id in self._kbs:
             raise kb_exists(kb_id)
         pairs = list(checked_articles(articles))
-        check_words(words, pairs)
+        if from_words:
+            check_words(words, pairs)
         kb = KnowledgeBase(kb_id)
-        ids = [self._publish(kb, title, content, at_us, index=False) for title, content in pairs]
-        kb.index.fill(ids, list(words.vocabulary), words.content, words.title)
+        ids = [self._publish(kb, title, content, at_us) for title, content in pairs]
+        if from_words:
+            kb.index.fill(ids, list(words.vocabulary), words.content, words.title)
+        elif len(pairs) >= _BULK_FILL:
+            kb.index.fill_texts([(article_id, *pair) for article_id, pair in zip(ids, pairs, strict=True)])
+        else:
+            for article_id, (title, content) in zip(ids, pairs, strict=True):
+                kb.index.add(article_id, title, content)
         self._kbs[kb_id] = kb
         return ids
 
@@ -182,7 +184,9 @@ class MemoryStore:
         kb = self._kb(kb_id)
         check_text(title, "title")
         check_text(content, "content")
-        return self._publish(kb, title, content, check_at(at))
+        article_id = self._publish(kb, title, content, check_at(at))
+        kb.index.add(article_id, title, content)
+        return article_id
 
     def save_article(
         self,
@@ -449,11 +453,10 @@ class MemoryStore:
         self._append_event(kb, "article.updated", article.article_id, article.version_us)
         return article.updated_at
 
-    def _publish(self, kb: KnowledgeBase, title: str, content: str, at_us: int, index: bool = True) -> str:
+    def _publish(self, kb: KnowledgeBase, title: str, content: str, at_us: int) -> str:
+        """One article published into ``kb``, not yet in its search index."""
         article_id = article_id_for(len(kb.articles) + 1)
         kb.articles[article_id] = Article(article_id, title, content, True, at_us)
-        if index:
-            kb.index.add(article_id, title, content)
         self._append_event(kb, "article.published", article_id, at_us)
         return article_id
 

@@ -579,6 +579,11 @@ def test_an_index_filled_from_word_indices_equals_one_added_document_by_document
     assert [filled.search(q, 5) for q in queries] == [plain.search(q, 5) for q in queries]
     with pytest.raises(ValueError):
         filled.fill(ids, vocabulary, content, titles)  # only into an empty index
+    if n > 1:
+        empty = BM25Index()
+        with pytest.raises(ValueError, match="repeats"):
+            empty.fill([ids[0], *ids[:-1]], vocabulary, content, titles)
+        assert len(empty) == 0 and empty._postings == {}
     if n:
         for bad in (-1, len(vocabulary)):
             wrong = content.copy()

@@ -144,10 +144,13 @@ class BM25Index:
         if self._doc_ids:
             raise ValueError("fill() builds an empty index; use add() on one that has documents")
         n = len(doc_ids)
+        slot_of = {doc_id: slot for slot, doc_id in enumerate(doc_ids)}
+        if len(slot_of) != n:  # add() would re-index a repeated one; fill() numbers each once
+            raise ValueError("fill(): a document id repeats")
         terms, starts, slots, counts, doc_terms, doc_len = bulk_postings(
             n, vocabulary, content_words, title_words, self.title_weight
         )
-        self._slot_of = {doc_id: slot for slot, doc_id in enumerate(doc_ids)}
+        self._slot_of = slot_of
         self._doc_ids = list(doc_ids)
         self._doc_terms = doc_terms
         self._doc_len = doc_len

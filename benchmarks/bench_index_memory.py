@@ -5,23 +5,70 @@ Usage: python benchmarks/bench_index_memory.py [--articles 10000]
 Builds the synthetic starting knowledge base of that many articles, then, under tracemalloc,
 builds its BM25 index again from the articles (the whole index: postings, each document's
 terms, the term strings) and copies it (what each simulated day pays), and divides each by
-the postings.
+the postings. Then times, at 400 articles and at that many, building the index article by
+article against in one batch (``BM25Index.fill_texts``), and a day's copy of it kept as dicts
+against one kept frozen (the figures behind ``_BULK_FILL`` and ``_FREEZE_POSTINGS``).
 Writes the "Search index memory" section of benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
+import time
 import tracemalloc
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results_file import machine_line, write_section  # noqa: E402
 
+import kbsim.store.bm25 as bm25  # noqa: E402
 from kbsim.params import DayParams  # noqa: E402
 from kbsim.sim.day import KB_ID, starting_knowledge_base  # noqa: E402
 from kbsim.store import BM25Index  # noqa: E402
+
+
+def best_of(fn, repeats: int) -> float:
+    """The median seconds of ``repeats`` calls of ``fn``."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def timings(articles: int) -> dict[str, float]:
+    """Seconds to index ``articles`` synthetic articles article by article and in one batch,
+    and to copy the index kept as dicts and kept frozen."""
+    corpus = starting_knowledge_base(DayParams(corpus={"articles": articles}).corpus, 1).template
+    docs = [(a.article_id, a.title, a.content) for a in corpus._kbs[KB_ID].articles.values()]
+    repeats = 5 if articles <= 1000 else 1
+
+    def one_by_one() -> BM25Index:
+        index = BM25Index()
+        for doc in docs:
+            index.add(*doc)
+        return index
+
+    def batch(frozen: bool) -> BM25Index:
+        saved = bm25._FREEZE_POSTINGS
+        bm25._FREEZE_POSTINGS = 0 if frozen else 2**62
+        try:
+            index = BM25Index()
+            index.fill_texts(docs)
+            return index
+        finally:
+            bm25._FREEZE_POSTINGS = saved
+
+    as_dicts, frozen = batch(False), batch(True)
+    return {
+        "add": best_of(one_by_one, repeats),
+        "fill": best_of(lambda: batch(False), repeats),
+        "copy_dicts": best_of(as_dicts.copy, 5),
+        "copy_frozen": best_of(frozen.copy, 5),
+    }
 
 
 def main() -> None:
@@ -46,6 +93,12 @@ def main() -> None:
     tracemalloc.stop()
     assert len(twin) == len(index) and sum(len(bucket) for bucket in twin._postings.values()) == postings
     per_posting = copied / postings
+    timed = {n: timings(n) for n in dict.fromkeys((400, args.articles))}
+    time_rows = "\n".join(
+        f"| {n:,} | {t['add'] * 1e3:.1f} ms | {t['fill'] * 1e3:.1f} ms | {t['copy_dicts'] * 1e3:.1f} ms | "
+        f"{t['copy_frozen'] * 1e3:.1f} ms |"
+        for n, t in timed.items()
+    )
     at_100k = per_posting * postings * 100_000 / args.articles / 2**20
     write_section(
         "Search index memory",
@@ -63,6 +116,14 @@ its seed's index (a copy shares the documents' term tuples and the term strings)
 At 100,000 articles that is about {at_100k:.0f} MiB per copy (the template and the day's copy are both
 alive during a day). A posting held as a slot (int32) and a count (int16) in numpy arrays would take
 6 bytes, {per_posting / 6:.0f}x less.
+
+Indexing the articles article by article (`add`) and in one batch (`fill_texts`, what a first fill
+of 1,000 articles or more does), and copying the index as a day does, from dicts and from a
+frozen index (flat arrays, what a first fill of a million postings or more keeps); medians:
+
+| articles | add, one by one | fill_texts, one batch | copy of dicts | copy of a frozen index |
+| ---: | ---: | ---: | ---: | ---: |
+{time_rows}
 """,
     )
     print(

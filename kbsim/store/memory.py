@@ -62,7 +62,8 @@ class KnowledgeBase:
 
 
 _EMPTY_SEARCH_LEN = len('{"results":[]}')
-#: A first fill of at least this many articles is indexed in one batch (BM25Index.fill_texts).
+#: A first fill of at least this many articles is indexed in one batch (BM25Index.fill_texts);
+#: smaller ones are faster article by article (benchmarks/bench_index_memory.py times both).
 _BULK_FILL = 1_000
 
 

@@ -397,8 +397,8 @@ class BM25Index:
         """The frozen postings as dicts again (each term's in its original order).
 
         Each slot is the one int object the index numbers its document by (as postings made
-        by :meth:`add` hold it), not a new int per posting: at 100,000 articles that is
-        150 MB less. Built a chunk of terms at a time, so the lists made on the way stay small.
+        by :meth:`add` hold it), not a new int per posting (28 bytes each, for millions of
+        postings). Built a chunk of terms at a time, so the lists made on the way stay small.
         """
         terms, starts, slots, counts = self._frozen
         shared = np.empty(len(self._slot_of), dtype=object)

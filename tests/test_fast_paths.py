@@ -409,15 +409,17 @@ def _plain_fallback_draw(popularity, uniforms, is_eligible):
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_a_draw_given_every_eligible_id_at_once_equals_the_plain_draw(seed):
-    """The fallback asked once for the eligible ids picks exactly as asking each article."""
+def test_a_draw_given_every_ineligible_id_at_once_equals_the_plain_draw(seed):
+    """The fallback asked once for the ineligible ids picks exactly as asking each article."""
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 300))
     ids = [f"a{i}" for i in range(n)]
     weights = None if seed % 2 else rng.pareto(1.0, n) * (rng.random(n) < 0.9)
     popularity = Popularity(ids, rng.permutation(n), float(rng.uniform(0, 1.5)), weights=weights)
+    replaced = []
     for old in rng.choice(n, size=min(n, 5), replace=False).tolist():
         popularity.replace(ids[old], f"new{old}")  # a replacement takes the old one's rank
+        replaced.append(ids[old])
     fallbacks = 0
     for _ in range(300):
         # few articles eligible (at times none, or only the least popular), so that many
@@ -426,7 +428,10 @@ def test_a_draw_given_every_eligible_id_at_once_equals_the_plain_draw(seed):
         eligible = {a for r, a in enumerate(popularity.by_rank) if rng.random() < keep * r / n}
         uniforms = rng.random(UNIFORMS_PER_DRAW).tolist()
         expected = _plain_fallback_draw(popularity, uniforms, eligible.__contains__)
-        assert popularity.draw(uniforms, eligible.__contains__, lambda ids=eligible: ids) == expected
+        # every ranked id refused, and ids it does not rank (the replaced ones), in any order
+        ineligible = [a for a in popularity.by_rank if a not in eligible] + replaced
+        rng.shuffle(ineligible)
+        assert popularity.draw(uniforms, eligible.__contains__, lambda ids=ineligible: ids) == expected
         assert popularity.draw(uniforms, eligible.__contains__) == expected
         attempts = [
             popularity.by_rank[min(bisect.bisect_right(popularity._cdf, u * popularity._total), n - 1)]
@@ -434,6 +439,21 @@ def test_a_draw_given_every_eligible_id_at_once_equals_the_plain_draw(seed):
         ]
         fallbacks += not any(a in eligible for a in attempts)
     assert fallbacks >= 20  # the fallback itself was exercised, not only the attempts
+
+
+def test_a_store_copy_keeps_its_own_unpublished_ids():
+    """unpublished_article_ids (what a day's fallback draws ask) are the articles
+    current_version refuses, in a copy and in its original independently."""
+    store = MemoryStore()
+    ids = store.create_knowledge_base("kb", [(f"title {i}", f"body {i}") for i in range(6)])
+    store.unpublish_article("kb", ids[4], at=1.0)
+    twin = store.copy()
+    twin.unpublish_article("kb", ids[1], at=2.0)
+    twin.publish_article("kb", title="new", content="new body", at=3.0)
+    for held, gone in ((store, [ids[4]]), (twin, sorted([ids[1], ids[4]]))):
+        assert held.unpublished_article_ids("kb") == gone
+        refused = [a for a in held.snapshot()["kbs"]["kb"]["articles"] if held.current_version("kb", a[0]) is None]
+        assert sorted(a[0] for a in refused) == gone
 
 
 _TEXT = st.text(max_size=300) | st.sampled_from(

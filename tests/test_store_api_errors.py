@@ -59,6 +59,7 @@ GOOD = {
     "current_version": {"kb_id": KB, "article_id": A2},
     "article_state": {"kb_id": KB, "article_id": A2},
     "published_article_ids": {"kb_id": KB},
+    "unpublished_article_ids": {"kb_id": KB},
     "latest_sequence": {"kb_id": KB},
     "has_knowledge_base": {"kb_id": KB},
     "tool_search": {"kb_id": KB, "query": "words", "limit": 5},

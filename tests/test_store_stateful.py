@@ -304,6 +304,8 @@ class StoreMachine(RuleBasedStateMachine):
     def ground_truth_matches_the_model(self):
         assert sorted(self.store.published_article_ids(KB)) == sorted(
             a for a, article in self.articles.items() if article.published)
+        assert self.store.unpublished_article_ids(KB) == sorted(
+            a for a, article in self.articles.items() if not article.published)
         for article_id, article in self.articles.items():
             expected = article.version if article.published else None
             assert self.store.current_version(KB, article_id) == expected

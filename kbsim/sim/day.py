@@ -192,9 +192,10 @@ class Day:
     def is_published(self, article_id: str) -> bool:
         return self.store.current_version(self.kb_id, article_id) is not None
 
-    def published_ids(self) -> set[str]:
-        """Every published article's id: :meth:`is_published` for all of them at once."""
-        return set(self.store.published_article_ids(self.kb_id))
+    def unpublished_ids(self) -> list[str]:
+        """Every unpublished article's id: the articles :meth:`is_published` refuses (the
+        day's store holds no other ids)."""
+        return self.store.unpublished_article_ids(self.kb_id)
 
 
 def open_day(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from statistics import NormalDist
 
 import numpy as np
@@ -49,7 +49,7 @@ class Popularity:
         self,
         uniforms: Sequence[float],
         is_eligible: Callable[[str], bool],
-        eligible_ids: Callable[[], Collection[str]] | None = None,
+        ineligible_ids: Callable[[], Iterable[str]] | None = None,
     ) -> str | None:
         """One article among the eligible ones, or None if none is, from exactly
         :data:`UNIFORMS_PER_DRAW` uniforms.
@@ -61,23 +61,25 @@ class Popularity:
         never uses another draw's uniforms: every question or save has its own block, so
         one refused article (unpublished in one scenario, say) shifts nothing after it.
 
-        ``eligible_ids``, when given, returns every eligible id at once (the same answer
-        as ``is_eligible`` for each): the fallback then asks it once instead of asking
-        ``is_eligible`` for every article. Why: once the most popular articles are
-        unpublished, a few draws in a thousand fall back (about a hundred in the
-        100,000-article day), and asking each of 100,000 articles in turn made that day
-        65.5 s instead of 59.5 s.
+        ``ineligible_ids``, when given, returns every ranked article ``is_eligible``
+        refuses, at once (ids it does not rank are ignored): the fallback then marks those
+        few instead of asking ``is_eligible`` for every article. Why: once the most popular
+        articles are unpublished, a few draws in a thousand fall back (about a hundred in
+        the 100,000-article day), and testing each of 100,000 ranked ids (against
+        ``is_eligible``, or a set of every published id) took about 25 ms a fallback, where
+        marking a few hundred ineligible ones takes under 1 ms.
         """
         last = len(self.by_rank) - 1
         for u in uniforms[:ATTEMPTS]:
             article_id = self.by_rank[min(bisect_right(self._cdf, u * self._total), last)]
             if is_eligible(article_id):
                 return article_id
-        if eligible_ids is None:
-            member = is_eligible
+        if ineligible_ids is None:
+            mask = np.fromiter(map(is_eligible, self.by_rank), dtype=bool, count=len(self.by_rank))
         else:
-            member = eligible_ids().__contains__
-        mask = np.fromiter(map(member, self.by_rank), dtype=bool, count=len(self.by_rank))
+            mask = np.ones(len(self.by_rank), dtype=bool)
+            rank_of = self.rank_of
+            mask[[rank_of[a] for a in ineligible_ids() if a in rank_of]] = False
         ranks = np.flatnonzero(mask)
         if not ranks.size:
             return None

@@ -84,7 +84,7 @@ def editor(day: Day, arrivals: Iterable[SaveArrival]):
         uniforms = targets.random(UNIFORMS_PER_DRAW).tolist()
         article_id = arrival.article_id
         if article_id is None:
-            article_id = day.saves_by.draw(uniforms, day.is_published, day.published_ids)
+            article_id = day.saves_by.draw(uniforms, day.is_published, day.unpublished_ids)
             if article_id is None:
                 continue
         kind, title, content = arrival.kind, None, None
@@ -159,7 +159,7 @@ def asker(day: Day, arrivals: Iterable[QuestionArrival], on_answer: Callable[[An
         uniforms = rng.random(QUESTION_UNIFORMS).tolist()
         target = arrival.article_id
         if target is None and arrival.query is None:
-            target = day.questions_by.draw(uniforms[:UNIFORMS_PER_DRAW], day.is_published, day.published_ids)
+            target = day.questions_by.draw(uniforms[:UNIFORMS_PER_DRAW], day.is_published, day.unpublished_ids)
             if target is None:
                 continue
         query = arrival.query

@@ -717,6 +717,15 @@ class SQLiteStore:
             ).fetchall()
         return [_decode(article_id) for (article_id,) in rows]
 
+    def unpublished_article_ids(self, kb_id: str) -> list[str]:
+        with self._read() as conn:
+            kb_rowid = self._kb_rowid(conn, kb_id)
+            rows = conn.execute(
+                "SELECT article_id FROM articles WHERE kb_rowid = ? AND NOT published",
+                (kb_rowid,),
+            ).fetchall()
+        return sorted(_decode(article_id) for (article_id,) in rows)
+
     def latest_sequence(self, kb_id: str) -> int:
         with self._read() as conn:
             return self._kb(conn, kb_id)[3] - 1

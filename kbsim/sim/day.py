@@ -193,8 +193,8 @@ class Day:
         return self.store.current_version(self.kb_id, article_id) is not None
 
     def unpublished_ids(self) -> list[str]:
-        """Every unpublished article's id: the articles :meth:`is_published` refuses (the
-        day's store holds no other ids)."""
+        """Every unpublished article's id: of the articles the day ranks (each one in its
+        store), exactly those :meth:`is_published` refuses."""
         return self.store.unpublished_article_ids(self.kb_id)
 
 

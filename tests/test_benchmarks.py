@@ -1,0 +1,35 @@
+"""The benchmarks still describe runs the package accepts.
+
+``make bench`` is not part of the test suite (it takes an hour), so a change elsewhere can
+leave a benchmark asking for something the package now refuses: bench_sweep's pinned
+no-edit day stopped loading once the reference study declared contrasts between edit
+delays. These load what each benchmark loads, without timing anything.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import bench_day  # noqa: E402
+import bench_sweep  # noqa: E402
+
+from kbsim.config import load_config  # noqa: E402
+
+
+def test_the_sweep_benchmark_loads_the_no_edit_reference_day():
+    loaded = load_config(ROOT / bench_sweep.STUDY, bench_sweep.OVERRIDES, seeds="3")
+    runs = loaded.runs()
+    assert len(runs) == bench_sweep.SCENARIOS * 3
+    assert {run.params.edit.delay_s for run in runs} == {None}
+
+
+def test_the_day_benchmark_builds_its_reference_and_scaled_days():
+    for _, delay in bench_day.REFERENCE_DAYS:
+        assert bench_day.DayParams(edit={"delay_s": delay}).edit.delay_s == delay
+    scaled = bench_day.scaled(bench_day.MILLION_SCALE)
+    assert scaled.corpus.articles == 1_000_000
+    assert scaled.saves.count == bench_day.DayParams().saves.count * bench_day.MILLION_SCALE

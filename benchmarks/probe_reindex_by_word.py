@@ -10,7 +10,7 @@ onto random articles two ways, each in a fresh copy of the index, and prints µs
 
 - by term string, as ``BM25Index.add`` does: tokenize the body, count its terms, drop the
   postings of the terms the article no longer has, set the others, keep the terms
-  (each posting found through the dict of 100,000s of terms);
+  (each term's postings found in the dict of every term);
 - by vocabulary index: the body's words as the corpus drew them (indices), each term's
   postings dict found in a list by index, an article's old terms kept as indices too.
 

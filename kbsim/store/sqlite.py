@@ -708,23 +708,21 @@ class SQLiteStore:
         return Article(article_id, _decode(title), _decode(content), bool(published), version)
 
     def published_article_ids(self, kb_id: str) -> list[str]:
-        with self._read() as conn:
-            kb_rowid = self._kb_rowid(conn, kb_id)
-            rows = conn.execute(
-                "SELECT article_id FROM articles WHERE kb_rowid = ? AND published "
-                "ORDER BY article_rowid",
-                (kb_rowid,),
-            ).fetchall()
-        return [_decode(article_id) for (article_id,) in rows]
+        return self._article_ids(kb_id, published=True)
 
     def unpublished_article_ids(self, kb_id: str) -> list[str]:
+        return sorted(self._article_ids(kb_id, published=False))
+
+    def _article_ids(self, kb_id: str, *, published: bool) -> list[str]:
+        """The ids of the KB's published (or unpublished) articles, in publication order."""
         with self._read() as conn:
             kb_rowid = self._kb_rowid(conn, kb_id)
             rows = conn.execute(
-                "SELECT article_id FROM articles WHERE kb_rowid = ? AND NOT published",
-                (kb_rowid,),
+                "SELECT article_id FROM articles WHERE kb_rowid = ? AND (published != 0) = ? "
+                "ORDER BY article_rowid",
+                (kb_rowid, int(published)),
             ).fetchall()
-        return sorted(_decode(article_id) for (article_id,) in rows)
+        return [_decode(article_id) for (article_id,) in rows]
 
     def latest_sequence(self, kb_id: str) -> int:
         with self._read() as conn:

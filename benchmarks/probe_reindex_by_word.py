@@ -8,15 +8,15 @@ speed work. On the reference corpus at ``--scale`` (400 articles per unit), fill
 day's starting index is (``BM25Index.fill``), it replays the same ``--saves`` fresh bodies
 onto random articles two ways, each in a fresh copy of the index, and prints µs per save:
 
-- by term string, as ``BM25Index.add`` does: tokenize the body, count its terms, drop the
-  postings of the terms the article no longer has, set the others, keep the terms
-  (each term's postings found in the dict of every term);
-- by vocabulary index: the body's words as the corpus drew them (indices), each term's
-  postings dict found in a list by index, an article's old terms kept as indices too.
+- by term string: ``BM25Index.add`` itself (it tokenizes the body and the title, counts
+  their terms, drops the postings of the terms the article no longer has and sets the
+  others, each term's postings found in the dict of every term);
+- by vocabulary index: the same counts from the words' indices as the corpus drew them,
+  each term's postings dict found in a list by index, an article's old terms kept as
+  indices too.
 
 Both leave the same postings (checked at the end); the second skips tokenizing and every
-lookup in the dict of terms. Both index the body alone (a save's title is left out of
-both), so that they compare the same work.
+lookup in the dict of terms.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ import numpy as np
 from kbsim.params import CorpusParams
 from kbsim.sim.corpus import Corpus
 from kbsim.store.bm25 import BM25Index
-from kbsim.store.tokens import tokenize
 
 
 def main() -> None:
@@ -50,45 +49,38 @@ def main() -> None:
     # the same string may stand at two indices: each index's term is the first index of its string
     first: dict[str, int] = {}
     canonical = np.array([first.setdefault(word, i) for i, word in enumerate(vocabulary)])
-    picks = [
-        canonical[np.minimum(np.searchsorted(corpus.body_weights, rng.random(60), side="right"), size - 1)]
+    length = corpus.params.body_words
+    picks = [  # bodies drawn as Corpus.body draws them, kept as indices
+        canonical[np.minimum(np.searchsorted(corpus.body_weights, rng.random(length), side="right"), size - 1)]
         for _ in range(args.saves)
     ]
     bodies = [" ".join(map(vocabulary.__getitem__, p.tolist())) + "." for p in picks]
     slots = rng.integers(len(pairs), size=args.saves).tolist()
-    by_string, after_string = replay_by_string(template.copy(), slots, bodies)
-    by_index, after_index = replay_by_index(template.copy(), vocabulary, slots, picks)
+    titles = [title for title, _ in pairs]
+    title_picks = [canonical[row].tolist() for row in title_words]
+    by_string, after_string = replay_by_string(template.copy(), slots, bodies, titles)
+    by_index, after_index = replay_by_index(template.copy(), vocabulary, slots, picks, title_picks)
     assert after_string == after_index, "the two replays left different postings"
     print(f"{len(pairs):,} articles, {args.saves:,} saves: {by_string:.1f} µs a save by term string, "
           f"{by_index:.1f} µs by vocabulary index")
 
 
-def replay_by_string(index: BM25Index, slots: list[int], bodies: list[str]) -> tuple[float, dict]:
+def replay_by_string(index: BM25Index, slots: list[int], bodies: list[str], titles: list[str]) -> tuple[float, dict]:
+    """The saves through :meth:`BM25Index.add` itself."""
     index.search("warm", 1)  # thaws a frozen index outside the timing
-    postings, doc_terms = index._postings, index._doc_terms
+    doc_ids = index._doc_ids
     start = time.perf_counter()
     for slot, body in zip(slots, bodies, strict=True):
-        counts: dict[str, int] = {}
-        get = counts.get
-        for term in tokenize(body):
-            counts[term] = get(term, 0) + 1
-        for term in [term for term in doc_terms[slot] if term not in counts]:
-            bucket = postings[term]
-            del bucket[slot]
-            if not bucket:
-                del postings[term]
-        for term, tf in counts.items():
-            try:
-                postings[term][slot] = tf
-            except KeyError:
-                postings[intern(term)] = {slot: tf}
-        doc_terms[slot] = tuple(map(intern, counts))
-    return (time.perf_counter() - start) / len(slots) * 1e6, postings
+        index.add(doc_ids[slot], titles[slot], body)
+    return (time.perf_counter() - start) / len(slots) * 1e6, index._postings
 
 
-def replay_by_index(index: BM25Index, vocabulary: list[str], slots: list[int], picks: list) -> tuple[float, dict]:
+def replay_by_index(index: BM25Index, vocabulary: list[str], slots: list[int], picks: list,
+                    title_picks: list[list[int]]) -> tuple[float, dict]:
+    """The same saves with each term's postings found by vocabulary index."""
     index.search("warm", 1)
     postings, doc_terms = index._postings, index._doc_terms
+    weight = index.title_weight
     terms = [intern(word) for word in vocabulary]
     index_of: dict[str, int] = {}
     for i, term in enumerate(terms):
@@ -102,6 +94,8 @@ def replay_by_index(index: BM25Index, vocabulary: list[str], slots: list[int], p
         get = counts.get
         for word in words.tolist():
             counts[word] = get(word, 0) + 1
+        for word in title_picks[slot]:
+            counts[word] = get(word, 0) + weight
         for word in [word for word in doc_words[slot] if word not in counts]:
             bucket = buckets[word]
             del bucket[slot]

@@ -1,11 +1,11 @@
 """One simulated day against a bare SimPy floor and the straightforward design, and at growing scale.
 
 Usage: python benchmarks/bench_day.py [--runs 20] [--scales 1,10,50,250] [--straightforward-runs 5]
-       [--sections day,parts,straightforward,scale,parts-scale] [--parts-scale 250]
+       [--sections day,parts,straightforward,scale,parts-scale,million] [--parts-scale 250]
 
 Writes the "One day", "Where a day's time goes", "Against the straightforward design",
 "Scale" and "Where the 250x day's time goes" sections of benchmarks/RESULTS.md
-(``--sections``: only those named).
+(``--sections``: only those named), and "1,000,000 articles" when ``million`` is named.
 """
 
 from __future__ import annotations
@@ -451,8 +451,8 @@ time per event within 2x of 1x (**{"met" if event_ratio <= 2 else "not met"}**, 
 per tool call {call_ratio:.2f}x). At 1,000,000 articles (10x the 250x day's articles, saves and questions),
 projected from the last two scales (per-event time growing as it did between them, per decade of
 scale; memory growing linearly with the articles): about {proj_s:.0f} s and {proj_mib / 1024:.1f} GiB,
-{"within" if proj_mib <= 8192 else "beyond"} 8 GiB; a projection, not a run (section "1,000,000 articles"
-has a run).
+{"within" if proj_mib <= 8192 else "beyond"} 8 GiB; a projection, not a run (section "1,000,000
+articles" has a run to hold it to).
 """,
     )
 

@@ -29,7 +29,7 @@ from kbsim.sim.day import KB_ID, starting_knowledge_base  # noqa: E402
 from kbsim.store import BM25Index  # noqa: E402
 
 
-def best_of(fn, repeats: int) -> float:
+def median_of(fn, repeats: int) -> float:
     """The median seconds of ``repeats`` calls of ``fn``."""
     times = []
     for _ in range(repeats):
@@ -64,10 +64,10 @@ def timings(articles: int) -> dict[str, float]:
 
     as_dicts, frozen = batch(False), batch(True)
     return {
-        "add": best_of(one_by_one, repeats),
-        "fill": best_of(lambda: batch(False), repeats),
-        "copy_dicts": best_of(as_dicts.copy, 5),
-        "copy_frozen": best_of(frozen.copy, 5),
+        "add": median_of(one_by_one, repeats),
+        "fill": median_of(lambda: batch(False), repeats),
+        "copy_dicts": median_of(as_dicts.copy, 5),
+        "copy_frozen": median_of(frozen.copy, 5),
     }
 
 

@@ -18,6 +18,7 @@ from tiny_configs import TINY_SWEEP
 import kbsim.runner
 from kbsim.cli import main
 from kbsim.config import config_from_dict, load_config
+from kbsim.params import DayParams
 from kbsim.runner import ResultsConflictError, in_seed_order, load_results, run_experiment
 from kbsim.sim import run_day
 from kbsim.stats import summarize
@@ -354,3 +355,46 @@ def test_the_runner_hands_out_the_runs_of_a_seed_together(tmp_path, monkeypatch)
     result = run_experiment(config, tmp_path / "out", progress=False)
     assert result.ok and result.runs_computed == 8
     assert handed_out == [1] * 4 + [2] * 4
+
+
+TIDY_JOBS = [
+    {"scenario": "zipf", "run_id": "zipf-1", "seed": 1, "columns": []},
+    {"scenario": "zipf", "run_id": "zipf-s0.9-1", "seed": 1, "columns": [["zipf_s", 0.9, "float64"]]},
+    {
+        "scenario": "control",
+        "run_id": "control-7",
+        "seed": 7,
+        "columns": [
+            ["edit.delay_s", None, "float64"],
+            ["saves.count", None, "Int64"],
+            ["checks.interval_s", 3600, "int64"],
+            ["saves.replace_unpublished", True, "boolean"],
+            ["ranking", "by_id", "str"],
+            ["label", None, "str"],
+            ["score", float("nan"), "float64"],
+        ],
+    },
+]
+
+
+@pytest.mark.parametrize("job", TIDY_JOBS, ids=["no-sweep", "float", "every-dtype"])
+def test_tidy_tables_are_written_byte_for_byte_as_the_plain_path_writes_them(job):
+    """The worker's Parquet writer (_TidyWriter) against _parquet_bytes(_tidy(...)): every
+    table of a day with edits, its metrics, empty tables, a table with a column the front
+    replaces and one with an index of its own."""
+    from kbsim.runner import _parquet_bytes, _tidy, _TidyWriter
+    from kbsim.stats.metrics import run_metrics
+
+    tables = run_day(DayParams(edit={"delay_s": 60}), 3)
+    frames = dict(tables)
+    frames["empty"] = tables["edits"].iloc[:0]
+    frames["no columns"] = pd.DataFrame(index=range(3))
+    frames["reindexed"] = tables["saves"].iloc[5:40:3]
+    frames["clashing"] = tables["checks"].assign(scenario="stale", run_id=0)
+    for with_seed, named in ((False, frames), (True, {"metrics": run_metrics(tables, day_s=28800.0)})):
+        writer = _TidyWriter(job, with_seed)
+        for name, frame in named.items():
+            assert writer.parquet_bytes(frame) == _parquet_bytes(_tidy(frame, job, with_seed)), name
+    with_attrs = tables["checks"].copy()
+    with_attrs.attrs["note"] = "kept"
+    assert _TidyWriter(job, False).parquet_bytes(with_attrs) == _parquet_bytes(_tidy(with_attrs, job))

@@ -12,9 +12,16 @@ the checkout is rewritten), it runs ``python -m kbsim figures`` twice:
 
 Both outputs are then compared, file by file, with the committed figures/, docs/results.md,
 docs/reproduction.md and the README's results block: the speed work must leave every
-figure and page identical. ``--cached-only`` skips step 1 and reads the checkout's
-results/ (computing whatever is missing there). Writes the "Figures" section of
-benchmarks/RESULTS.md.
+figure and page identical.
+
+3. the workload the figures target was set for: the experiments that existed when the speed
+   issue was filed (commit ``START_COMMIT``, read from the repository's history), each
+   computed with today's code by ``python -m kbsim run CONFIG``, one after another, before
+   any drawing. The experiments have grown since, so pass 1 alone does not say whether the
+   code got faster.
+
+``--cached-only`` skips steps 1 and 3 and reads the checkout's results/ (computing whatever
+is missing there). Writes the "Figures" section of benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -36,6 +43,8 @@ from results_file import machine_line, write_section  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "Figures"
 TARGET_FRESH_S = 45.0
+#: The commit that filed the speed target: its experiments/ is the workload the target was set for.
+START_COMMIT = "42cf343"
 
 
 def timed(command: list[str], cwd: Path) -> float:
@@ -60,6 +69,48 @@ def runs_per_experiment(results: Path) -> dict[str, int]:
         manifest = results / name / "manifest.json"
         counts[name] = len(json.loads(manifest.read_text(encoding="utf-8"))["runs"])
     return counts
+
+
+def start_experiments(folder: Path) -> list[Path] | None:
+    """The experiment files of :data:`START_COMMIT`, written into ``folder``; None without the
+    repository's history (a shallow or exported copy)."""
+    listing = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-tree", "--name-only", START_COMMIT, "experiments/"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    if listing.returncode != 0:
+        return None
+    folder.mkdir(parents=True)
+    configs = []
+    for name in listing.stdout.split():
+        shown = subprocess.run(["git", "-C", str(ROOT), "show", f"{START_COMMIT}:{name}"], capture_output=True)
+        if shown.returncode != 0:
+            return None
+        path = folder / Path(name).name
+        path.write_bytes(shown.stdout)
+        if path.suffix == ".yaml":
+            configs.append(path)
+    return configs
+
+
+def computed_start_set(work: Path, workers: int | None) -> tuple[float, dict[str, int]] | None:
+    """Wall seconds to compute every run of the start commit's experiments, and their runs."""
+    configs = start_experiments(work / "start" / "experiments")
+    if configs is None:
+        return None
+    results = work / "start" / "results"
+    wall = 0.0
+    for config in configs:
+        command = [sys.executable, "-m", "kbsim", "run", str(config), "--out", str(results),
+                   "--fresh", "--no-progress", "--yes"]  # fmt: skip
+        if workers:
+            command += ["--workers", str(workers)]
+        wall += timed(command, work / "start")
+    counts = {}
+    for config in configs:
+        manifest = json.loads((results / config.stem / "manifest.json").read_text(encoding="utf-8"))
+        counts[config.stem] = len(manifest["runs"])
+    return wall, counts
 
 
 def differing_outputs(work: Path) -> list[str]:
@@ -101,6 +152,7 @@ def main() -> None:
         cached_s = timed(command, work)
         counts = runs_per_experiment(results)
         differ = differing_outputs(work)
+        start = None if args.cached_only else computed_start_set(work, args.workers)
 
     shown = ["python", "-m", "kbsim", "figures"] + (["--workers", str(args.workers)] if args.workers else [])
     lines = [
@@ -118,6 +170,25 @@ def main() -> None:
         lines.append(f"| no results (every run computed, then drawn) | {fresh_s:.1f} s | "
                      f"{TARGET_FRESH_S:.0f} s: {met} |")
     lines.append(f"| every run cached (verify, load, statistics, draw, pages) | {cached_s:.1f} s | |")
+    if start is not None:
+        start_s, start_counts = start
+        met = "met" if start_s <= TARGET_FRESH_S else "NOT MET"
+        lines += [
+            "",
+            f"The workload the {TARGET_FRESH_S:.0f} s target was set for: the experiments that existed when the "
+            f"speed issue was filed (commit {START_COMMIT}): {len(start_counts)}, "
+            f"{sum(start_counts.values()):,} runs ({', '.join(f'{k} {v}' for k, v in start_counts.items())}), "
+            "each computed with today's code by `python -m kbsim run CONFIG"
+            + (f" --workers {args.workers}" if args.workers else "")
+            + "`, one after another (no drawing: those experiments' figures are not today's).",
+            "",
+            "| pass | wall | target |",
+            "|---|---|---|",
+            f"| every run of the {START_COMMIT} experiments computed | {start_s:.1f} s | "
+            f"{TARGET_FRESH_S:.0f} s: {met} |",
+        ]
+    elif not args.cached_only:
+        lines += ["", f"The {START_COMMIT} experiments were not timed: this copy has no git history."]
     lines += [
         "",
         "Outputs against the committed ones: "

@@ -2,7 +2,8 @@
 
 Each fast path (a batch of a check's searches ranked together, the remembered valid
 arguments and a batch's validation, the article copy, the JSON sizes, the popularity
-fallback, a frozen starting index, a first fill built in bulk) keeps a plain path; these
+fallback, a frozen starting index, a first fill built in bulk, the vocabulary built by
+syllable products) keeps a plain path; these
 tests run both on random indexes, stores and days and require identical answers, sizes,
 counts, states and tables.
 """
@@ -29,7 +30,7 @@ from kbsim import SQLiteStore
 from kbsim.params import DayParams
 from kbsim.sim import day as day_module
 from kbsim.sim import simulate_day
-from kbsim.sim.corpus import Corpus
+from kbsim.sim.corpus import _SYLLABLES, Corpus, make_vocabulary, vocabulary_word
 from kbsim.sim.day import streams
 from kbsim.sim.popularity import ATTEMPTS, UNIFORMS_PER_DRAW, Popularity
 from kbsim.store import ArticleWords, BM25Index, MemoryStore, ToolError, validate_arguments
@@ -688,3 +689,15 @@ def test_a_large_first_fill_is_indexed_in_bulk_as_article_by_article(monkeypatch
     plain, bulk = stores[10**9], stores[1]
     assert bulk.snapshot() == plain.snapshot()
     assert _index_order_state(bulk._kbs["kb-1"].index) == _index_order_state(plain._kbs["kb-1"].index)
+
+
+def test_the_vocabulary_is_its_words_one_by_one():
+    """make_vocabulary's products against vocabulary_word, across every change of length:
+    one syllable (with its second), two, three and four."""
+    n = len(_SYLLABLES)
+    for size in (0, 1, n - 1, n, n + 1, n * n - 1, n * n + 1, 3000):
+        assert make_vocabulary(size) == [vocabulary_word(i) for i in range(size)], size
+    words = make_vocabulary(n**3 + 3)
+    for i in (*range(n * n - 3, n * n + 3), 250_000, *range(n**3 - 3, n**3 + 3)):
+        assert words[i] == vocabulary_word(i), i
+    assert len(words) == n**3 + 3

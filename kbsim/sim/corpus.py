@@ -10,6 +10,7 @@ the other articles that use those words.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import islice, product
 
 import numpy as np
 
@@ -19,24 +20,40 @@ _ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z",
 _VOWELS = ("a", "e", "i", "o", "u", "ai", "ou")
 
 
+_SYLLABLES = tuple(onset + vowel for onset in _ONSETS for vowel in _VOWELS)
+
+
+def vocabulary_word(i: int) -> str:
+    """Word ``i`` of the vocabulary: the syllables of ``i``'s base-``len(_SYLLABLES)``
+    digits, most significant first, with a second syllable after a number of one digit."""
+    n = len(_SYLLABLES)
+    digits, value = [], i
+    while True:
+        digits.append(_SYLLABLES[value % n])
+        value //= n
+        if value == 0:
+            break
+    if len(digits) == 1:
+        digits.append(_SYLLABLES[(i * 7 + 3) % n])
+    return "".join(reversed(digits))
+
+
 def make_vocabulary(size: int) -> list[str]:
-    """``size`` distinct pronounceable words, in a fixed order (no randomness)."""
-    syllables = [onset + vowel for onset in _ONSETS for vowel in _VOWELS]
-    words: list[str] = []
-    n = len(syllables)
-    i = 0
+    """``size`` words, ``vocabulary_word(i)`` for each ``i`` in order (no randomness).
+
+    Why not that call per word: a 100,000-article corpus has 400,000 words, which took
+    0.24 s word by word and take 0.04 s here (an ad-hoc timing). The numbers of ``d``
+    digits are, in order, the syllable sequences ``itertools.product`` lists (the leading
+    digit from 1), so each length is one product. The tests hold it to
+    :func:`vocabulary_word`.
+    """
+    n = len(_SYLLABLES)
+    words = [_SYLLABLES[(i * 7 + 3) % n] + _SYLLABLES[i] for i in range(min(size, n))]
+    length = 2
     while len(words) < size:
-        # base-n digits of i, at least two syllables per word
-        digits, value = [], i
-        while True:
-            digits.append(syllables[value % n])
-            value //= n
-            if value == 0:
-                break
-        if len(digits) == 1:
-            digits.append(syllables[(i * 7 + 3) % n])
-        words.append("".join(reversed(digits)))
-        i += 1
+        numbers = product(_SYLLABLES[1:], *[_SYLLABLES] * (length - 1))
+        words += map("".join, islice(numbers, size - len(words)))
+        length += 1
     return words
 
 

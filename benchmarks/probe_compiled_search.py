@@ -1,24 +1,24 @@
 """Probe of a design not built: the index's searches compiled with numba, over postings in arrays.
 
-Usage: python benchmarks/probe_compiled_search.py [--scale 250] [--queries 20000] [--seed 1]
+Usage: python benchmarks/probe_compiled_search.py [--scales 1,250] [--queries 20000] [--seed 1]
 
 Not part of ``make bench``, not a kbsim code path, and numba is not a kbsim dependency:
-install it beside kbsim first (``pip install numba``). It measures what the searches of a
-day could cost if postings were arrays and the scoring loop compiled, to support (or not)
-that design as the next step of the speed work. On the starting knowledge base of
-``--scale`` times the reference corpus (seed ``--seed``), it takes ``--queries`` article
-titles (the title check's queries) and the first four words of each (a question's), and
-times three ways of ranking the top 10 of each:
+install it beside kbsim first (``pip install numba``). It measures what the index's work in
+a day could cost if postings were arrays and the scoring loop compiled, to support (or not)
+that design as the next step of the speed work. On the starting knowledge base of each of
+``--scales`` times the reference corpus (seed ``--seed``), it takes ``--queries`` article
+titles (the title check's queries) and the first ``questions.query_words`` words of each
+(a question's query), and ranks the top 10 of each:
 
-- ``BM25Index.search_many`` as the title check calls it (a score table for small
-  indexes, query by query past 20,000 documents);
-- ``BM25Index.search`` query by query, as a question calls it;
-- a numba loop over the same postings laid out as arrays (each term's documents and
-  counts, as a frozen index holds them), one dense accumulator, every score summed in
-  query-term order by the expression ``search`` uses, and the top 10 by score then id.
+- the titles in one batch by ``BM25Index.search_many``, as the title check asks them (a
+  score table for small indexes, query by query past 20,000 documents), and by a numba
+  loop over the same postings laid out as arrays (each term's documents and counts, as a
+  frozen index holds them): one dense accumulator, every score summed in query-term order
+  by the expression ``search`` uses, the top 10 by score then id;
+- the questions one call each, by ``BM25Index.search`` and by the numba loop.
 
-The compiled rankings are checked equal to ``search_many``'s, query for query, before any
-time is printed.
+The compiled rankings are checked equal to kbsim's, query for query, before any time is
+kept.
 
 Then the saves. A day's saves need the postings mutable, so the probe also builds one such
 layout: each term's postings a block of one arena with room to grow (a quarter more than
@@ -26,17 +26,20 @@ it holds at the start; a full block moves to the arena's end with twice the room
 posting stamped with its document's version (a save bumps the version and appends the new
 postings; search skips a posting whose stamp is not its document's version); each term's
 document frequency kept as postings go stale or are added. It replays the same fresh
-bodies onto random articles through it (tokenizing and counting in Python, the postings
+bodies (as many as the day at that scale has saves, at most 20,000) onto random articles
+through it (tokenizing and counting in Python, the postings
 written by a compiled function) and through ``BM25Index.add`` on a fresh copy, then ranks
 the title queries again in both: the rankings must be equal. It prints µs per save for
 both, the part of the compiled save spent tokenizing and counting, and the compiled
 search's µs per query over the postings with the stale ones in place. Nothing compacts
-the stale postings here. Every timing is the median of three.
+the stale postings here. Every timing is the median of three. Writes the "A compiled index
+(probe, not in make bench)" section of benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import sys
 import time
@@ -46,7 +49,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_day import scaled  # noqa: E402
+from results_file import machine_line, write_section  # noqa: E402
 
+from kbsim.params import DayParams  # noqa: E402
 from kbsim.sim.day import KB_ID, starting_knowledge_base  # noqa: E402
 from kbsim.store.tokens import tokenize  # noqa: E402
 
@@ -59,13 +64,12 @@ LIMIT = 10
 
 
 @numba.njit(cache=False)
-def _rank_all(query_starts, query_rows, starts, slots, tfs, weights, doc_len, base, per_len, id_rank, limit):
-    """Top ``limit`` slots of every query (best first, ties by id rank) and how many each has."""
-    n_docs = doc_len.size
+def _rank_all(query_starts, query_rows, starts, slots, tfs, weights, doc_len, base, per_len, id_rank, limit,
+              scores, seen, touched):
+    """Top ``limit`` slots of every query (best first, ties by id rank) and how many each has.
+    ``scores``, ``seen`` and ``touched`` are scratch arrays of a slot each, kept between calls
+    (``seen`` all False, as each query leaves it)."""
     n_queries = query_starts.size - 1
-    scores = np.zeros(n_docs)
-    seen = np.zeros(n_docs, dtype=np.bool_)
-    touched = np.empty(n_docs, dtype=np.int64)
     best = np.full((n_queries, limit), -1, dtype=np.int64)
     found = np.zeros(n_queries, dtype=np.int64)
     top_score = np.empty(limit)
@@ -152,13 +156,9 @@ def _apply_save(slot, terms, counts, old_terms, doc_stamp, arena_slots, arena_tf
 
 @numba.njit(cache=False)
 def _rank_live(query_starts, query_rows, arena_slots, arena_tfs, arena_stamps, term_start, fill, doc_stamp,
-               weights, doc_len, base, per_len, id_rank, limit):
+               weights, doc_len, base, per_len, id_rank, limit, scores, seen, touched):
     """:func:`_rank_all` over the mutable layout, skipping stale postings."""
-    n_docs = doc_len.size
     n_queries = query_starts.size - 1
-    scores = np.zeros(n_docs)
-    seen = np.zeros(n_docs, dtype=np.bool_)
-    touched = np.empty(n_docs, dtype=np.int64)
     best = np.full((n_queries, limit), -1, dtype=np.int64)
     found = np.zeros(n_queries, dtype=np.int64)
     top_score = np.empty(limit)
@@ -279,7 +279,7 @@ class MutablePostings:
         weights[used] = [index._weight(df) for df in self.df[used].tolist()]
         best, found = _rank_live(query_starts, query_rows, self.arena_slots, self.arena_tfs, self.arena_stamps,
                                  self.term_start, self.fill, self.doc_stamp, weights, self.doc_len, base, per_len,
-                                 index._id_ranks(), LIMIT)  # fmt: skip
+                                 index._id_ranks(), LIMIT, *scratch(self.doc_len.size))  # fmt: skip
         doc_ids = index._doc_ids
         return [[doc_ids[d] for d in row[:n]] for row, n in zip(best.tolist(), found.tolist(), strict=True)]
 
@@ -318,13 +318,19 @@ def encoded(queries, row_of):
     return np.array(query_starts, dtype=np.int64), np.array(rows, dtype=np.int64)
 
 
+@functools.lru_cache(maxsize=4)
+def scratch(n_docs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The compiled loops' scratch arrays for an index of ``n_docs`` slots, made once."""
+    return np.zeros(n_docs), np.zeros(n_docs, dtype=np.bool_), np.empty(n_docs, dtype=np.int64)
+
+
 def compiled(index, queries, arrays):
     row_of, starts, slots, tfs, weights, doc_len = arrays
     k1, b = index.k1, index.b
     base, per_len = k1 * (1.0 - b), k1 * b * index._n_docs / index._total_len
     query_starts, query_rows = encoded(queries, row_of)
-    best, found = _rank_all(query_starts, query_rows, starts, slots, tfs, weights, doc_len,
-                            base, per_len, index._id_ranks(), LIMIT)  # fmt: skip
+    best, found = _rank_all(query_starts, query_rows, starts, slots, tfs, weights, doc_len, base, per_len,
+                            index._id_ranks(), LIMIT, *scratch(doc_len.size))  # fmt: skip
     doc_ids = index._doc_ids
     return [[doc_ids[d] for d in row[:n]] for row, n in zip(best.tolist(), found.tolist(), strict=True)]
 
@@ -362,59 +368,106 @@ def per_query_us(fn, *args, count: int) -> tuple[float, object]:
     return statistics.median(times), result
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scale", type=int, default=250)
-    parser.add_argument("--queries", type=int, default=20_000)
-    parser.add_argument("--seed", type=int, default=1)
-    args = parser.parse_args()
-    if args.scale < 1 or args.queries < 1:
-        parser.error("--scale and --queries: expected at least 1")
-    starting = starting_knowledge_base(scaled(args.scale).corpus, args.seed)
+def measure(scale: int, n_queries: int, seed: int) -> dict:
+    """Every figure of one scale (see the module docstring); exits if rankings differ."""
+    starting = starting_knowledge_base(scaled(scale).corpus, seed)
     store = starting.template.copy()
     index = store._kbs[KB_ID].index
     index.search("warm", 1)  # thawed outside the timings
-    rng = np.random.default_rng(args.seed)
-    picked = rng.integers(len(starting.article_ids), size=args.queries).tolist()
+    rng = np.random.default_rng(seed)
+    picked = rng.integers(len(starting.article_ids), size=n_queries).tolist()
     titles = [store.article_state(KB_ID, starting.article_ids[i]).title for i in picked]
-    questions = [" ".join(title.split()[:4]) for title in titles]
+    words = DayParams().questions.query_words
+    questions = [" ".join(title.split()[:words]) for title in titles]
     arrays = arrays_of(index)
     compiled(index, titles[:10], arrays)  # compiles
-    lines = [f"{len(starting.article_ids):,} articles, {args.queries:,} queries of each kind, top {LIMIT}:"]
-    for label, queries in (("titles", titles), ("question words", questions)):
-        many_us, many = per_query_us(index.search_many, queries, LIMIT, count=len(queries))
-        each_us, _ = per_query_us(lambda qs: [index.search(q, LIMIT) for q in qs], queries, count=len(queries))
-        fast_us, fast = per_query_us(compiled, index, queries, arrays, count=len(queries))
-        if fast != many:
-            sys.exit(f"probe_compiled_search: the compiled rankings of the {label} differ from search_many's")
-        lines.append(f"- {label}: search_many {many_us:.1f} µs a query, search {each_us:.1f}, "
-                     f"compiled {fast_us:.1f} (the same rankings)")
+    row = {"articles": len(starting.article_ids), "queries": n_queries}
+    row["title_many_us"], many = per_query_us(index.search_many, titles, LIMIT, count=n_queries)
+    row["title_compiled_us"], fast = per_query_us(compiled, index, titles, arrays, count=n_queries)
+    if fast != many:
+        sys.exit("probe_compiled_search: the compiled rankings of the titles differ from search_many's")
+    row["question_search_us"], each = per_query_us(
+        lambda: [[d for d, _ in index.search(q, LIMIT)] for q in questions], count=n_queries
+    )
+    row["question_compiled_us"], one_by_one = per_query_us(
+        lambda: [compiled(index, [q], arrays)[0] for q in questions], count=n_queries
+    )
+    if one_by_one != each:
+        sys.exit("probe_compiled_search: the compiled rankings of the questions differ from search's")
     start = time.perf_counter()
     arrays_of(index)
-    lines.append(f"- laying the postings out as arrays: {time.perf_counter() - start:.2f} s (once per index here)")
-    saves = min(args.queries, 20_000)
+    row["layout_s"] = time.perf_counter() - start
+    saves = min(DayParams().saves.count * scale, 20_000)  # the day's saves at this scale, or 20,000
     bodies = [starting.corpus.body(rng) for _ in range(saves)]
     targets = [starting.article_ids[i] for i in rng.integers(len(starting.article_ids), size=saves).tolist()]
     own = [store.article_state(KB_ID, target).title for target in targets]
     texts = list(zip(targets, own, bodies, strict=True))
-    count_us, _ = per_query_us(lambda: [_counts(title, body) for _, title, body in texts], count=saves)
-    add_us = statistics.median(_replay(index.copy(), texts) for _ in range(REPEATS)) / saves * 1e6
+    row["saves"] = saves
+    row["count_us"], _ = per_query_us(lambda: [_counts(title, body) for _, title, body in texts], count=saves)
+    row["add_us"] = statistics.median(_replay(index.copy(), texts) for _ in range(REPEATS)) / saves * 1e6
     _replay_mutable(index, texts[:10])  # compiles
     replays = [_replay_mutable(index, texts) for _ in range(REPEATS)]
-    mutable_us = statistics.median(seconds for seconds, _ in replays) / saves * 1e6
+    row["mutable_us"] = statistics.median(seconds for seconds, _ in replays) / saves * 1e6
     postings = replays[-1][1]
     reference = index.copy()
     _replay(reference, texts)
-    live_us, live = per_query_us(postings.rank, titles, count=len(titles))
-    if live != reference.search_many(titles, LIMIT):
+    row["after_many_us"], after = per_query_us(reference.search_many, titles, LIMIT, count=n_queries)
+    row["after_compiled_us"], live = per_query_us(postings.rank, titles, count=n_queries)
+    if live != after:
         sys.exit("probe_compiled_search: after the saves, the mutable layout's rankings differ from the index's")
-    stale = 1 - int(postings.df.sum()) / int(postings.fill.sum())
-    lines += [
-        f"- {saves:,} saves: BM25Index.add {add_us:.1f} µs a save; the mutable compiled layout {mutable_us:.1f} µs, "
-        f"of which tokenizing and counting the terms {count_us:.1f} µs",
-        f"- then the title queries: compiled over the mutable layout {live_us:.1f} µs a query, with {stale:.0%} "
-        "of its postings stale (the same rankings as the index after the same saves)",
+    row["stale"] = 1 - int(postings.df.sum()) / int(postings.fill.sum())
+    return row
+
+
+SECTION = "A compiled index (probe, not in make bench)"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scales", default="1,250", help="comma-separated multiples of the reference corpus")
+    parser.add_argument("--queries", type=int, default=20_000)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    try:
+        scales = [int(part) for part in args.scales.split(",")]
+    except ValueError:
+        parser.error(f"--scales: expected comma-separated integers, got {args.scales!r}")
+    if min(scales) < 1 or args.queries < 1:
+        parser.error("--scales and --queries: expected at least 1")
+    rows = [measure(scale, args.queries, args.seed) for scale in scales]
+    command = f"python benchmarks/probe_compiled_search.py --scales {args.scales} --queries {args.queries}"
+    lines = [
+        f"Command: `{command}` (needs numba {numba.__version__}, installed beside kbsim for the probe; kbsim does "
+        f"not depend on it). {machine_line()}",
+        "",
+        "A design not built, measured: the index's searches compiled with numba over postings in arrays, and",
+        "mutable compiled postings for the saves (see the script's docstring). Every compiled ranking was",
+        f"checked equal to kbsim's own before any time was kept; medians of {REPEATS}; top {LIMIT} of each query.",
+        "",
+        "| | " + " | ".join(f"{row['articles']:,} articles" for row in rows) + " |",
+        "| --- |" + " ---: |" * len(rows),
     ]
+    table = [
+        ("title queries in one batch: `search_many`, µs a query", "title_many_us"),
+        ("... compiled", "title_compiled_us"),
+        (f"a question's {DayParams().questions.query_words} title words: `search`, µs a query", "question_search_us"),
+        ("... compiled, one call a query", "question_compiled_us"),
+        ("a save: `BM25Index.add`, µs", "add_us"),
+        ("... mutable compiled postings, µs", "mutable_us"),
+        ("... of which tokenizing and counting its terms (Python), µs", "count_us"),
+        ("title queries after the saves: `search_many`, µs a query", "after_many_us"),
+        ("... compiled over the saved postings, µs a query", "after_compiled_us"),
+    ]
+    for label, key in table:
+        lines.append(f"| {label} | " + " | ".join(f"{row[key]:.1f}" for row in rows) + " |")
+    lines.append("| share of the compiled postings stale after the saves | "
+                 + " | ".join(f"{row['stale']:.0%}" for row in rows) + " |")
+    layouts = " | ".join(f"{row['layout_s']:.2f}" for row in rows)
+    lines.append(f"| laying the postings out as arrays, s | {layouts} |")
+    saves = ", ".join(f"{row['saves']:,}" for row in rows)
+    lines += ["", f"{rows[0]['queries']:,} queries of each kind at each scale; saves: {saves} (the day's saves at that"
+              " scale, at most 20,000)."]
+    write_section(SECTION, "\n".join(lines))
     print("\n".join(lines))
 
 

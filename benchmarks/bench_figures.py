@@ -156,7 +156,8 @@ def main() -> None:
 
     shown = ["python", "-m", "kbsim", "figures"] + (["--workers", str(args.workers)] if args.workers else [])
     lines = [
-        f"Command: `python benchmarks/bench_figures.py{' --cached-only' if args.cached_only else ''}` "
+        f"Command: `python benchmarks/bench_figures.py{' --cached-only' if args.cached_only else ''}"
+        f"{f' --workers {args.workers}' if args.workers else ''}` "
         f"(`{shlex.join(shown)}` in a scratch folder{'' if args.cached_only else ', twice'}). {machine_line()}",
         "",
         f"The experiments the figures and pages need: {len(counts)}, "

@@ -13,8 +13,9 @@ titles (the title check's queries) and the first ``questions.query_words`` words
 - the titles in one batch by ``BM25Index.search_many``, as the title check asks them (a
   score table for small indexes, query by query past 20,000 documents), and by a numba
   loop over the same postings laid out as arrays (each term's documents and counts, as a
-  frozen index holds them): one dense accumulator, every score summed in query-term order
-  by the expression ``search`` uses, the top 10 by score then id;
+  frozen index holds them, as term blocks of the layout below with every posting
+  current): one dense accumulator, every score summed in query-term order by the
+  expression ``search`` uses, the top 10 by score then id;
 - the questions one call each, by ``BM25Index.search`` and by the numba loop.
 
 The compiled rankings are checked equal to kbsim's, query for query, before any time is
@@ -64,58 +65,6 @@ LIMIT = 10
 
 
 @numba.njit(cache=False)
-def _rank_all(query_starts, query_rows, starts, slots, tfs, weights, doc_len, base, per_len, id_rank, limit,
-              scores, seen, touched):
-    """Top ``limit`` slots of every query (best first, ties by id rank) and how many each has.
-    ``scores``, ``seen`` and ``touched`` are scratch arrays of a slot each, kept between calls
-    (``seen`` all False, as each query leaves it)."""
-    n_queries = query_starts.size - 1
-    best = np.full((n_queries, limit), -1, dtype=np.int64)
-    found = np.zeros(n_queries, dtype=np.int64)
-    top_score = np.empty(limit)
-    top_rank = np.empty(limit, dtype=np.int64)
-    top_slot = np.empty(limit, dtype=np.int64)
-    for q in range(n_queries):
-        n_touched = 0
-        for k in range(query_starts[q], query_starts[q + 1]):
-            row = query_rows[k]
-            weight = weights[row]
-            for entry in range(starts[row], starts[row + 1]):
-                d = slots[entry]
-                tf = tfs[entry]
-                contribution = weight * tf / ((tf + base) + per_len * doc_len[d])
-                if seen[d]:
-                    scores[d] = scores[d] + contribution
-                else:
-                    seen[d] = True
-                    scores[d] = contribution
-                    touched[n_touched] = d
-                    n_touched += 1
-        # the top `limit` by (score descending, id rank ascending): an insertion into a short sorted list
-        kept = 0
-        for i in range(n_touched):
-            d = touched[i]
-            score, rank = scores[d], id_rank[d]
-            if kept == limit and (score < top_score[kept - 1]
-                                  or (score == top_score[kept - 1] and rank > top_rank[kept - 1])):
-                continue
-            at = kept if kept < limit else limit - 1
-            while at > 0 and (top_score[at - 1] < score or (top_score[at - 1] == score and top_rank[at - 1] > rank)):
-                if at < limit:
-                    top_score[at], top_rank[at], top_slot[at] = top_score[at - 1], top_rank[at - 1], top_slot[at - 1]
-                at -= 1
-            top_score[at], top_rank[at], top_slot[at] = score, rank, d
-            if kept < limit:
-                kept += 1
-        for i in range(kept):
-            best[q, i] = top_slot[i]
-        found[q] = kept
-        for i in range(n_touched):
-            seen[touched[i]] = False
-    return best, found
-
-
-@numba.njit(cache=False)
 def _apply_save(slot, terms, counts, old_terms, doc_stamp, arena_slots, arena_tfs, arena_stamps, arena_end,
                 term_start, term_cap, fill, df):
     """One save: the document's version bumped, its old terms' frequencies down, its new
@@ -155,9 +104,13 @@ def _apply_save(slot, terms, counts, old_terms, doc_stamp, arena_slots, arena_tf
 
 
 @numba.njit(cache=False)
-def _rank_live(query_starts, query_rows, arena_slots, arena_tfs, arena_stamps, term_start, fill, doc_stamp,
-               weights, doc_len, base, per_len, id_rank, limit, scores, seen, touched):
-    """:func:`_rank_all` over the mutable layout, skipping stale postings."""
+def _rank(query_starts, query_rows, arena_slots, arena_tfs, arena_stamps, term_start, fill, doc_stamp,
+          weights, doc_len, base, per_len, id_rank, limit, scores, seen, touched):
+    """Top ``limit`` slots of every query (best first, ties by id rank) and how many each has,
+    over term blocks of an arena (term ``t``'s postings at ``term_start[t]``, ``fill[t]`` of
+    them), skipping a posting whose stamp is not its document's. ``scores``, ``seen`` and
+    ``touched`` are scratch arrays of a slot each, kept between calls (``seen`` all False,
+    as each query leaves it)."""
     n_queries = query_starts.size - 1
     best = np.full((n_queries, limit), -1, dtype=np.int64)
     found = np.zeros(n_queries, dtype=np.int64)
@@ -277,9 +230,9 @@ class MutablePostings:
         weights = np.zeros(self.df.size)
         used = np.unique(query_rows)  # each queried term's weight as search() computes it, from its live postings
         weights[used] = [index._weight(df) for df in self.df[used].tolist()]
-        best, found = _rank_live(query_starts, query_rows, self.arena_slots, self.arena_tfs, self.arena_stamps,
-                                 self.term_start, self.fill, self.doc_stamp, weights, self.doc_len, base, per_len,
-                                 index._id_ranks(), LIMIT, *scratch(self.doc_len.size))  # fmt: skip
+        best, found = _rank(query_starts, query_rows, self.arena_slots, self.arena_tfs, self.arena_stamps,
+                             self.term_start, self.fill, self.doc_stamp, weights, self.doc_len, base, per_len,
+                             index._id_ranks(), LIMIT, *scratch(self.doc_len.size))  # fmt: skip
         doc_ids = index._doc_ids
         return [[doc_ids[d] for d in row[:n]] for row, n in zip(best.tolist(), found.tolist(), strict=True)]
 
@@ -293,20 +246,27 @@ def _replay_mutable(index, texts) -> tuple[float, MutablePostings]:
     return time.perf_counter() - start, postings
 
 
-def arrays_of(index):
-    """The index's postings as arrays: a row per term (its documents and counts), each
-    term's weight as ``search`` computes it, the documents' lengths and id ranks."""
+def arrays_of(index) -> dict:
+    """The index's postings as term blocks of arrays (a row per term: its documents and
+    counts, every posting stamped 0 and every document at version 0), each term's weight as
+    ``search`` computes it, and the documents' lengths."""
     terms = list(index._postings)
-    row_of = {term: row for row, term in enumerate(terms)}
     buckets = [index._postings[term] for term in terms]
     lengths = np.fromiter(map(len, buckets), dtype=np.int64, count=len(buckets))
-    starts = np.zeros(len(buckets) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=starts[1:])
-    slots = np.fromiter((d for bucket in buckets for d in bucket), dtype=np.int64, count=int(starts[-1]))
-    tfs = np.fromiter((tf for bucket in buckets for tf in bucket.values()), dtype=np.float64, count=int(starts[-1]))
-    weights = np.array([index._weight(int(df)) for df in lengths.tolist()])
-    doc_len = np.array(index._doc_len, dtype=np.float64)
-    return row_of, starts, slots, tfs, weights, doc_len
+    starts = np.zeros(len(buckets), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    total = int(lengths.sum())
+    return {
+        "row_of": {term: row for row, term in enumerate(terms)},
+        "slots": np.fromiter((d for bucket in buckets for d in bucket), dtype=np.int64, count=total),
+        "tfs": np.fromiter((tf for bucket in buckets for tf in bucket.values()), dtype=np.float64, count=total),
+        "stamps": np.zeros(total, dtype=np.int64),
+        "term_start": starts,
+        "fill": lengths,
+        "doc_stamp": np.zeros(len(index._doc_len), dtype=np.int64),
+        "weights": np.array([index._weight(int(df)) for df in lengths.tolist()]),
+        "doc_len": np.array(index._doc_len, dtype=np.float64),
+    }
 
 
 def encoded(queries, row_of):
@@ -324,13 +284,15 @@ def scratch(n_docs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.zeros(n_docs), np.zeros(n_docs, dtype=np.bool_), np.empty(n_docs, dtype=np.int64)
 
 
-def compiled(index, queries, arrays):
-    row_of, starts, slots, tfs, weights, doc_len = arrays
+def compiled(index, queries, arrays: dict) -> list[list[str]]:
+    """The top 10 doc ids of each query, ranked by :func:`_rank` over :func:`arrays_of`."""
     k1, b = index.k1, index.b
     base, per_len = k1 * (1.0 - b), k1 * b * index._n_docs / index._total_len
-    query_starts, query_rows = encoded(queries, row_of)
-    best, found = _rank_all(query_starts, query_rows, starts, slots, tfs, weights, doc_len, base, per_len,
-                            index._id_ranks(), LIMIT, *scratch(doc_len.size))  # fmt: skip
+    query_starts, query_rows = encoded(queries, arrays["row_of"])
+    a = arrays
+    best, found = _rank(query_starts, query_rows, a["slots"], a["tfs"], a["stamps"], a["term_start"], a["fill"],
+                        a["doc_stamp"], a["weights"], a["doc_len"], base, per_len, index._id_ranks(), LIMIT,
+                        *scratch(a["doc_len"].size))  # fmt: skip
     doc_ids = index._doc_ids
     return [[doc_ids[d] for d in row[:n]] for row, n in zip(best.tolist(), found.tolist(), strict=True)]
 

@@ -34,7 +34,7 @@ from kbsim.params import DayParams  # noqa: E402
 from kbsim.sim import run_day  # noqa: E402
 from kbsim.sim.activity import arrival_times  # noqa: E402
 from kbsim.sim.day import streams  # noqa: E402
-from kbsim.store import MemoryStore  # noqa: E402
+from kbsim.store import BM25Index, MemoryStore  # noqa: E402
 
 #: Non-overlapping parts of a day, timed by wrapping the function where the day calls it.
 PARTS = (
@@ -102,6 +102,51 @@ def timed_parts(totals: dict[str, float]):
     finally:
         for owner, name, fn in originals:
             setattr(owner, name, fn)
+
+
+#: The search index's own methods: :func:`index_share` times every call the day makes to them.
+INDEX_METHODS = ("add", "remove", "search", "search_many", "copy", "fill", "fill_texts")
+
+
+@contextlib.contextmanager
+def timed_index(totals: dict[str, float]):
+    """Wrap BM25Index's methods to add their wall time to ``totals["index"]`` (a call made from
+    inside another counts once, in the outer); unwrapped on exit."""
+    originals = [(name, getattr(BM25Index, name)) for name in INDEX_METHODS]
+    depth = [0]
+
+    def wrap(fn):
+        def timed(*args, **kwargs):
+            if depth[0]:
+                return fn(*args, **kwargs)
+            depth[0] += 1
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                totals["index"] = totals.get("index", 0.0) + time.perf_counter() - start
+                depth[0] -= 1
+
+        return timed
+
+    try:
+        for name, fn in originals:
+            setattr(BM25Index, name, wrap(fn))
+        yield totals
+    finally:
+        for name, fn in originals:
+            setattr(BM25Index, name, fn)
+
+
+def index_share(params: DayParams, seeds) -> tuple[float, float]:
+    """Mean seconds of a day and of its search index's calls in it, in a pass of their own
+    (each seed's starting KB built beforehand)."""
+    for seed in seeds:
+        run_day(params, seed)
+    totals: dict[str, float] = {}
+    with timed_index(totals):
+        days = [seconds(run_day, params, seed) for seed in seeds]
+    return statistics.fmean(days), totals.get("index", 0.0) / len(seeds)
 
 
 def time_shares(params: DayParams, seeds: range) -> tuple[float, dict[str, float]]:
@@ -323,6 +368,7 @@ def where_time_goes_at_scale(scale: int) -> None:
     rest = day_s - sum(totals.values())
     lines.append(f"| the rest: the asker, text generation, SimPy, draws | {rest:.1f} | {rest / day_s:.0%} |")
     lines.append(f"| the day (starting KB built) | {day_s:.1f} | 100% |")
+    pass_s, index_s = index_share(params, [1])
     write_section(
         f"Where the {scale}x day's time goes",
         f"""{machine_line()} Command: `python benchmarks/bench_day.py --sections parts-scale --parts-scale {scale}`.
@@ -331,6 +377,8 @@ The reference day at {scale}x ({params.corpus.articles:,} articles, {params.ques
 {params.saves.count:,} saves), seed 1, one run, each part timed as in "Where a day's time goes".
 
 {chr(10).join(lines)}
+
+{index_line(pass_s, index_s, "s", 1.0)}
 """,
     )
 
@@ -348,6 +396,7 @@ def where_time_goes(command: str) -> None:
         f"{rest * 1000:.1f} | {rest / day_s:.0%} |"
     )
     lines.append(f"| whole day (mean, starting KB cached) | {day_s * 1000:.1f} | 100% |")
+    pass_s, index_s = index_share(params, range(2000, 2008))
     write_section(
         "Where a day's time goes",
         f"""{machine_line()} Command: `{command}`.
@@ -357,7 +406,18 @@ the function the day calls for it; the parts do not overlap. The timers add abou
 call. Tool calls made inside a check count in that check.
 
 {chr(10).join(lines)}
+
+{index_line(pass_s, index_s, "ms", 1000.0)}
 """,
+    )
+
+
+def index_line(day_s: float, index_s: float, unit: str, per_second: float) -> str:
+    """The search index's share of a day, across the parts above."""
+    return (
+        f"The search index itself (every call of `BM25Index.{', '.join(INDEX_METHODS)}`, across the parts "
+        f"above), timed in a pass of its own: {index_s * per_second:.1f} {unit} of a {day_s * per_second:.1f} {unit} "
+        f"day ({index_s / day_s:.0%}). The rest of the day is what an index that cost nothing would leave."
     )
 
 

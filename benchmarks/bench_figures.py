@@ -3,7 +3,7 @@
 Usage: python benchmarks/bench_figures.py [--cached-only] [--workers N]
 
 In a temporary folder holding copies of experiments/, docs/ and README.md (so nothing in
-the checkout is rewritten), it runs ``python -m kbsim figures`` twice:
+the checkout is rewritten), it times three passes, the first two ``python -m kbsim figures``:
 
 1. with no results at all: every run of every experiment the figures and pages need is
    computed, then everything is drawn and written (what ``kbsim figures --fresh`` does);
@@ -16,9 +16,9 @@ figure and page identical.
 
 3. the workload the figures target was set for: the experiments that existed when the speed
    issue was filed (commit ``START_COMMIT``, read from the repository's history), each
-   computed with today's code by ``python -m kbsim run CONFIG``, one after another, before
-   any drawing. The experiments have grown since, so pass 1 alone does not say whether the
-   code got faster.
+   computed with today's code by ``python -m kbsim run CONFIG``, one process after another
+   (so the time includes a process start per experiment), and nothing drawn. The
+   experiments have grown since, so pass 1 alone does not say whether the code got faster.
 
 ``--cached-only`` skips steps 1 and 3 and reads the checkout's results/ (computing whatever
 is missing there). Writes the "Figures" section of benchmarks/RESULTS.md.

@@ -3,9 +3,8 @@
 Each fast path (a batch of a check's searches ranked together, the remembered valid
 arguments and a batch's validation, the article copy, the JSON sizes, the popularity
 fallback, a frozen starting index, a first fill built in bulk, the vocabulary built by
-syllable products) keeps a plain path; these
-tests run both on random indexes, stores and days and require identical answers, sizes,
-counts, states and tables.
+syllable products) keeps a plain path; these tests run both on random indexes, stores and
+days and require identical answers, sizes, counts, states and tables.
 """
 
 from __future__ import annotations

@@ -81,41 +81,14 @@ def floor_day(params: DayParams, seed: int) -> int:
 
 
 @contextlib.contextmanager
-def timed_parts(totals: dict[str, float]):
-    """Wrap each of PARTS to add its wall time to ``totals[label]``; unwrapped on exit."""
-    originals = [(owner, name, getattr(owner, name)) for _, owner, name in PARTS]
-
-    def wrap(label, fn):
-        def timed(*args, **kwargs):
-            start = time.perf_counter()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                totals[label] = totals.get(label, 0.0) + time.perf_counter() - start
-
-        return timed
-
-    try:
-        for (label, owner, name), (_, _, fn) in zip(PARTS, originals, strict=True):
-            setattr(owner, name, wrap(label, fn))
-        yield totals
-    finally:
-        for owner, name, fn in originals:
-            setattr(owner, name, fn)
-
-
-#: The search index's own methods: :func:`index_share` times every call the day makes to them.
-INDEX_METHODS = ("add", "remove", "search", "search_many", "copy", "fill", "fill_texts")
-
-
-@contextlib.contextmanager
-def timed_index(totals: dict[str, float]):
-    """Wrap BM25Index's methods to add their wall time to ``totals["index"]`` (a call made from
-    inside another counts once, in the outer); unwrapped on exit."""
-    originals = [(name, getattr(BM25Index, name)) for name in INDEX_METHODS]
+def timed_calls(totals: dict[str, float], targets):
+    """Wrap each ``(label, owner, name)`` of ``targets`` to add its wall time to
+    ``totals[label]``; a call made from inside another wrapped one counts once, in the outer.
+    Unwrapped on exit."""
+    originals = [(owner, name, getattr(owner, name)) for _, owner, name in targets]
     depth = [0]
 
-    def wrap(fn):
+    def wrap(label, fn):
         def timed(*args, **kwargs):
             if depth[0]:
                 return fn(*args, **kwargs)
@@ -124,18 +97,27 @@ def timed_index(totals: dict[str, float]):
             try:
                 return fn(*args, **kwargs)
             finally:
-                totals["index"] = totals.get("index", 0.0) + time.perf_counter() - start
+                totals[label] = totals.get(label, 0.0) + time.perf_counter() - start
                 depth[0] -= 1
 
         return timed
 
     try:
-        for name, fn in originals:
-            setattr(BM25Index, name, wrap(fn))
+        for (label, owner, name), (_, _, fn) in zip(targets, originals, strict=True):
+            setattr(owner, name, wrap(label, fn))
         yield totals
     finally:
-        for name, fn in originals:
-            setattr(BM25Index, name, fn)
+        for owner, name, fn in originals:
+            setattr(owner, name, fn)
+
+
+def timed_parts(totals: dict[str, float]):
+    """:func:`timed_calls` of :data:`PARTS` (which do not call one another)."""
+    return timed_calls(totals, PARTS)
+
+
+#: The search index's own methods: :func:`index_share` times every call the day makes to them.
+INDEX_METHODS = ("add", "remove", "search", "search_many", "copy", "fill", "fill_texts")
 
 
 def index_share(params: DayParams, seeds) -> tuple[float, float]:
@@ -144,7 +126,7 @@ def index_share(params: DayParams, seeds) -> tuple[float, float]:
     for seed in seeds:
         run_day(params, seed)
     totals: dict[str, float] = {}
-    with timed_index(totals):
+    with timed_calls(totals, [("index", BM25Index, name) for name in INDEX_METHODS]):
         days = [seconds(run_day, params, seed) for seed in seeds]
     return statistics.fmean(days), totals.get("index", 0.0) / len(seeds)
 

@@ -203,6 +203,7 @@ class _TidyWriter:
         self._job, self._with_seed = job, with_seed
         one = pa.Table.from_pandas(pd.DataFrame(_front_columns(job, 1, with_seed)), preserve_index=False)
         self._fields = list(one.schema)
+        self._names = set(one.schema.names)
         self._values = [column[0] for column in one.columns]
         self._metadata = json.loads(one.schema.metadata[b"pandas"])["columns"]
 
@@ -212,8 +213,8 @@ class _TidyWriter:
 
         if frame.attrs:  # pandas writes attrs into the metadata too: the plain path knows how
             return _parquet_bytes(_tidy(frame, self._job, self._with_seed))
-        names = {field.name for field in self._fields}
-        rest = pa.Table.from_pandas(frame.drop(columns=[c for c in frame.columns if c in names]), preserve_index=False)
+        rest = pa.Table.from_pandas(frame.drop(columns=[c for c in frame.columns if c in self._names]),
+                                    preserve_index=False)  # fmt: skip
         pandas_metadata = json.loads(rest.schema.metadata[b"pandas"])
         pandas_metadata["columns"] = self._metadata + pandas_metadata["columns"]
         schema = pa.schema(

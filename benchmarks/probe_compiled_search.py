@@ -162,30 +162,28 @@ class MutablePostings:
     block in one arena of slots, counts and stamps, with what a save changes besides them
     (each document's terms and length, the total length)."""
 
-    def __init__(self, index) -> None:
+    def __init__(self, index, arrays: dict) -> None:
+        """From :func:`arrays_of` the index: each term's block copied, with room to spare."""
         self.index = index
-        terms = list(index._postings)
-        self.row_of = {term: row for row, term in enumerate(terms)}
-        buckets = [index._postings[term] for term in terms]
-        self.fill = np.fromiter(map(len, buckets), dtype=np.int64, count=len(buckets))
+        self.row_of = dict(arrays["row_of"])
+        self.fill = arrays["fill"].copy()
         self.term_cap = self.fill + self.fill // 4 + 4  # room for a quarter more before a block moves
-        self.term_start = np.zeros(len(buckets), dtype=np.int64)
+        self.term_start = np.zeros(self.fill.size, dtype=np.int64)
         np.cumsum(self.term_cap[:-1], out=self.term_start[1:])
-        used = int(self.fill.sum())
         end = int(self.term_cap.sum())
-        size = 2 * end
-        self.arena_slots = np.zeros(size, dtype=np.int64)
-        self.arena_tfs = np.zeros(size)
-        self.arena_stamps = np.zeros(size, dtype=np.int64)
-        at = np.repeat(self.term_start - np.concatenate([[0], np.cumsum(self.fill)[:-1]]), self.fill) + np.arange(used)
-        self.arena_slots[at] = np.fromiter((d for bucket in buckets for d in bucket), dtype=np.int64, count=used)
-        self.arena_tfs[at] = np.fromiter((tf for bucket in buckets for tf in bucket.values()), dtype=float, count=used)
+        self.arena_slots = np.zeros(2 * end, dtype=np.int64)
+        self.arena_tfs = np.zeros(2 * end)
+        self.arena_stamps = np.zeros(2 * end, dtype=np.int64)
+        # posting i of term t moves from arrays' block start to this layout's
+        at = np.repeat(self.term_start - arrays["term_start"], self.fill) + np.arange(int(self.fill.sum()))
+        self.arena_slots[at] = arrays["slots"]
+        self.arena_tfs[at] = arrays["tfs"]
         self.arena_end = np.array([end], dtype=np.int64)
         self.df = self.fill.copy()
         self.doc_stamp = np.zeros(len(index._doc_ids), dtype=np.int64)
         self.doc_terms = [np.array([self.row_of[t] for t in terms_of or ()], dtype=np.int64)
                           for terms_of in index._doc_terms]  # fmt: skip
-        self.doc_len = np.array(index._doc_len, dtype=np.float64)
+        self.doc_len = arrays["doc_len"].copy()
         self.total_len = index._total_len
         self.slot_of = index._slot_of
 
@@ -203,7 +201,7 @@ class MutablePostings:
 
     def save(self, doc_id: str, title: str, content: str) -> None:
         slot = self.slot_of[doc_id]
-        counts = _counts(title, content)
+        counts = _counts(title, content, self.index.title_weight)
         rows = list(map(self.row_of.get, counts))
         if None in rows:
             rows = [self._new_row(term) if row is None else row for term, row in zip(counts, rows, strict=True)]
@@ -237,9 +235,9 @@ class MutablePostings:
         return [[doc_ids[d] for d in row[:n]] for row, n in zip(best.tolist(), found.tolist(), strict=True)]
 
 
-def _replay_mutable(index, texts) -> tuple[float, MutablePostings]:
+def _replay_mutable(index, arrays: dict, texts) -> tuple[float, MutablePostings]:
     """Seconds for the mutable layout's saves of each text (its build, before, not timed)."""
-    postings = MutablePostings(index)
+    postings = MutablePostings(index, arrays)
     start = time.perf_counter()
     for text in texts:
         postings.save(*text)
@@ -297,14 +295,14 @@ def compiled(index, queries, arrays: dict) -> list[list[str]]:
     return [[doc_ids[d] for d in row[:n]] for row, n in zip(best.tolist(), found.tolist(), strict=True)]
 
 
-def _counts(title: str, content: str) -> dict[str, int]:
-    """A save's term counts as ``BM25Index.add`` makes them (title terms weigh 3)."""
+def _counts(title: str, content: str, title_weight: int) -> dict[str, int]:
+    """A save's term counts as ``BM25Index.add`` makes them (a title term weighs ``title_weight``)."""
     counts: dict[str, int] = {}
     get = counts.get
     for term in tokenize(content):
         counts[term] = get(term, 0) + 1
     for term in tokenize(title):
-        counts[term] = get(term, 0) + 3
+        counts[term] = get(term, 0) + title_weight
     return counts
 
 
@@ -365,10 +363,11 @@ def measure(scale: int, n_queries: int, seed: int) -> dict:
     own = [store.article_state(KB_ID, target).title for target in targets]
     texts = list(zip(targets, own, bodies, strict=True))
     row["saves"] = saves
-    row["count_us"], _ = per_query_us(lambda: [_counts(title, body) for _, title, body in texts], count=saves)
+    weight = index.title_weight
+    row["count_us"], _ = per_query_us(lambda: [_counts(title, body, weight) for _, title, body in texts], count=saves)
     row["add_us"] = statistics.median(_replay(index.copy(), texts) for _ in range(REPEATS)) / saves * 1e6
-    _replay_mutable(index, texts[:10])  # compiles
-    replays = [_replay_mutable(index, texts) for _ in range(REPEATS)]
+    _replay_mutable(index, arrays, texts[:10])  # compiles
+    replays = [_replay_mutable(index, arrays, texts) for _ in range(REPEATS)]
     row["mutable_us"] = statistics.median(seconds for seconds, _ in replays) / saves * 1e6
     postings = replays[-1][1]
     reference = index.copy()

@@ -216,7 +216,7 @@ against the serial sum it shows how much slower each run went in the pool. {cpu_
 {ratio_line("dask vs local (whole processes)", dask / local, TARGET_DASK_VS_LOCAL)}
 - Runner only: local vs ideal {local_runner / ideal:.2f}x, dask vs local
   {dask_runner / local_runner:.2f}x.
-- Work besides simulating, per run, serially (`kbsim.runner.run_files`: metrics, tidy columns,
+- Work besides simulating, per run, serially (`kbsim.experiment.runner.run_files`: metrics, tidy columns,
   Parquet encoding of the tables): {tables / n * 1000:.1f} ms ({tables / serial:.0%} of `run_day`),
   done by the workers, not in the ideal.
 - CPU time beyond the serial `run_day` CPU time and that per-run work: local

@@ -20,8 +20,7 @@ from kbsim.store import (
     parse_version,
     tool_definitions,
 )
-
-__version__ = "0.1.0"
+from kbsim.version import __version__
 
 __all__ = [
     "DAY_START",

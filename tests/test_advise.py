@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kbsim import advise
-from kbsim.advise import AdviceError, Target
 from kbsim.cli import main
+from kbsim.model import advise
+from kbsim.model.advise import AdviceError, Target
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 REFERENCE = advise.day_params(articles=400, saves_per_day=300, questions_per_day=120, zipf=0.9)

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kbsim import analysis
 from kbsim.params import DayParams
+from kbsim.report import frames
 from kbsim.report import tables as report_tables
 from kbsim.sim import run_day
 from kbsim.stats import metrics_by_run, run_metrics, summarize
@@ -40,8 +40,8 @@ def tables():
         ("zipf", _params(edit={"delay_s": 600.0}), 600.0),
     ):
         runs = {seed: run_day(params, seed) for seed in (1, 2, 3)}
-        days.append(analysis.day_tables(runs, scenario=scenario, **{"edit.delay_s": delay}))
-    return analysis.concat_tables(*days)
+        days.append(frames.day_tables(runs, scenario=scenario, **{"edit.delay_s": delay}))
+    return frames.concat_tables(*days)
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def per_run(tables):
 
 
 def test_run_keys_are_scenario_and_dotted_swept_columns(tables, per_run):
-    assert analysis.key_columns(tables["citations"]) == ["scenario", "edit.delay_s"]
+    assert frames.key_columns(tables["citations"]) == ["scenario", "edit.delay_s"]
     runs = per_run.drop_duplicates("run_id")
     assert len(runs) == 9
     # the dotted key survives per run (not lost to a renamed namedtuple field)
@@ -73,7 +73,7 @@ def test_per_run_metrics_are_run_metrics_of_each_run(tables, per_run):
 
 def test_staleness_by_hour_counts_what_was_held_and_stale(tables, per_run):
     summary = summarize(per_run, ["scenario", "edit.delay_s"])
-    frame = analysis.staleness_by_hour(summary)
+    frame = frames.staleness_by_hour(summary)
     zipf = frame[(frame["scenario"] == "zipf") & frame["edit.delay_s"].isna()]
     assert list(zipf["hour"]) == [1, 2, 3, 1, 2, 3]
     assert list(zipf["kind"]) == ["answers"] * 3 + ["citations"] * 3
@@ -87,7 +87,7 @@ def test_staleness_by_hour_counts_what_was_held_and_stale(tables, per_run):
 
 def test_cost_by_citations_held_is_the_mean_per_check(tables):
     checks = tables["checks"][tables["checks"]["scenario"] == "control"]
-    frame = analysis.cost_by_citations_held(checks)
+    frame = frames.cost_by_citations_held(checks)
     assert set(frame["strategy"]) == {"title", "reread", "poll"}
     assert len(frame) == 3 * 3 * 2  # strategies x checks x (calls, bytes)
     row = frame[
@@ -97,7 +97,7 @@ def test_cost_by_citations_held_is_the_mean_per_check(tables):
     assert row["value"].iloc[0] == pytest.approx(mine["calls"].mean())
     assert row["held"].iloc[0] == pytest.approx(mine["citations_held"].mean())
     with pytest.raises(ValueError, match="empty"):
-        analysis.cost_by_citations_held(checks.iloc[0:0])
+        frames.cost_by_citations_held(checks.iloc[0:0])
 
 
 def test_reference_table_and_markdown(per_run):
@@ -143,17 +143,17 @@ def test_formatting_helpers():
 
 def test_inside_ci():
     rows = pd.DataFrame({"ci_low": [0.1, 0.2], "ci_high": [0.3, 0.4]})
-    assert list(analysis.inside_ci(rows, np.array([0.2, 0.5]))) == [True, False]
+    assert list(frames.inside_ci(rows, np.array([0.2, 0.5]))) == [True, False]
 
 
 def test_load_results_names_a_missing_directory(tmp_path):
     with pytest.raises(FileNotFoundError, match="nowhere"):
-        analysis.load_results(tmp_path / "nowhere")
+        frames.load_results(tmp_path / "nowhere")
 
 
 def test_analysis_model_and_pipeline_do_not_import_matplotlib():
     code = (
-        "import sys, kbsim.analysis, kbsim.analytic, kbsim.stats, kbsim.report.build\n"
+        "import sys, kbsim.report.frames, kbsim.model.analytic, kbsim.stats, kbsim.report.build\n"
         "assert 'matplotlib' not in sys.modules, 'matplotlib imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

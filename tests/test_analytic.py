@@ -8,8 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kbsim import analysis, analytic
+from kbsim.model import analytic
 from kbsim.params import DayParams
+from kbsim.report import frames
 from kbsim.sim import run_day
 from kbsim.stats import metrics_by_run, summarize
 
@@ -103,7 +104,7 @@ SEEDS = range(1, 31)
 
 
 def _simulated(params: DayParams, scenario: str) -> pd.DataFrame:
-    tables = analysis.day_tables({seed: run_day(params, seed) for seed in SEEDS}, scenario=scenario)
+    tables = frames.day_tables({seed: run_day(params, seed) for seed in SEEDS}, scenario=scenario)
     return summarize(metrics_by_run(tables, day_s=params.day_s), ["scenario"])
 
 
@@ -116,7 +117,7 @@ def test_analytic_curves_lie_inside_the_simulations_95_percent_ci():
     inside, total, misses = 0, 0, []
     for scenario, overrides in (("zipf", {}), ("control", {"saves": {"popularity": "uniform"}})):
         params = DayParams.model_validate({**base, **overrides})
-        observed = analysis.staleness_by_hour(_simulated(params, scenario))
+        observed = frames.staleness_by_hour(_simulated(params, scenario))
         predicted = analytic.predict_staleness(params).set_index("hour")
         for kind, column in (
             ("citations", "stale_citation_share"),
@@ -124,7 +125,7 @@ def test_analytic_curves_lie_inside_the_simulations_95_percent_ci():
         ):
             rows = observed[observed["kind"] == kind].sort_values("hour")
             model = predicted.loc[rows["hour"], column].to_numpy()
-            hits = analysis.inside_ci(rows, model)
+            hits = frames.inside_ci(rows, model)
             inside, total = inside + hits.sum(), total + len(hits)
             misses += [
                 (scenario, kind, h) for h, ok in zip(rows["hour"], hits, strict=True) if not ok
@@ -134,8 +135,8 @@ def test_analytic_curves_lie_inside_the_simulations_95_percent_ci():
         summary = _simulated(params, f"edit{delay:g}")
         predicted = analytic.predict_edit_outcomes(params, [delay]).iloc[0]
         for metric in ("rejection_rate", "gone_rate", "retry_success"):
-            row = analysis.select(summary, metric)
-            ok = bool(analysis.inside_ci(row, [predicted[metric]])[0])
+            row = frames.select(summary, metric)
+            ok = bool(frames.inside_ci(row, [predicted[metric]])[0])
             inside, total = inside + ok, total + 1
             misses += [] if ok else [(delay, metric)]
     assert total == 35
@@ -291,13 +292,13 @@ def test_check_policy_model_lies_inside_the_simulations_95_percent_ci():
                 {**POLICY_DAY, "saves": {**POLICY_DAY["saves"], "popularity": popularity},
                  "checks": {"interval_s": interval}}
             )
-            tables = analysis.day_tables({seed: run_day(params, seed) for seed in range(1, 13)})
+            tables = frames.day_tables({seed: run_day(params, seed) for seed in range(1, 13)})
             summary = summarize(metrics_by_run(tables, day_s=params.day_s), [])
             predicted = analytic.predict_check_policy(params).set_index("strategy")
             for strategy, names in POLICY_METRICS.items():
                 for metric in names:
                     row = summary[(summary["metric"] == metric) & (summary["strategy"] == strategy)]
-                    ok = bool(analysis.inside_ci(row, [predicted.loc[strategy, metric]])[0])
+                    ok = bool(frames.inside_ci(row, [predicted.loc[strategy, metric]])[0])
                     inside, total = inside + ok, total + 1
                     misses += [] if ok else [(scenario, interval, strategy, metric)]
     assert total == 2 * 4 * 11

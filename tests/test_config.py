@@ -9,7 +9,7 @@ import pytest
 from tiny_configs import TINY_DAY
 
 from kbsim.cli import main
-from kbsim.config import ConfigError, expand_sweep, load_config, parse_seeds
+from kbsim.experiment.config import ConfigError, expand_sweep, load_config, parse_seeds
 from kbsim.params import DayParams
 
 TINY = TINY_DAY

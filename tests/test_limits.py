@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from tiny_configs import TINY_DAY, TINY_SWEEP
 
-import kbsim.limits
-import kbsim.runner
+import kbsim.experiment.limits
+import kbsim.experiment.runner
 from kbsim.cli import main
-from kbsim.config import ConfigError, load_config, parse_seeds
+from kbsim.experiment.config import ConfigError, load_config, parse_seeds
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -156,7 +156,7 @@ def executed(monkeypatch):
         jobs_seen.extend(jobs)
         return 1, 0
 
-    monkeypatch.setattr(kbsim.runner, "_execute_local", execute)
+    monkeypatch.setattr(kbsim.experiment.runner, "_execute_local", execute)
     return jobs_seen
 
 
@@ -171,7 +171,7 @@ def test_a_large_experiment_prints_its_estimate_and_needs_yes(tmp_path, capsys, 
 
 
 def test_yes_runs_an_experiment_above_the_thresholds(tmp_path, capsys, executed, monkeypatch):
-    monkeypatch.setattr(kbsim.limits, "CONFIRM_RUNS", 10)  # so that a dozen runs pass it
+    monkeypatch.setattr(kbsim.experiment.limits, "CONFIRM_RUNS", 10)  # so that a dozen runs pass it
     path = write_config(tmp_path, TINY_SWEEP)
     out = tmp_path / "out"
     assert main(["run", str(path), "--out", str(out), "--seeds", "1-3", "--no-progress"]) == 2

@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 from tiny_configs import TINY_SWEEP
 
-import kbsim.runner
+import kbsim.experiment.runner
 from kbsim.cli import main
-from kbsim.config import load_config
-from kbsim.runner import load_results, run_experiment
+from kbsim.experiment.config import load_config
+from kbsim.experiment.runner import load_results, run_experiment
 
 
 def write_config(directory: Path, text: str = TINY_SWEEP, name: str = "tiny") -> Path:
@@ -31,10 +31,10 @@ def in_process(monkeypatch):
 
     def execute(jobs, workers, batch_size, run_day, handle):
         handed_out.extend(job["run_id"] for job in jobs)
-        handle(kbsim.runner.run_batch(jobs, run_day))
+        handle(kbsim.experiment.runner.run_batch(jobs, run_day))
         return 1, len(jobs)
 
-    monkeypatch.setattr(kbsim.runner, "_execute_local", execute)
+    monkeypatch.setattr(kbsim.experiment.runner, "_execute_local", execute)
     return handed_out
 
 
@@ -124,7 +124,7 @@ def test_a_damaged_run_is_recomputed_with_one_line_and_nothing_else_moves(damage
 
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
 def test_load_results_names_a_damaged_run_and_what_to_run(damage, done):
-    from kbsim.results import DamagedResultsError
+    from kbsim.experiment.results import DamagedResultsError
 
     config, out, directory, _ = done
     name, spoil, reason = DAMAGE[damage]
@@ -141,7 +141,7 @@ def test_the_fast_parquet_reader_gives_what_read_table_gives(finished):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from kbsim.results import read_parquet_bytes
+    from kbsim.experiment.results import read_parquet_bytes
 
     _, out = finished
     files = sorted((out / "tiny" / "runs").glob("*/*.parquet"))
@@ -156,7 +156,7 @@ def test_the_fast_parquet_reader_gives_what_read_table_gives(finished):
 def test_tables_read_one_by_one_equal_load_results(finished):
     """load_results(tables=...) and ResultTables read only what is asked for, and give what
     reading everything gives: the same frames, keys and order."""
-    from kbsim.results import ResultTables
+    from kbsim.experiment.results import ResultTables
 
     _, out = finished
     everything = load_results(out / "tiny")
@@ -179,7 +179,7 @@ def test_tables_read_one_by_one_equal_load_results(finished):
 def test_a_damaged_table_is_refused_when_it_is_read(damage, done):
     """A table read on first use is verified then: a damaged file of it is the same one-line
     error as load_results gives, naming the run and what to run."""
-    from kbsim.results import DamagedResultsError, ResultTables
+    from kbsim.experiment.results import DamagedResultsError, ResultTables
 
     config, out, directory, _ = done
     name, spoil, reason = DAMAGE[damage]
@@ -194,7 +194,7 @@ def test_a_damaged_table_is_refused_when_it_is_read(damage, done):
 
 
 def test_a_truncated_manifest_is_a_clear_message_and_is_rebuilt_from_the_config(done, capsys, in_process):
-    from kbsim.results import DamagedResultsError
+    from kbsim.experiment.results import DamagedResultsError
 
     config, out, directory, before = done
     manifest = directory / "manifest.json"
@@ -251,11 +251,11 @@ def test_a_new_results_layout_recomputes_every_run_and_load_results_refuses_the_
     done, monkeypatch, capsys, in_process
 ):
     """The path a change of the metrics table takes: bump RESULTS_LAYOUT, and nothing old is used."""
-    import kbsim.results
-    from kbsim.results import RESULTS_LAYOUT, DamagedResultsError
+    import kbsim.experiment.results
+    from kbsim.experiment.results import RESULTS_LAYOUT, DamagedResultsError
 
     config, out, directory, before = done
-    monkeypatch.setattr(kbsim.results, "RESULTS_LAYOUT", RESULTS_LAYOUT + 1)
+    monkeypatch.setattr(kbsim.experiment.results, "RESULTS_LAYOUT", RESULTS_LAYOUT + 1)
     with pytest.raises(DamagedResultsError, match=f"written by kbsim .* with results layout {RESULTS_LAYOUT}"):
         load_results(directory)
     capsys.readouterr()

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from tiny_configs import TINY_DAY, TINY_SWEEP
 
-import kbsim.results
-import kbsim.runner
+import kbsim.experiment.results
+import kbsim.experiment.runner
 from kbsim.cli import main
 
 NOBODY = 65534
@@ -93,10 +93,10 @@ def in_process(monkeypatch):
     """Runs computed in this process: no pool to start (and none to start as nobody)."""
 
     def execute(jobs, workers, batch_size, run_day, handle):
-        handle(kbsim.runner.run_batch(jobs, run_day))
+        handle(kbsim.experiment.runner.run_batch(jobs, run_day))
         return 1, len(jobs)
 
-    monkeypatch.setattr(kbsim.runner, "_execute_local", execute)
+    monkeypatch.setattr(kbsim.experiment.runner, "_execute_local", execute)
 
 
 def run_argv(config: Path, out: Path, *extra: str) -> list[str]:
@@ -165,8 +165,8 @@ def test_a_full_disk_mid_sweep_is_one_line_and_resumes_cleanly(tmp_path, monkeyp
     stops with one line, and the same command afterwards completes it exactly."""
     config = write_config(tmp_path)
     clean = tmp_path / "clean"
-    kbsim.runner.run_experiment(config, clean, workers=1, progress=False)
-    real_write = kbsim.results.atomic_write
+    kbsim.experiment.runner.run_experiment(config, clean, workers=1, progress=False)
+    real_write = kbsim.experiment.results.atomic_write
     writes = []
 
     def filling_up(path: Path, data: bytes) -> None:
@@ -177,13 +177,13 @@ def test_a_full_disk_mid_sweep_is_one_line_and_resumes_cleanly(tmp_path, monkeyp
         tmp.write_bytes(data[: len(data) // 2])  # what was written before the disk filled
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(tmp))
 
-    monkeypatch.setattr(kbsim.results, "atomic_write", filling_up)
+    monkeypatch.setattr(kbsim.experiment.results, "atomic_write", filling_up)
     out = tmp_path / "out"
     capsys.readouterr()
     assert main(run_argv(config, out, "--workers", "1", "--batch-size", "1")) == 2
     err = one_line(capsys.readouterr().err.split("\n", 1)[1])  # after the "8 runs ... to run" line
     assert f"{out / 'tiny' / 'runs'}" in err and "No space left on device" in err
-    monkeypatch.setattr(kbsim.results, "atomic_write", real_write)
+    monkeypatch.setattr(kbsim.experiment.results, "atomic_write", real_write)
     done = len(list((out / "tiny" / "runs").glob("*/run.json")))
     assert 1 <= done < 8
 
@@ -237,7 +237,7 @@ def test_figures_from_a_read_only_results_folder(shared_tmp, in_process, capsys)
     (shared_tmp / "experiments").mkdir()
     config = write_config(shared_tmp / "experiments", EDIT_DELAY_SWEEP, name="edit_delay_sweep")
     results = shared_tmp / "results"
-    kbsim.runner.run_experiment(config, results, progress=False)
+    kbsim.experiment.runner.run_experiment(config, results, progress=False)
     (shared_tmp / "figures").mkdir()
     before = files_under(results)
     fresh = shared_tmp / "fresh_figures"

@@ -259,7 +259,7 @@ def test_a_locked_database_is_a_retryable_busy_tool_error(tmp_path):
 
 
 def test_busy_timeout_must_be_a_positive_number():
-    from kbsim.serve import ServeConfigError, check_busy_timeout
+    from kbsim.serve.server import ServeConfigError, check_busy_timeout
 
     for value in (0.0, -1.0, float("nan"), float("inf")):
         with pytest.raises(ServeConfigError, match="--busy-timeout"):
@@ -283,7 +283,7 @@ def test_a_speed_beyond_the_range_is_refused(speed):
 
 
 def test_the_served_clock_is_validated_and_bounded():
-    from kbsim.serve import MAX_SPEED, DayClock
+    from kbsim.serve.server import MAX_SPEED, DayClock
     from kbsim.store.timefmt import MAX_VERSION_US
 
     for speed in (0.0, -1.0, float("nan"), float("inf"), 1e12, MAX_SPEED * 2):

@@ -10,6 +10,8 @@ import argparse
 import importlib
 import sys
 
+from kbsim.version import __version__
+
 #: Sub-command modules, in the order ``kbsim --help`` lists them.
 COMMAND_MODULES = (
     "kbsim.cli.tools_cmd",
@@ -23,8 +25,6 @@ COMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from kbsim import __version__
-
     parser = argparse.ArgumentParser(
         prog="kbsim",
         description="Simulate an AI agent citing and editing a knowledge base people keep editing.",

@@ -1,6 +1,6 @@
 """``kbsim advise``: what should my agent do? A check policy and an edit delay for your day.
 
-The answer comes from the analytic model (:mod:`kbsim.advise`) and is instant;
+The answer comes from the analytic model (:mod:`kbsim.model.advise`) and is instant;
 ``--verify`` simulates the advised days through the normal runner and prints the
 simulated values with 95% intervals beside the predictions.
 
@@ -84,7 +84,7 @@ def register(subparsers) -> None:
 
 
 def _number(text: str, flag: str, integral: bool) -> float:
-    from kbsim.advise import AdviceError
+    from kbsim.model.advise import AdviceError
 
     cleaned = re.sub(r"[,_]", "", str(text).strip())
     try:
@@ -103,8 +103,8 @@ def _number(text: str, flag: str, integral: bool) -> float:
 
 def _question(args):
     """The day, target and options from the arguments (AdviceError naming a bad one)."""
-    from kbsim import advise
-    from kbsim.advise import AdviceError, Target
+    from kbsim.model import advise
+    from kbsim.model.advise import AdviceError, Target
 
     params = advise.day_params(
         articles=_number(args.articles, "--articles", True),
@@ -141,8 +141,8 @@ def _error(message: str) -> int:
 
 
 def run(args) -> int:
-    from kbsim import advise
-    from kbsim.advise import AdviceError
+    from kbsim.model import advise
+    from kbsim.model.advise import AdviceError
 
     try:
         params, target, options, seeds, workers = _question(args)
@@ -153,7 +153,7 @@ def run(args) -> int:
     day_line = (
         f"Day: {p.corpus.articles:,} articles, {p.saves.count:,} saves ({p.saves.popularity}) and "
         f"{p.questions.count:,} questions per {p.day_hours:g}-hour day, Zipf s = {p.zipf_s:g}. "
-        "Predicted by the analytic model (kbsim.analytic)."
+        "Predicted by the analytic model (kbsim.model.analytic)."
     )
     output = {"advice": answer.to_dict()}
     if not args.json:
@@ -168,17 +168,17 @@ def run(args) -> int:
 
 
 def _verify(answer, seeds: int, out: str, workers: int | None, yes: bool, quiet: bool) -> tuple[int, dict | None]:
-    from kbsim import advise
-    from kbsim.config import ConfigError, config_from_dict
-    from kbsim.limits import format_seconds
-    from kbsim.runner import ResultsError, TooLargeError, run_experiment
+    from kbsim.experiment.config import ConfigError, config_from_dict
+    from kbsim.experiment.limits import format_seconds
+    from kbsim.experiment.runner import ResultsError, TooLargeError, run_experiment
+    from kbsim.model import advise
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
     try:
         config = config_from_dict(advise.verify_config(answer, seeds))
-    except ConfigError as error:  # a day the simulation cannot hold (kbsim.limits)
+    except ConfigError as error:  # a day the simulation cannot hold (kbsim.experiment.limits)
         log(f"kbsim advise: error: --verify: {error.problem}")
         return 2, None
     estimate = config.estimate()

@@ -76,10 +76,10 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from kbsim.config import ConfigError
+    from kbsim.experiment.config import ConfigError
+    from kbsim.experiment.results import ResultsError
     from kbsim.report.build import build_figures
     from kbsim.report.experiments import quick_from_env
-    from kbsim.results import ResultsError
 
     started = time.perf_counter()
     quick = args.quick or quick_from_env()

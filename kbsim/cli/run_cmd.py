@@ -28,7 +28,7 @@ examples:
 
 
 def register(subparsers) -> None:
-    from kbsim.config import add_config_arguments
+    from kbsim.experiment.config import add_config_arguments
 
     parser = subparsers.add_parser(
         "run",
@@ -97,10 +97,10 @@ def _error(message: str) -> int:
 
 
 def run(args) -> int:
-    from kbsim.config import ConfigError, config_from_args
-    from kbsim.precision import DEFAULT_MAX_SEEDS, PrecisionTarget, run_until_precise
+    from kbsim.experiment.config import ConfigError, config_from_args
+    from kbsim.experiment.precision import DEFAULT_MAX_SEEDS, PrecisionTarget, run_until_precise
+    from kbsim.experiment.runner import Interrupted, ResultsError, SchedulerUnavailable, run_experiment
     from kbsim.report.tables import format_contrasts, format_summary, seed_warnings
-    from kbsim.runner import Interrupted, ResultsError, SchedulerUnavailable, run_experiment
 
     if args.scheduler and args.executor == "local":
         return _error("--scheduler needs --executor dask")

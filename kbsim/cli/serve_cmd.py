@@ -8,7 +8,7 @@ import sys
 
 
 def register(subparsers) -> None:
-    from kbsim.serve import DEFAULT_BUSY_TIMEOUT_S, DEFAULT_KB_ID, DEFAULT_SEED, DEFAULT_SPEED, MAX_SPEED
+    from kbsim.serve.server import DEFAULT_BUSY_TIMEOUT_S, DEFAULT_KB_ID, DEFAULT_SEED, DEFAULT_SPEED, MAX_SPEED
 
     parser = subparsers.add_parser(
         "serve",
@@ -53,9 +53,9 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kbsim.config import ConfigError, load_day_params
+    from kbsim.experiment.config import ConfigError, load_day_params
     from kbsim.params import DayParams
-    from kbsim.serve import ServeConfigError, check_busy_timeout, check_speed, serve, served_corpus
+    from kbsim.serve.server import ServeConfigError, check_busy_timeout, check_speed, serve, served_corpus
 
     logging.basicConfig(
         stream=sys.stderr,

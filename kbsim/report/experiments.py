@@ -1,7 +1,7 @@
 """An experiment's config and results, loaded for the report: tables, per-run metrics, summary.
 
 :func:`load_experiment` runs what is missing of ``<experiments_dir>/<name>.yaml``
-through :func:`kbsim.runner.run_experiment` (results are cached under
+through :func:`kbsim.experiment.runner.run_experiment` (results are cached under
 ``<results_dir>/<experiment>/``), then summarises the per-run metrics the
 runner stored with :func:`kbsim.stats.summarize`. Quick mode runs a few seeds
 and thins every sweep, into ``<results_dir>/quick/``, so that quick and full
@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kbsim import analysis
+from kbsim.report import frames
 from kbsim.stats import summarize
 
 QUICK_SEEDS = 3
@@ -37,8 +37,8 @@ class Experiment:
     """One experiment's config and results: tables, per-run metrics, summary, params per point."""
 
     name: str
-    config: object  # kbsim.config.ExperimentConfig
-    tables: Mapping[str, pd.DataFrame]  # a kbsim.results.ResultTables: read on first use
+    config: object  # kbsim.experiment.config.ExperimentConfig
+    tables: Mapping[str, pd.DataFrame]  # a kbsim.experiment.results.ResultTables: read on first use
     points: pd.DataFrame  # scenario, swept keys, params (DayParams), derived columns
     per_run: pd.DataFrame = field(default_factory=pd.DataFrame)
     summary: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -70,7 +70,7 @@ def _thin(values: list, keep: int) -> list:
 
 def experiment_config(name: str, experiments_dir: str | Path, quick: bool = False):
     """The validated config ``<experiments_dir>/<name>.yaml`` (quick: fewer seeds and points)."""
-    from kbsim.config import load_config
+    from kbsim.experiment.config import load_config
 
     path = Path(experiments_dir) / f"{name}.yaml"
     if not path.exists():
@@ -115,8 +115,8 @@ def load_experiment(
     Quick mode reads and writes ``<results_dir>/quick/``. A changed config extends the
     results (runs are stored by parameters and seed); ``fresh`` discards them first.
     """
-    from kbsim.results import ResultTables
-    from kbsim.runner import run_experiment
+    from kbsim.experiment.results import ResultTables
+    from kbsim.experiment.runner import run_experiment
 
     config = experiment_config(name, experiments_dir, quick)
     root = Path(results_dir) / ("quick" if quick else "")
@@ -127,7 +127,7 @@ def load_experiment(
                 f"experiment {name!r}: {len(result.failures)} runs failed; see {result.directory}/errors"
             )
     # each table is read when a figure, page or notebook first asks for it
-    tables = ResultTables(root / config.name, keep=(*analysis.TABLE_NAMES, "runs", "timings"))
+    tables = ResultTables(root / config.name, keep=(*frames.TABLE_NAMES, "runs", "timings"))
     points = _points(config)
     by = ["scenario", *config.swept]
     per_run = tables["metrics"]

@@ -1,7 +1,7 @@
 """The study's figures: which experiment feeds which figure, and how each is drawn.
 
 Each ``figure_*`` function takes loaded experiments (:mod:`kbsim.report.experiments`),
-selects summary rows, adds the analytic model's predictions (:mod:`kbsim.analytic`)
+selects summary rows, adds the analytic model's predictions (:mod:`kbsim.model.analytic`)
 and hands both to :mod:`kbsim.report.plots`, the only module that draws. The
 registry :data:`FIGURES` says which experiments each figure reads.
 """
@@ -14,8 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kbsim import analysis, analytic
+from kbsim.model import analytic
 from kbsim.params import DayParams
+from kbsim.report import frames
 from kbsim.report.experiments import (
     ROLE_LABELS,
     Experiment,
@@ -47,7 +48,7 @@ def figure_staleness_over_day(exps: dict[str, Experiment]):
         if name not in days:
             continue
         keys, params, experiment = days[name]
-        rows = analysis.staleness_by_hour(match(experiment.summary, keys))
+        rows = frames.staleness_by_hour(match(experiment.summary, keys))
         rows["role"] = name
         observed.append(rows)
         models[name] = analytic.predict_staleness(params)
@@ -177,7 +178,7 @@ def figure_check_cost(exps: dict[str, Experiment]):
     days = staleness_days([exps["reference"]])
     keys, params, reference = days["zipf"]
     checks = match(reference.tables["checks"], keys)
-    by_held = analysis.cost_by_citations_held(checks)
+    by_held = frames.cost_by_citations_held(checks)
     caption = volume.caption(
         "check_cost",
         f"Right: each hourly check of the Zipf no-edit day of experiments/{reference.name}.yaml "
@@ -243,7 +244,7 @@ def figure_retention_cost(exps: dict[str, Experiment]):
 def _frontier_frame(summary: pd.DataFrame, key: str, volume: str) -> pd.DataFrame:
     """Per save volume, strategy and interval: calls per hour, mean detection latency and
     stale exposure with their intervals, and whether each point is Pareto-optimal."""
-    from kbsim.advise import pareto_optimal
+    from kbsim.model.advise import pareto_optimal
 
     measures = {"calls": "calls_per_hour", "latency": "detection_latency_s", "exposure": "stale_exposure"}
     frames = []
@@ -295,7 +296,7 @@ CONFLICT_TARGETS = (0.01, 0.05, 0.10)
 
 
 def figure_safe_edit_delay(exps: dict[str, Experiment]):
-    from kbsim.advise import largest_delay_below
+    from kbsim.model.advise import largest_delay_below
     from kbsim.report import plots
 
     experiment = exps["edit_delay_by_saves"]

@@ -1,7 +1,7 @@
 """The simulation against the analytic model, as tables the notebooks show.
 
 Each function puts a simulated summary (value and 95% interval over seeds) beside
-the prediction of :mod:`kbsim.analytic` and says whether the prediction lies
+the prediction of :mod:`kbsim.model.analytic` and says whether the prediction lies
 inside the interval.
 """
 
@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kbsim import analysis, analytic
+from kbsim.model import analytic
+from kbsim.report import frames
 from kbsim.report.experiments import Experiment, match, staleness_days, sweep_frame, sweep_points
 from kbsim.report.tables import format_duration
 from kbsim.stats.summary import MetricSelector
@@ -22,7 +23,7 @@ def staleness_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
     for role, (keys, params, experiment) in staleness_days(
         [exps["reference"], exps["control"]]
     ).items():
-        observed = analysis.staleness_by_hour(match(experiment.summary, keys))
+        observed = frames.staleness_by_hour(match(experiment.summary, keys))
         models = {
             "model": analytic.predict_staleness(params).set_index("hour"),
             "model_no_unpublish": analytic.predict_staleness(params, unpublish=False).set_index(
@@ -43,7 +44,7 @@ def staleness_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
                 }
             )
     frame = pd.DataFrame(rows)
-    frame["model_inside_ci"] = analysis.inside_ci(frame, frame["model"])
+    frame["model_inside_ci"] = frames.inside_ci(frame, frame["model"])
     return frame
 
 
@@ -75,7 +76,7 @@ def edit_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
                 }
             )
     frame = pd.DataFrame(rows)
-    frame["model_inside_ci"] = analysis.inside_ci(frame, frame["model"])
+    frame["model_inside_ci"] = frames.inside_ci(frame, frame["model"])
     return frame
 
 
@@ -101,7 +102,7 @@ def check_cost_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
                 }
             )
     frame = pd.DataFrame(rows)
-    frame["model_inside_ci"] = analysis.inside_ci(frame, frame["model"])
+    frame["model_inside_ci"] = frames.inside_ci(frame, frame["model"])
     return frame
 
 
@@ -143,7 +144,7 @@ CHECK_POLICY_METRICS = {
 
 def check_policy_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
     """Simulated detection, exposure and cost per hour of each strategy at each check
-    interval and save volume (Zipf and control days) beside :func:`kbsim.analytic.predict_check_policy`.
+    interval and save volume (Zipf and control days) beside :func:`kbsim.model.analytic.predict_check_policy`.
     Re-read's detection is poll's (both exact), so it is listed once."""
     experiment = exps["check_policy"]
     key, volume = "checks.interval_s", "saves.count"
@@ -174,5 +175,5 @@ def check_policy_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
                     }
                 )
     frame = pd.DataFrame(rows)
-    frame["model_inside_ci"] = analysis.inside_ci(frame, frame["model"])
+    frame["model_inside_ci"] = frames.inside_ci(frame, frame["model"])
     return frame

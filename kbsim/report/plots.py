@@ -1,8 +1,8 @@
 """The study's figures. The only module that imports matplotlib (Agg backend).
 
 Every function takes frames already computed from saved results (summaries of
-:mod:`kbsim.stats`, frames of :mod:`kbsim.analysis`) and analytic predictions
-(see :mod:`kbsim.analytic`),
+:mod:`kbsim.stats`, frames of :mod:`kbsim.report.frames`) and analytic predictions
+(see :mod:`kbsim.model.analytic`),
 returns a :class:`matplotlib.figure.Figure`, and never runs a simulation.
 Each figure carries axis labels with units, a legend and a caption line
 naming the config that made it.
@@ -197,7 +197,7 @@ def staleness_over_day(
     """Stale share of citations (left) and answers (right) by hour, one line per scenario.
 
     Args:
-        observed: :func:`kbsim.analysis.staleness_by_hour` output.
+        observed: :func:`kbsim.report.frames.staleness_by_hour` output.
         analytic: scenario -> :meth:`FreshnessModel.staleness_by_hour` frame.
         caption: the caption line.
         scenario_column: the column naming the scenario.
@@ -377,7 +377,7 @@ def check_cost(
     Args:
         by_saves: summary rows of ``calls_per_check`` and ``bytes_per_check`` (every
             strategy) with column ``saves_column``.
-        by_held: :func:`kbsim.analysis.cost_by_citations_held` output.
+        by_held: :func:`kbsim.report.frames.cost_by_citations_held` output.
         analytic_saves: columns ``saves_column``, ``reread_calls``, ``poll_calls``.
         analytic_held: columns ``held``, ``reread_calls``, ``poll_calls``.
     """
@@ -683,7 +683,7 @@ def check_frontier(
         observed: per volume, strategy and interval: ``calls``, ``latency`` and ``exposure``,
             each with ``_low`` and ``_high`` (95% interval), and ``pareto_latency``,
             ``pareto_exposure`` (booleans).
-        analytic: :func:`kbsim.analytic.predict_check_policy` rows with ``volume_column``.
+        analytic: :func:`kbsim.model.analytic.predict_check_policy` rows with ``volume_column``.
     """
     volumes = sorted(observed[volume_column].unique())
     fig, axes = _figure(ncols=len(volumes), nrows=2, width=5.0 * len(volumes) + 0.6, height=8.6)
@@ -749,7 +749,7 @@ def safe_edit_delay(observed: pd.DataFrame, volume_column: str, analytic: pd.Dat
     Args:
         observed: per volume and ``target``: ``delay_s`` with ``low`` and ``high`` (NaN low:
             the target is crossed at the shortest delay swept, ``shortest``), ``longest``.
-        analytic: :func:`kbsim.analytic.predict_safe_edit_delay` rows with ``volume_column``.
+        analytic: :func:`kbsim.model.analytic.predict_safe_edit_delay` rows with ``volume_column``.
     """
     fig, axes = _figure(width=7.6, height=5.4)
     ax = axes[0, 0]

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kbsim import analytic
+from kbsim.model import analytic
 from kbsim.report.experiments import Experiment, match
 from kbsim.report.tables import format_duration, format_estimate, markdown_table
 from kbsim.stats.intervals import Estimate, estimate

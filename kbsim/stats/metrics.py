@@ -304,11 +304,11 @@ def metrics_by_run(
 ) -> pd.DataFrame:
     """:func:`run_metrics` of every run in stacked result tables, with the run keys on each row.
 
-    For tables stacked by hand (``kbsim.analysis.day_tables``); the runner stores each
+    For tables stacked by hand (``kbsim.report.frames.day_tables``); the runner stores each
     run's rows when it computes the run, and those are the ones the study reads.
     ``day_s`` may map a scenario to its day length.
     """
-    from kbsim.analysis import DAY_TABLES, key_columns
+    from kbsim.report.frames import DAY_TABLES, key_columns
 
     frames = [t for name, t in tables.items() if name in DAY_TABLES and len(t)]
     if not frames:

@@ -9,7 +9,7 @@ thread), so an attached agent sees its citations go stale and its edits
 collide. stdout carries the protocol; logs go to stderr.
 
 What it promises (docs/serve.md, "What the server guarantees"): every
-request gets an answer (:mod:`kbsim.serve_stdio` answers the lines the SDK
+request gets an answer (:mod:`kbsim.serve.stdio` answers the lines the SDK
 cannot parse), a refused call is a tool error with a documented code, and a
 knowledge base is served only whole (filled in one transaction, and a file is
 checked when it is opened).
@@ -29,15 +29,15 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import kbsim
 from kbsim.inputs import InputError
 from kbsim.params import DayParams
 from kbsim.sim.activity import repeating_saves
 from kbsim.sim.day import open_day, starting_knowledge_base
 from kbsim.sim.processes import editor
 from kbsim.sim.records import DayLog
-from kbsim.store import MemoryStore, StoreFileError, ToolError, parse_version, tool_definitions
+from kbsim.store import MemoryStore, SQLiteStore, StoreFileError, ToolError, parse_version, tool_definitions
 from kbsim.store.timefmt import MAX_VERSION_US, MIN_VERSION_US
+from kbsim.version import __version__
 
 log = logging.getLogger("kbsim.serve")
 
@@ -110,13 +110,8 @@ def open_backend(params: DayParams, db: str | Path | None,
     """
     if db is None:
         return MemoryStore(event_retention_s=params.event_retention_s)
-    sqlite_store = getattr(kbsim, "SQLiteStore", None)
-    if sqlite_store is None:
-        raise ServeConfigError(
-            f"--db {str(db)!r}: this kbsim has no SQLite backend (kbsim.SQLiteStore)"
-        )
     try:
-        return sqlite_store(db, event_retention_s=params.event_retention_s,
+        return SQLiteStore(db, event_retention_s=params.event_retention_s,
                             busy_timeout_s=busy_timeout_s, shared_clock=True)
     except (OSError, RuntimeError, ValueError, ToolError) as exc:
         raise ServeConfigError(f"--db {str(db)!r}: {exc}") from None
@@ -412,7 +407,7 @@ def build_server(served: ServedKnowledgeBase, *, live: bool = False):
     )
     return Server(
         "kbsim",
-        version=kbsim.__version__,
+        version=__version__,
         instructions=instructions,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
@@ -420,7 +415,7 @@ def build_server(served: ServedKnowledgeBase, *, live: bool = False):
 
 
 async def _serve_stdio(server) -> None:
-    from kbsim.serve_stdio import answering_stdio_server
+    from kbsim.serve.stdio import answering_stdio_server
 
     async with answering_stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

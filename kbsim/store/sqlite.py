@@ -23,19 +23,11 @@ How it stays correct with several threads and processes on one file:
   base's latest event, so processes whose clocks disagree still write a log
   whose ``updated_at`` never goes back.
 
-What it checks when it opens an existing file, before changing anything
-(:class:`StoreFileError` names the file and the problem otherwise):
-
-- the header: a kbsim database of a schema this kbsim reads or migrates;
-- the write-ahead log: a ``-shm`` index that records committed log frames not
-  yet copied into the database, while the ``-wal`` file holding them is gone,
-  means confirmed changes were lost (the file is refused rather than served
-  as it was before them);
-- ``PRAGMA quick_check``: every page and B-tree is sound;
-- the tables agree with each other: article and event counts, sequences,
-  the search index, and each article's version against its latest event
-  (what a checkpoint cut short without its log, or a copy taken mid-write,
-  leaves behind).
+What it checks when it opens an existing file, before changing anything (the
+header, the write-ahead log, ``PRAGMA quick_check``, the tables against each
+other), and the errors it raises, are in :mod:`kbsim.store.sqlite_files`; the
+tables, the schema version and its migrations are in
+:mod:`kbsim.store.sqlite_schema`.
 
 Search uses one FTS5 table per knowledge base and its ``bm25()`` ranking,
 arranged so that both backends rank exactly alike (a simulated day gives the
@@ -54,9 +46,9 @@ same tables on either):
 Scores then equal the in-memory ones up to floating-point rounding (about
 1e-15 relative); ties are broken by article id on both.
 
-User strings (knowledge-base ids, titles, contents, keys) are stored as UTF-8
-BLOBs with ``surrogatepass``, so any Python string the tool schema admits,
-including a lone surrogate, round-trips exactly as it does in memory.
+User strings are stored as UTF-8 BLOBs with ``surrogatepass``
+(:func:`~kbsim.store.sqlite_schema.encode_text`), so any Python string the tool
+schema admits, including a lone surrogate, round-trips exactly as it does in memory.
 """
 
 from __future__ import annotations
@@ -67,16 +59,13 @@ import math
 import numbers
 import os
 import sqlite3
-import struct
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext, suppress
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from kbsim.store.bm25 import BM25Index, tokenize
 from kbsim.store.client import Client, Clock
-from kbsim.store.errors import ToolError
 from kbsim.store.rules import (
     Article,
     arguments_digest,
@@ -102,83 +91,39 @@ from kbsim.store.rules import (
     version_conflict,
 )
 from kbsim.store.schema import validate_arguments
+from kbsim.store.sqlite_files import (
+    StoreBusyError,
+    StoreFileError,
+    busy_error,
+    check_existing_file,
+    check_header,
+    file_error,
+    is_busy,
+)
+from kbsim.store.sqlite_schema import (
+    APPLICATION_ID,
+    SCHEMA_VERSION,
+    create_schema,
+    decode_text,
+    encode_text,
+    migrate,
+)
 from kbsim.store.timefmt import MIN_VERSION_US, format_version, parse_version, seconds_to_us
 
-#: Version of the on-disk layout, kept in ``PRAGMA user_version``. A later
-#: version adds an entry to ``_MIGRATIONS`` that upgrades a file in place.
-#: 2: idempotency records keep a SHA-256 of the arguments, not the arguments.
-SCHEMA_VERSION = 2
-#: ``PRAGMA application_id`` of a kbsim file ("kbsi"): tells it from other SQLite files.
-APPLICATION_ID = 0x6B627369
+# The schema's version and the file errors are part of this module's API, as before the split.
+__all__ = [
+    "APPLICATION_ID",
+    "SCHEMA_VERSION",
+    "TITLE_WEIGHT",
+    "SQLiteStore",
+    "StoreBusyError",
+    "StoreFileError",
+    "fts5_available",
+]
+
 #: How many body occurrences one title occurrence counts as (MemoryStore's BM25Index
 #: default). FTS5's bm25() fixes k1=1.2 and b=0.75, which are BM25Index's defaults too.
 TITLE_WEIGHT = BM25Index().title_weight
-
-_SCHEMA = """
-CREATE TABLE knowledge_bases (
-    kb_rowid      INTEGER PRIMARY KEY,
-    kb_id         BLOB NOT NULL UNIQUE,
-    article_count INTEGER NOT NULL DEFAULT 0,
-    published     INTEGER NOT NULL DEFAULT 0,
-    first_seq     INTEGER NOT NULL DEFAULT 1,
-    next_seq      INTEGER NOT NULL DEFAULT 1
-);
-CREATE TABLE articles (
-    article_rowid INTEGER PRIMARY KEY,
-    kb_rowid      INTEGER NOT NULL REFERENCES knowledge_bases (kb_rowid),
-    article_id    BLOB NOT NULL,
-    title         BLOB NOT NULL,
-    content       BLOB NOT NULL,
-    published     INTEGER NOT NULL,
-    version_us    INTEGER NOT NULL,
-    UNIQUE (kb_rowid, article_id)
-);
-CREATE TABLE events (
-    kb_rowid   INTEGER NOT NULL REFERENCES knowledge_bases (kb_rowid),
-    sequence   INTEGER NOT NULL,
-    type       TEXT NOT NULL,
-    article_id BLOB NOT NULL,
-    version_us INTEGER NOT NULL,
-    PRIMARY KEY (kb_rowid, sequence)
-) WITHOUT ROWID;
-CREATE TABLE idempotency (
-    recorded         INTEGER PRIMARY KEY,
-    idempotency_key  BLOB NOT NULL UNIQUE,
-    arguments_sha256 TEXT NOT NULL,
-    result           TEXT NOT NULL
-);
-"""
-
-
-def _digest_stored_arguments(arguments: str) -> str:
-    return arguments_digest(json.loads(arguments))
-
-
-def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
-    """Idempotency records: the arguments' digest replaces the arguments."""
-    conn.create_function("kbsim_arguments_sha256", 1, _digest_stored_arguments, deterministic=True)
-    conn.execute(
-        "CREATE TABLE idempotency_2 (recorded INTEGER PRIMARY KEY, "
-        "idempotency_key BLOB NOT NULL UNIQUE, arguments_sha256 TEXT NOT NULL, "
-        "result TEXT NOT NULL)"
-    )
-    conn.execute(
-        "INSERT INTO idempotency_2 SELECT recorded, idempotency_key, "
-        "kbsim_arguments_sha256(arguments), result FROM idempotency"
-    )
-    conn.execute("DROP TABLE idempotency")
-    conn.execute("ALTER TABLE idempotency_2 RENAME TO idempotency")
-
-
-# from_version -> the change (inside the opening transaction) to from_version + 1.
-_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2}
-
-# The -shm file's layout (https://sqlite.org/walformat.html): two copies of the
-# wal-index header (mxFrame, the last valid log frame, at byte 16), then the
-# checkpoint info (nBackfill, the frames already copied into the database, at 96).
-_SHM_HEADER = struct.Struct("=IIIBBHI")
-_SHM_BACKFILL = struct.Struct("=I")
-_WAL_INDEX_VERSION = 3007000
 
 _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 
@@ -194,34 +139,9 @@ class _ArticleRow(NamedTuple):
     version_us: int
 
 
-class StoreFileError(RuntimeError):
-    """The file cannot be used: not a kbsim database, of a newer kbsim, damaged, missing
-    its write-ahead log, read-only or on a full disk. The message names the file; a
-    refused file was left untouched, and a failed change changed nothing."""
-
-
-class StoreBusyError(ToolError, RuntimeError):
-    """Another connection held the database's write lock for longer than ``busy_timeout_s``.
-
-    A ``ToolError`` with code ``busy``: nothing was changed, and the same call
-    may simply be retried (an edit with the same ``idempotency_key``).
-    """
-
-    def __init__(self, message: str) -> None:
-        super().__init__("busy", message)
-
-
-def _encode(text: str) -> bytes:
-    return text.encode("utf-8", "surrogatepass")
-
-
-def _decode(data: bytes) -> str:
-    return data.decode("utf-8", "surrogatepass")
-
-
 def _lookup(value: Any) -> bytes | None:
     """An id as bound in a lookup; a non-string matches nothing, as a dict lookup would."""
-    return _encode(value) if isinstance(value, str) else None
+    return encode_text(value) if isinstance(value, str) else None
 
 
 def _indexed(title: str, content: str) -> tuple[str, str]:
@@ -320,7 +240,7 @@ class SQLiteStore:
         self._kb_rowids: dict[str, int] = {}
         self._closed = False
         if not self._in_memory:
-            self._check_existing_file()
+            check_existing_file(self.path, self.busy_timeout_s)
         self._initialise()
 
     # -- opening and closing -----------------------------------------------------
@@ -354,137 +274,6 @@ class SQLiteStore:
         self._local = threading.local()
         self._closed = True
 
-    def _check_existing_file(self) -> None:
-        """Refuse, without writing anything, a file that is not a kbsim database we can use."""
-        file = Path(self.path)
-        if file.is_dir():
-            raise StoreFileError(f"path {self.path!r} is a directory, not a kbsim database")
-        if not file.exists() and not file.absolute().parent.is_dir():
-            raise StoreFileError(
-                f"cannot create {self.path!r}: directory {str(file.absolute().parent)!r} "
-                "does not exist"
-            )
-        if not file.exists() or file.stat().st_size == 0:
-            return
-        self._check_log(file)
-        # Read-only, so that a foreign file is left as it is; but a file a crash left with
-        # a hot journal needs SQLite's own recovery first, which a read-only probe cannot run.
-        for mode in ("?mode=ro", ""):
-            try:
-                probe = sqlite3.connect(
-                    f"{file.absolute().as_uri()}{mode}", uri=True, timeout=self.busy_timeout_s
-                )
-            except sqlite3.Error as exc:
-                raise StoreFileError(f"cannot open {self.path!r} to check it: {exc}") from exc
-            try:
-                try:
-                    empty = self._check_header(probe)
-                except sqlite3.DatabaseError as exc:
-                    if self._is_busy(exc):
-                        raise self._busy_error() from exc
-                    if mode and getattr(exc, "sqlite_errorname", "").startswith("SQLITE_READONLY"):
-                        continue
-                    raise StoreFileError(
-                        f"{self.path!r} is not a kbsim database (SQLite: {exc}); it was left "
-                        "unchanged"
-                    ) from exc
-                if not empty:
-                    self._check_contents(probe)
-                return
-            finally:
-                probe.close()
-
-    def _check_log(self, file: Path) -> None:
-        """Refuse a file whose write-ahead log, still owed to the database, is gone.
-
-        The ``-shm`` index outlives a killed process; if it records committed
-        frames beyond those copied into the database (``mxFrame > nBackfill``)
-        while the ``-wal`` file is missing, those transactions are lost, and
-        SQLite would silently open the database as it was before them.
-        """
-        wal, shm = Path(f"{file}-wal"), Path(f"{file}-shm")
-        if wal.exists() or not shm.exists():
-            return
-        try:
-            with shm.open("rb") as index:
-                header = index.read(_SHM_BACKFILL.size + 96)
-        except OSError:
-            return
-        if len(header) < 96 + _SHM_BACKFILL.size or wal.exists():  # a writer started meanwhile
-            return
-        version, _, _, is_init, _, _, last_frame = _SHM_HEADER.unpack_from(header)
-        (copied,) = _SHM_BACKFILL.unpack_from(header, 96)
-        if version != _WAL_INDEX_VERSION or not is_init or last_frame <= copied:
-            return
-        raise StoreFileError(
-            f"{self.path!r}: its write-ahead log {str(wal)!r} is missing, but {str(shm)!r} "
-            f"records {last_frame - copied} committed log frame(s) that were never copied into "
-            "the database: changes confirmed to clients are lost. The file was left unchanged. "
-            "If no process is using it, restore it from a backup, or delete the -shm file to "
-            "open the database as it was before those changes."
-        )
-
-    def _check_contents(self, conn: sqlite3.Connection) -> None:
-        """Refuse a damaged file: SQLite's quick_check, then the tables against each other."""
-        try:
-            conn.execute("BEGIN")
-            try:
-                problems = [" ".join(row[0].split()) for row in conn.execute("PRAGMA quick_check(3)")]
-                if problems != ["ok"]:
-                    raise StoreFileError(
-                        f"{self.path!r} is damaged (SQLite quick_check: {'; '.join(problems)}); "
-                        "it was left unchanged: restore it from a backup, or delete it (with "
-                        "its -wal and -shm files) to start again"
-                    )
-                disagreement = _disagreement(conn)
-            finally:
-                conn.execute("ROLLBACK")
-        except sqlite3.DatabaseError as exc:
-            if self._is_busy(exc):
-                raise self._busy_error() from exc
-            raise StoreFileError(
-                f"{self.path!r} is damaged (SQLite: {exc}); it was left unchanged: restore it "
-                "from a backup, or delete it (with its -wal and -shm files) to start again"
-            ) from exc
-        if disagreement is not None:
-            raise StoreFileError(
-                f"{self.path!r} is inconsistent: {disagreement}. A lost -wal file, or a copy "
-                "taken while it was being written, leaves such a file. It was left unchanged: "
-                "restore it from a backup, or delete it (with its -wal and -shm files) to "
-                "start again"
-            )
-
-    def _check_header(self, conn: sqlite3.Connection) -> bool:
-        """True if ``conn`` holds an empty database (to be initialised), False if a current one.
-
-        Raises StoreFileError for anything else.
-        """
-        application_id = conn.execute("PRAGMA application_id").fetchone()[0]
-        user_version = conn.execute("PRAGMA user_version").fetchone()[0]
-        objects = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-        if application_id == 0 and user_version == 0 and objects == 0:
-            return True
-        if application_id != APPLICATION_ID:
-            raise StoreFileError(
-                f"{self.path!r} is a SQLite database but not a kbsim database "
-                f"(application_id {application_id:#x}, expected {APPLICATION_ID:#x}); "
-                "it was left unchanged"
-            )
-        if user_version > SCHEMA_VERSION:
-            raise StoreFileError(
-                f"{self.path!r} has kbsim schema version {user_version}, newer than the "
-                f"version {SCHEMA_VERSION} this kbsim reads; upgrade kbsim to open it "
-                "(the file was left unchanged)"
-            )
-        if user_version < SCHEMA_VERSION and not all(
-            v in _MIGRATIONS for v in range(user_version, SCHEMA_VERSION)
-        ):
-            raise StoreFileError(
-                f"{self.path!r} has kbsim schema version {user_version}, which this kbsim "
-                f"cannot migrate to version {SCHEMA_VERSION}; it was left unchanged"
-            )
-        return False
-
     def _initialise(self) -> None:
         """Create the schema in an empty database, or migrate an older one, atomically."""
         if not self._in_memory:
@@ -494,24 +283,16 @@ class SQLiteStore:
                 try:
                     mode = self._connection().execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 except sqlite3.DatabaseError as exc:
-                    if self._is_busy(exc):
-                        raise self._busy_error() from exc
-                    raise self._file_error(exc) from exc
+                    if is_busy(exc):
+                        raise busy_error(self.path, self.busy_timeout_s) from exc
+                    raise file_error(self.path, exc) from exc
             if mode.lower() != "wal":
                 raise StoreFileError(f"{self.path!r} could not be switched to WAL mode ({mode})")
         with self._write() as conn:
-            if self._check_header(conn):
-                # One statement at a time: executescript() would COMMIT first.
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
-                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            if check_header(conn, self.path):
+                create_schema(conn)
             else:
-                version = conn.execute("PRAGMA user_version").fetchone()[0]
-                for from_version in range(version, SCHEMA_VERSION):
-                    _MIGRATIONS[from_version](conn)
-                    conn.execute(f"PRAGMA user_version = {from_version + 1}")
+                migrate(conn)
 
     def _connection(self) -> sqlite3.Connection:
         """This thread's connection (the shared one for an in-memory database)."""
@@ -542,24 +323,6 @@ class SQLiteStore:
                 self._connections.append(conn)
         return conn
 
-    @staticmethod
-    def _is_busy(exc: sqlite3.Error) -> bool:
-        name = getattr(exc, "sqlite_errorname", "")
-        return name.startswith("SQLITE_BUSY") or "database is locked" in str(exc)
-
-    def _busy_error(self) -> StoreBusyError:
-        return StoreBusyError(
-            f"SQLite database {self.path!r} stayed locked by another connection for longer "
-            f"than busy_timeout_s={self.busy_timeout_s:g}; nothing was changed: retry the "
-            "same call (kbsim serve's --busy-timeout sets how long it waits)"
-        )
-
-    def _file_error(self, exc: sqlite3.Error) -> StoreFileError:
-        return StoreFileError(
-            f"SQLite database {self.path!r} failed: {exc}; nothing was changed (is the file "
-            "damaged, read-only, or its disk full?)"
-        )
-
     @contextmanager
     def _transaction(self, begin: str) -> Iterator[sqlite3.Connection]:
         with self._shared_lock or nullcontext():
@@ -578,12 +341,12 @@ class SQLiteStore:
                 if conn is not None and conn.in_transaction:
                     with suppress(sqlite3.Error):
                         conn.execute("ROLLBACK")
-                if self._is_busy(exc):
-                    raise self._busy_error() from exc
+                if is_busy(exc):
+                    raise busy_error(self.path, self.busy_timeout_s) from exc
                 if isinstance(exc, (sqlite3.IntegrityError, sqlite3.ProgrammingError,
                                     sqlite3.DataError)):
                     raise  # a kbsim bug or an oversized value, not the file's fault
-                raise self._file_error(exc) from exc
+                raise file_error(self.path, exc) from exc
 
     def _write(self):
         """One all-or-nothing write transaction holding the write lock from its start."""
@@ -610,7 +373,7 @@ class SQLiteStore:
             if self._kb_row(conn, kb_id) is not None:
                 raise kb_exists(kb_id)
             kb_rowid = conn.execute(
-                "INSERT INTO knowledge_bases (kb_id) VALUES (?)", (_encode(kb_id),)
+                "INSERT INTO knowledge_bases (kb_id) VALUES (?)", (encode_text(kb_id),)
             ).lastrowid
             conn.execute(f"CREATE VIRTUAL TABLE fts_{kb_rowid} USING fts5(title, body)")
             ids = [
@@ -622,7 +385,7 @@ class SQLiteStore:
     def knowledge_base_ids(self) -> list[str]:
         with self._read() as conn:
             rows = conn.execute("SELECT kb_id FROM knowledge_bases ORDER BY kb_rowid").fetchall()
-        return [_decode(kb_id) for (kb_id,) in rows]
+        return [decode_text(kb_id) for (kb_id,) in rows]
 
     def publish_article(self, kb_id: str, *, title: str, content: str, at: float) -> str:
         """Publish a new article; returns its id."""
@@ -705,7 +468,7 @@ class SQLiteStore:
         if row is None:
             raise article_not_found(kb_id, article_id)
         title, content, published, version = row
-        return Article(article_id, _decode(title), _decode(content), bool(published), version)
+        return Article(article_id, decode_text(title), decode_text(content), bool(published), version)
 
     def published_article_ids(self, kb_id: str) -> list[str]:
         return self._article_ids(kb_id, published=True)
@@ -722,7 +485,7 @@ class SQLiteStore:
                 "ORDER BY article_rowid",
                 (kb_rowid, int(published)),
             ).fetchall()
-        return [_decode(article_id) for (article_id,) in rows]
+        return [decode_text(article_id) for (article_id,) in rows]
 
     def latest_sequence(self, kb_id: str) -> int:
         with self._read() as conn:
@@ -747,18 +510,18 @@ class SQLiteStore:
                     (kb_rowid,),
                 ).fetchall()
                 index_docs = conn.execute(f"SELECT count(*) FROM fts_{kb_rowid}").fetchone()[0]
-                kbs[_decode(kb_id)] = {
+                kbs[decode_text(kb_id)] = {
                     "articles": [
-                        (_decode(a), _decode(t), _decode(c), bool(p), v)
+                        (decode_text(a), decode_text(t), decode_text(c), bool(p), v)
                         for a, t, c, p, v in articles
                     ],
-                    "events": [(s, kind, _decode(a), v) for s, kind, a, v in events],
+                    "events": [(s, kind, decode_text(a), v) for s, kind, a, v in events],
                     "first_seq": first_seq,
                     "next_seq": next_seq,
                     "index_docs": index_docs,
                 }
             idempotency = {
-                _decode(key): (digest, json.loads(result))
+                decode_text(key): (digest, json.loads(result))
                 for key, digest, result in conn.execute(
                     "SELECT idempotency_key, arguments_sha256, result FROM idempotency "
                     "ORDER BY recorded"
@@ -797,7 +560,7 @@ class SQLiteStore:
         results = []
         for article_id in best:
             title, content, version = rows[article_id]
-            article = Article(_decode(article_id), _decode(title), _decode(content), True, version)
+            article = Article(decode_text(article_id), decode_text(title), decode_text(content), True, version)
             results.append(search_hit(kb_id, article))
         return {"results": results}
 
@@ -807,7 +570,7 @@ class SQLiteStore:
         with self._read() as conn:
             row = self._published(conn, kb_id, article_id)
         article = Article(
-            article_id, _decode(row.title), _decode(row.content), True, row.version_us
+            article_id, decode_text(row.title), decode_text(row.content), True, row.version_us
         )
         return read_result(kb_id, article)
 
@@ -820,7 +583,7 @@ class SQLiteStore:
             self._kb_rowid(conn, kb_id)
             previous = conn.execute(
                 "SELECT arguments_sha256, result FROM idempotency WHERE idempotency_key = ?",
-                (_encode(key),),
+                (encode_text(key),),
             ).fetchone()
             if previous is not None:
                 check_replay(key, previous[0], arguments)
@@ -835,7 +598,7 @@ class SQLiteStore:
             updated_at = format_version(version)
             result = {
                 "article_id": article_id,
-                "title": title if title is not None else _decode(row.title),
+                "title": title if title is not None else decode_text(row.title),
                 "updated_at": updated_at,
                 "citation": citation(kb_id, article_id, updated_at),
                 "replayed": False,
@@ -843,7 +606,7 @@ class SQLiteStore:
             conn.execute(
                 "INSERT INTO idempotency (idempotency_key, arguments_sha256, result) "
                 "VALUES (?, ?, ?)",
-                (_encode(key), arguments_digest(arguments), json.dumps(result)),
+                (encode_text(key), arguments_digest(arguments), json.dumps(result)),
             )
         return result
 
@@ -868,7 +631,7 @@ class SQLiteStore:
             {
                 "sequence": seq,
                 "type": kind,
-                "article_id": _decode(article_id),
+                "article_id": decode_text(article_id),
                 "updated_at": format_version(version),
             }
             for seq, kind, article_id, version in rows
@@ -911,9 +674,9 @@ class SQLiteStore:
             factor = -math.log(1.0 + ratio) / fts5_idf
             for article_id, score in hits:
                 scores[article_id] = get(article_id, 0.0) + score * factor
-        ranked = [(-score, _decode(article_id)) for article_id, score in scores.items()]
+        ranked = [(-score, decode_text(article_id)) for article_id, score in scores.items()]
         best = sorted(ranked) if len(ranked) <= limit else heapq.nsmallest(limit, ranked)
-        return [_encode(article_id) for _, article_id in best]
+        return [encode_text(article_id) for _, article_id in best]
 
     def _kb_row(self, conn: sqlite3.Connection, kb_id: str) -> tuple[int, int, int, int] | None:
         """(kb_rowid, article_count, first_seq, next_seq), or None if there is no such KB."""
@@ -960,15 +723,15 @@ class SQLiteStore:
         version = check_next_version(
             max(at_us, row.version_us + 1, self._kb_clock(conn, row.kb_rowid)), row.article_id
         )
-        new_title = row.title if title is None else _encode(title)
-        new_content = row.content if content is None else _encode(content)
+        new_title = row.title if title is None else encode_text(title)
+        new_content = row.content if content is None else encode_text(content)
         conn.execute(
             "UPDATE articles SET title = ?, content = ?, version_us = ? WHERE article_rowid = ?",
             (new_title, new_content, version, row.article_rowid),
         )
         conn.execute(
             f"UPDATE fts_{row.kb_rowid} SET title = ?, body = ? WHERE rowid = ?",
-            (*_indexed(_decode(new_title), _decode(new_content)), row.article_rowid),
+            (*_indexed(decode_text(new_title), decode_text(new_content)), row.article_rowid),
         )
         self._append_event(conn, row.kb_rowid, "article.updated", row.article_id, version)
         return version
@@ -983,7 +746,7 @@ class SQLiteStore:
         article_rowid = conn.execute(
             "INSERT INTO articles (kb_rowid, article_id, title, content, published, "
             "version_us) VALUES (?, ?, ?, ?, 1, ?)",
-            (kb_rowid, _encode(article_id), _encode(title), _encode(content), version),
+            (kb_rowid, encode_text(article_id), encode_text(title), encode_text(content), version),
         ).lastrowid
         conn.execute(
             "UPDATE knowledge_bases SET article_count = ?, published = published + 1 "
@@ -1018,7 +781,7 @@ class SQLiteStore:
         conn.execute(
             "INSERT INTO events (kb_rowid, sequence, type, article_id, version_us) "
             "VALUES (?, ?, ?, ?, ?)",
-            (kb_rowid, next_seq, kind, _encode(article_id), version),
+            (kb_rowid, next_seq, kind, encode_text(article_id), version),
         )
         next_seq += 1
         oldest = self._oldest_kept(conn, kb_rowid, first_seq, next_seq, version)
@@ -1049,60 +812,6 @@ class SQLiteStore:
         ).fetchone()
         return next_seq if row is None else row[0]
 
-
-def _disagreement(conn: sqlite3.Connection) -> str | None:
-    """What the tables of a kbsim file disagree on, or None when they agree.
-
-    Each change updates several tables in one transaction, so in a whole file
-    they always agree: counts, the gapless log, the search index, and every
-    article's version equal to that of its latest kept event.
-    """
-    for kb_rowid, kb_id, article_count, published, first_seq, next_seq in conn.execute(
-        "SELECT kb_rowid, kb_id, article_count, published, first_seq, next_seq "
-        "FROM knowledge_bases ORDER BY kb_rowid"
-    ).fetchall():
-        kb = f"knowledge base {_decode(kb_id)!r}"
-        held, held_published = conn.execute(
-            "SELECT count(*), coalesce(sum(published), 0) FROM articles WHERE kb_rowid = ?",
-            (kb_rowid,),
-        ).fetchone()
-        if (held, held_published) != (article_count, published):
-            return (
-                f"{kb} counts {article_count} articles ({published} published) but holds "
-                f"{held} ({held_published} published)"
-            )
-        events, low, high = conn.execute(
-            "SELECT count(*), min(sequence), max(sequence) FROM events WHERE kb_rowid = ?",
-            (kb_rowid,),
-        ).fetchone()
-        if events != next_seq - first_seq or (events and (low, high) != (first_seq, next_seq - 1)):
-            return (
-                f"{kb}'s event log should hold sequences {first_seq} to {next_seq - 1} but "
-                f"holds {events} events ({low} to {high})"
-            )
-        indexed = conn.execute(f"SELECT count(*) FROM fts_{kb_rowid}").fetchone()[0]
-        if indexed != published:
-            return f"{kb}'s search index holds {indexed} articles, not its {published} published"
-        differing, first = conn.execute(
-            "SELECT count(*), min(e.article_id) FROM (SELECT article_id, max(version_us) AS "
-            "version_us FROM events WHERE kb_rowid = ? GROUP BY article_id) AS e "
-            "LEFT JOIN articles AS a ON a.kb_rowid = ? AND a.article_id = e.article_id "
-            "WHERE a.version_us IS NOT e.version_us",
-            (kb_rowid, kb_rowid),
-        ).fetchone()
-        if differing:
-            return (
-                f"{differing} article(s) of {kb} (the first {_decode(first)!r}) are missing or "
-                "not at the version of their latest event in the log"
-            )
-        if first_seq == 1:
-            publishes = conn.execute(
-                "SELECT count(*) FROM events WHERE kb_rowid = ? AND type = 'article.published'",
-                (kb_rowid,),
-            ).fetchone()[0]
-            if publishes != article_count:
-                return f"{kb}'s log publishes {publishes} articles, not its {article_count}"
-    return None
 
 
 def _reopen(

@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serial
 #: Parameters that name input files (relative paths are relative to the config file that
 #: sets them; kbsim.experiment.config resolves them when it reads the file).
 INPUT_PATHS = ("corpus.source", "saves.trace", "questions.trace")
+#: The store backend a day runs on unless its parameters name another (``store.backend``).
+DEFAULT_STORE_BACKEND = "memory"
 
 
 class _Frozen(BaseModel):
@@ -25,6 +27,8 @@ class _Frozen(BaseModel):
     #: Fields left out of a dump while None: added after results were first written, so
     #: that days which do not use them keep their dumps, and so their run ids.
     _OMITTED_WHEN_NONE: tuple[str, ...] = ()
+    #: Groups left out of a dump while at their defaults, for the same reason.
+    _OMITTED_WHEN_DEFAULT: tuple[str, ...] = ()
 
     @model_serializer(mode="wrap")
     def _dump(self, handler) -> dict[str, Any]:
@@ -32,6 +36,9 @@ class _Frozen(BaseModel):
         for name in self._OMITTED_WHEN_NONE:
             if data.get(name, 0) is None:
                 del data[name]
+        for name in self._OMITTED_WHEN_DEFAULT:
+            if getattr(self, name) == type(self).model_fields[name].default:
+                data.pop(name, None)
         return data
 
 
@@ -176,10 +183,26 @@ class EditParams(_Frozen):
         return self.delay_s is not None and self.share > 0
 
 
+class StoreParams(_Frozen):
+    """The store backend the day's knowledge base lives in.
+
+    Every backend behaves identically (``tests/test_store_conformance.py``), so the
+    choice changes how fast a day runs, never its tables.
+    """
+
+    backend: str = Field(
+        DEFAULT_STORE_BACKEND,
+        pattern=r"^[a-z][a-z0-9_-]*$",
+        description="a name in kbsim.store.STORE_BACKENDS: 'memory' (the in-memory store) or "
+        "'sqlite' (a SQLiteStore in a private in-memory database)",
+    )
+
+
 class DayParams(_Frozen):
     """One simulated day (defaults: the reference study's Zipf day, no edits)."""
 
     _OMITTED_WHEN_NONE = ("day_start",)
+    _OMITTED_WHEN_DEFAULT = ("store",)
 
     day_hours: float = Field(8.0, gt=0)
     zipf_s: float = Field(0.9, ge=0, le=5, description="Zipf exponent of article popularity")
@@ -198,6 +221,7 @@ class DayParams(_Frozen):
     questions: QuestionParams = QuestionParams()
     checks: CheckParams = CheckParams()
     edit: EditParams = EditParams()
+    store: StoreParams = StoreParams()
     day_start: str | None = Field(
         None,
         description="the instant (ISO 8601 with a time zone) that ISO times in traces count from; "

@@ -1,7 +1,7 @@
 """Shared fixtures: a store factory over every backend, and a small seeded corpus.
 
-Store tests use only the public API and ``snapshot()``, so a new backend is
-one more entry in ``BACKENDS``.
+Store tests use only the public API and ``snapshot()``, so a backend registered in
+``kbsim.store.STORE_BACKENDS`` is one more entry in ``BACKENDS``, with no edit here.
 """
 
 from __future__ import annotations
@@ -12,13 +12,20 @@ import numpy as np
 import pytest
 
 import kbsim
+from kbsim.store import STORE_BACKENDS
 
-#: backend name -> build(path_stem, **options) -> a fresh, empty store
-BACKENDS = {
-    "memory": lambda path_stem, **options: kbsim.MemoryStore(**options),
-    # a file in WAL mode, as users run it; NORMAL skips the per-save fsync (same semantics)
-    "sqlite": lambda path_stem, **o: kbsim.SQLiteStore(f"{path_stem}.db", synchronous="NORMAL", **o),
-}
+
+def _registered(factory):
+    """A registered backend's factory as a BACKENDS entry (the only option is the retention)."""
+    return lambda path_stem, event_retention_s=None: factory(event_retention_s)
+
+
+#: backend name -> build(path_stem, **options) -> a fresh, empty store: every backend an
+#: experiment can name (kbsim.store.STORE_BACKENDS), so a registered backend is held to
+#: the conformance tests with no edit here
+BACKENDS = {name: _registered(factory) for name, factory in STORE_BACKENDS.items()}
+# SQLite on a file in WAL mode, as users run it; NORMAL skips the per-save fsync (same semantics)
+BACKENDS["sqlite"] = lambda path_stem, **o: kbsim.SQLiteStore(f"{path_stem}.db", synchronous="NORMAL", **o)
 
 
 @pytest.fixture(params=sorted(BACKENDS))

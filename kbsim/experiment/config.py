@@ -47,6 +47,7 @@ from pydantic import BaseModel, ValidationError, field_validator
 
 from kbsim.experiment import limits
 from kbsim.params import INPUT_PATHS, DayParams
+from kbsim.store import store_backend
 
 __all__ = [
     "CONFIG_KEYS",
@@ -929,6 +930,17 @@ def _check_inputs(
         raise ConfigError(origin, key_path, str(exc)) from None
 
 
+def _check_backend(
+    params: DayParams, config: ExperimentConfig, scenario: str, point: dict, origins: dict, source: str
+) -> None:
+    """Refuse a ``store.backend`` that names no registered backend, before anything runs."""
+    try:
+        store_backend(params.store.backend)
+    except ValueError as exc:
+        origin, key_path = _blame(("store.backend",), config, scenario, point, origins, source)
+        raise ConfigError(origin, key_path, str(exc)) from None
+
+
 def _has_path(nested: dict, parts: list[str]) -> bool:
     for part in parts:
         if not isinstance(nested, dict) or part not in nested:
@@ -960,6 +972,7 @@ def _check_runs(config: ExperimentConfig, source: str, origins: dict) -> None:
                 where = f" (scenario {scenario}, sweep point {point})" if point else f" (scenario {scenario})"
             raise ConfigError(origin, key_path, limit.problem + where)
         _check_inputs(params, config, scenario, point, origins, source)
+        _check_backend(params, config, scenario, point, origins, source)
         key = _short_hash(params.model_dump(mode="json"))
         if key in seen:
             other, other_point = seen[key]

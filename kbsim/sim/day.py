@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import simpy
 
-from kbsim.params import CorpusParams, DayParams
+from kbsim.params import DEFAULT_STORE_BACKEND, CorpusParams, DayParams
 from kbsim.sim.activity import QuestionSource, SaveSource
 from kbsim.sim.checks import STRATEGIES
 from kbsim.sim.corpus import Corpus, TextCorpus
@@ -30,7 +30,7 @@ from kbsim.sim.popularity import Popularity, correlated_ranking
 from kbsim.sim.processes import Answer, agent_edit, asker, checker, editor
 from kbsim.sim.records import CheckRecord, CitationRecord, DayLog, DetectionRecord, EditRecord, SaveRecord
 from kbsim.sim.replay import activity_sources
-from kbsim.store import ArticleWords, Client, MemoryStore, Store, StoreFactory, parse_version
+from kbsim.store import ArticleWords, Client, MemoryStore, Store, StoreFactory, parse_version, store_backend
 
 if TYPE_CHECKING:
     from kbsim.inputs import LoadedCorpus
@@ -148,9 +148,12 @@ def day_store(starting: StartingKnowledgeBase, params: DayParams, store: StoreFa
     """A store holding the starting knowledge base as ``KB_ID``, with the day's retention.
 
     ``store`` builds an empty backend from the retention window, which is then
-    filled with every article at time 0 (one transaction); without it, the
-    in-memory template is copied, which gives the same state faster.
+    filled with every article at time 0 (one transaction); without it, the backend
+    ``params.store.backend`` names is (for the default, ``memory``, the in-memory
+    template is copied, which gives the same state faster).
     """
+    if store is None and params.store.backend != DEFAULT_STORE_BACKEND:
+        store = store_backend(params.store.backend)
     if store is None:
         return starting.template.copy(event_retention_s=params.event_retention_s)
     backend = store(params.event_retention_s)

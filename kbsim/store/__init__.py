@@ -1,5 +1,6 @@
 """The knowledge-base store and its four tools (no SimPy in here)."""
 
+from kbsim.store.backends import STORE_BACKENDS, store_backend
 from kbsim.store.bm25 import BM25Index, tokenize
 from kbsim.store.bulk import ArticleWords
 from kbsim.store.client import DEFAULT_POLL_LIMIT, DEFAULT_SEARCH_LIMIT, Client
@@ -21,6 +22,7 @@ __all__ = [
     "ERROR_CODES",
     "MemoryStore",
     "SQLiteStore",
+    "STORE_BACKENDS",
     "Store",
     "StoreBusyError",
     "StoreFactory",
@@ -34,6 +36,7 @@ __all__ = [
     "json_size",
     "parse_version",
     "seconds_to_us",
+    "store_backend",
     "tokenize",
     "tool_definitions",
     "validate_arguments",

@@ -1,7 +1,10 @@
 """The ``kbsim`` command line: one sub-command per module in this package.
 
 Each sub-command module exposes ``register(subparsers)``, which adds its
-parser and sets ``func(args) -> int`` as the handler.
+parser and sets ``func(args) -> int`` as the handler and ``error_prefix``, the
+start of the line that reports a :class:`~kbsim.errors.UsageError` escaping it
+(``kbsim run: error: ``): :func:`main` prints that line and exits 2, for every
+command, in one place.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import argparse
 import importlib
 import sys
 
+from kbsim.errors import UsageError
 from kbsim.version import __version__
 
 #: Sub-command modules, in the order ``kbsim --help`` lists them.
@@ -37,12 +41,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command ``argv`` names; its exit status.
+
+    A :class:`~kbsim.errors.UsageError` (a bad config, input, option or results
+    folder) becomes one line on stderr, the command's ``error_prefix`` then the
+    message naming what is at fault, and exit status 2.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:
         parser.print_help()
         return 2
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except UsageError as error:
+        prefix = getattr(args, "error_prefix", f"kbsim {args.command}: error: ")
+        print(f"{prefix}{error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -80,7 +80,7 @@ def register(subparsers) -> None:
     )
     verify.add_argument("--workers", default=None, metavar="N", help="processes (default: CPU count)")
     verify.add_argument("--yes", action="store_true", help="run a verification above kbsim's size limits")
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, error_prefix="kbsim advise: error: ")
 
 
 def _number(text: str, flag: str, integral: bool) -> float:
@@ -135,20 +135,11 @@ def _question(args):
     return params, target, options, seeds, workers
 
 
-def _error(message: str) -> int:
-    print(f"kbsim advise: error: {message}", file=sys.stderr)
-    return 2
-
-
 def run(args) -> int:
     from kbsim.model import advise
-    from kbsim.model.advise import AdviceError
 
-    try:
-        params, target, options, seeds, workers = _question(args)
-        answer = advise.advise(params, target, **options)
-    except AdviceError as error:
-        return _error(str(error))
+    params, target, options, seeds, workers = _question(args)
+    answer = advise.advise(params, target, **options)
     p = params
     day_line = (
         f"Day: {p.corpus.articles:,} articles, {p.saves.count:,} saves ({p.saves.popularity}) and "

@@ -29,15 +29,17 @@ def register(subparsers) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     check = actions.add_parser("check", help="read a corpus and report its articles, or the first bad input")
     check.add_argument("source", metavar="PATH", help="a folder, a .jsonl or .csv file, or kbsim:sample")
+    check.set_defaults(error_prefix="kbsim corpus check: ")
     sample = actions.add_parser("sample", help="write the shipped sample help desk (400 articles)")
     sample.add_argument("target", metavar="PATH", help="a new folder (markdown) or file (jsonl, csv)")
     sample.add_argument("--format", choices=("markdown", "jsonl", "csv"), default="markdown",
                         help="default: markdown (one .md file per article)")
+    sample.set_defaults(error_prefix="kbsim corpus sample: ")
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from kbsim.inputs import InputError, load_corpus
+    from kbsim.inputs import load_corpus
     from kbsim.inputs.corpus import write_corpus
     from kbsim.inputs.sample import sample_articles
 
@@ -49,11 +51,7 @@ def run(args) -> int:
             return 2
         print(f"wrote the sample's {len(sample_articles())} articles to {written}")
         return 0
-    try:
-        corpus = load_corpus(args.source)
-    except InputError as exc:
-        print(f"kbsim corpus check: {exc}", file=sys.stderr)
-        return 2
+    corpus = load_corpus(args.source)
     chars = sum(len(content) for content in corpus.contents)
     popularity = "popularity weights given" if corpus.weights is not None else "no popularity (a seeded Zipf ranking)"
     print(f"{corpus.source}: {len(corpus):,} articles, {chars:,} characters of content, {popularity}; "

@@ -72,12 +72,11 @@ def register(subparsers) -> None:
         action="store_true",
         help="discard the figures' experiment results and run them anew",
     )
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, error_prefix="kbsim figures: ")
 
 
 def run(args) -> int:
-    from kbsim.experiment.config import ConfigError
-    from kbsim.experiment.results import ResultsError
+    from kbsim.errors import UsageError
     from kbsim.report.build import build_figures
     from kbsim.report.experiments import quick_from_env
 
@@ -100,7 +99,9 @@ def run(args) -> int:
             fresh=args.fresh,
             log=lambda line: print(line, file=sys.stderr),
         )
-    except (ConfigError, ResultsError, FileNotFoundError, KeyError, ValueError) as error:
+    except UsageError:  # a bad config or results folder: reported by kbsim.cli.main
+        raise
+    except (FileNotFoundError, KeyError, ValueError) as error:
         print(f"kbsim figures: {error}", file=sys.stderr)
         return 2
     except OSError as error:  # e.g. a read-only figures folder

@@ -88,18 +88,23 @@ def register(subparsers) -> None:
         help="the most seeds --precision may reach (default 640)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, error_prefix=ERROR_PREFIX)
+
+
+#: How a line reporting an error starts (kbsim.cli.main prints an escaping UsageError so).
+ERROR_PREFIX = "kbsim run: error: "
 
 
 def _error(message: str) -> int:
-    print(f"kbsim run: error: {message}", file=sys.stderr)
+    print(f"{ERROR_PREFIX}{message}", file=sys.stderr)
     return 2
 
 
 def run(args) -> int:
-    from kbsim.experiment.config import ConfigError, config_from_args
+    from kbsim.errors import UsageError
+    from kbsim.experiment.config import config_from_args
     from kbsim.experiment.precision import DEFAULT_MAX_SEEDS, PrecisionTarget, run_until_precise
-    from kbsim.experiment.runner import Interrupted, ResultsError, SchedulerUnavailable, run_experiment
+    from kbsim.experiment.runner import Interrupted, run_experiment
     from kbsim.report.tables import format_contrasts, format_summary, seed_warnings
 
     if args.scheduler and args.executor == "local":
@@ -110,11 +115,8 @@ def run(args) -> int:
             return _error(f"--{name.replace('_', '-')}: expected at least 1, got {value}")
     if args.max_seeds is not None and not args.precision:
         return _error("--max-seeds needs --precision")
-    try:
-        config = config_from_args(args)
-        targets = [PrecisionTarget.parse(text) for text in args.precision]
-    except ConfigError as exc:
-        return _error(str(exc))
+    config = config_from_args(args)
+    targets = [PrecisionTarget.parse(text) for text in args.precision]
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
@@ -149,9 +151,9 @@ def run(args) -> int:
             result = precision.result
         else:
             result = run_once(config)
-    except (ConfigError, SchedulerUnavailable, ResultsError) as exc:
-        return _error(str(exc))
     except OSError as exc:  # reading the results folder failed in a way kbsim did not foresee
+        if isinstance(exc, UsageError):  # SchedulerUnavailable: reported by kbsim.cli.main
+            raise
         return _error(f"{exc.filename or args.out}: {exc.strerror or exc}")
     except Interrupted as exc:
         log(f"interrupted by {exc}: completed runs are saved; rerun the same command to resume")
@@ -212,7 +214,7 @@ def _report_precision(precision, keys: list[str], log) -> int:
         log(f"precision: every target met with {precision.seeds} seeds (batches {batches})")
         return 0
     log(
-        f"kbsim run: error: --precision: targets not met with {precision.seeds} seeds, the --max-seeds cap "
+        f"{ERROR_PREFIX}--precision: targets not met with {precision.seeds} seeds, the --max-seeds cap "
         f"(batches {batches}); raise --max-seeds or relax the half-width"
     )
     return 3

@@ -49,13 +49,13 @@ def register(subparsers) -> None:
     parser.add_argument("--log-level", default="INFO",
                         choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                         help="stderr log level (default INFO)")
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, error_prefix="kbsim serve: ")
 
 
 def run(args: argparse.Namespace) -> int:
-    from kbsim.experiment.config import ConfigError, load_day_params
+    from kbsim.experiment.config import load_day_params
     from kbsim.params import DayParams
-    from kbsim.serve.server import ServeConfigError, check_busy_timeout, check_speed, serve, served_corpus
+    from kbsim.serve.server import check_busy_timeout, check_speed, serve, served_corpus
 
     logging.basicConfig(
         stream=sys.stderr,
@@ -69,9 +69,6 @@ def run(args: argparse.Namespace) -> int:
         params = served_corpus(params, args.corpus)
         serve(params, seed=args.seed, db=args.db, kb_id=args.kb_id, grants=args.grant,
               live=args.live, speed=args.speed, busy_timeout_s=args.busy_timeout)
-    except (ServeConfigError, ConfigError) as exc:
-        print(f"kbsim serve: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         return 130
     return 0

@@ -11,7 +11,6 @@ files that exist.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 EPILOG = """\
@@ -35,19 +34,16 @@ def register(subparsers) -> None:
     export.add_argument("run_dir", metavar="RUN_DIR", help="results/<experiment>/runs/<run_id>")
     export.add_argument("--out", metavar="DIR", help="where to write (default: trace-<run_id>)")
     export.add_argument("--force", action="store_true", help="overwrite saves.csv and questions.csv there")
+    export.set_defaults(error_prefix="kbsim trace export: ")
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from kbsim.sim.replay import ExportError, export_run
+    from kbsim.sim.replay import export_run
 
     run_dir = Path(args.run_dir)
     out = Path(args.out) if args.out else Path(f"trace-{run_dir.resolve().name}")
-    try:
-        saves, questions = export_run(run_dir, out, overwrite=args.force)
-    except ExportError as exc:
-        print(f"kbsim trace export: {exc}", file=sys.stderr)
-        return 2
+    saves, questions = export_run(run_dir, out, overwrite=args.force)
     print(saves)
     print(questions)
     return 0

@@ -45,6 +45,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError, field_validator
 
+from kbsim.errors import UsageError
 from kbsim.experiment import limits
 from kbsim.params import INPUT_PATHS, DayParams
 from kbsim.store import store_backend
@@ -72,7 +73,7 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SCALAR_TYPES = (bool, int, float, str, type(None))
 
 
-class ConfigError(ValueError):
+class ConfigError(UsageError):
     """A config that cannot be run: names the file, the key path and what was expected."""
 
     def __init__(self, source: str, key_path: str, problem: str) -> None:

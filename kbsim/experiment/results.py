@@ -35,6 +35,7 @@ from typing import Any
 
 import pandas as pd
 
+from kbsim.errors import UsageError
 from kbsim.experiment.config import ConfigError
 from kbsim.version import __version__
 
@@ -70,7 +71,7 @@ _OWNED = {MANIFEST, SUMMARY, CONTRASTS, "runs", "errors", ".lock"}
 _TABLE_FILE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.parquet")
 
 
-class ResultsError(Exception):
+class ResultsError(UsageError):
     """A results directory that cannot be used as it is: names the path and the problem."""
 
     def __init__(self, path: str | Path, problem: str) -> None:

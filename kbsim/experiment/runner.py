@@ -37,6 +37,7 @@ from typing import Any
 import pandas as pd
 
 import kbsim.experiment.results
+from kbsim.errors import UsageError
 from kbsim.experiment.config import ConfigError, ExperimentConfig, RunSpec, config_from_dict, load_config
 from kbsim.experiment.limits import ExperimentEstimate
 from kbsim.experiment.results import (
@@ -96,7 +97,7 @@ class TooLargeError(ConfigError):
     """An experiment above :mod:`kbsim.experiment.limits`' confirmation thresholds, run without ``yes``."""
 
 
-class SchedulerUnavailable(ConnectionError):
+class SchedulerUnavailable(UsageError, ConnectionError):
     """The Dask scheduler given by address cannot be reached."""
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kbsim.errors import UsageError
 
-class InputError(ValueError):
+
+class InputError(UsageError):
     """An input file kbsim cannot use: names the file, and the line and the column (or
     field) where there is one, then the problem.
 

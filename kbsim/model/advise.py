@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
+from kbsim.errors import UsageError
 from kbsim.model import analytic
 from kbsim.params import DayParams
 
@@ -60,7 +61,7 @@ _UNITS = {
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*([a-z]*)")
 
 
-class AdviceError(ValueError):
+class AdviceError(UsageError):
     """An input that cannot be answered; ``flag`` names the command-line option to blame."""
 
     def __init__(self, flag: str, problem: str) -> None:

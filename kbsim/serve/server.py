@@ -29,6 +29,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from kbsim.errors import UsageError
 from kbsim.inputs import InputError
 from kbsim.params import DayParams
 from kbsim.sim.activity import repeating_saves
@@ -53,7 +54,7 @@ LAST_CLOCK_S = MAX_VERSION_US / 1_000_000 - 86_400.0
 FIRST_CLOCK_S = MIN_VERSION_US / 1_000_000
 
 
-class ServeConfigError(ValueError):
+class ServeConfigError(UsageError):
     """Options or a database that cannot be served (names the option or the file)."""
 
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from kbsim.errors import UsageError
 from kbsim.inputs.traces import (
     ArticleIndex,
     QuestionRow,
@@ -225,7 +226,7 @@ def export_day(log: DayLog, day_s: float) -> tuple[list[SaveRow], list[QuestionR
     return saves, questions
 
 
-class ExportError(RuntimeError):
+class ExportError(UsageError, RuntimeError):
     """A run that cannot be exported: names the run directory and why."""
 
 

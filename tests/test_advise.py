@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from kbsim.cli import main
+from kbsim.cli.advise_cmd import duration_option, share_option
 from kbsim.model import advise
 from kbsim.model.advise import AdviceError, Target
 
@@ -23,7 +24,7 @@ REFERENCE = advise.day_params(articles=400, saves_per_day=300, questions_per_day
     [("15min", 900), ("90s", 90), ("1.5h", 5400), ("1h30min", 5400), ("2 h", 7200), ("45", 45), (".5d", 43200)],
 )
 def test_durations_parse_with_units(text, seconds):
-    assert advise.parse_duration(text, "--max-latency") == seconds
+    assert duration_option(text, "--max-latency") == seconds
 
 
 @pytest.mark.parametrize(
@@ -39,17 +40,17 @@ def test_durations_parse_with_units(text, seconds):
 )
 def test_bad_durations_name_the_flag(text, problem):
     with pytest.raises(AdviceError, match=problem) as error:
-        advise.parse_duration(text, "--max-latency")
+        duration_option(text, "--max-latency")
     assert error.value.flag == "--max-latency" and str(error.value).startswith("--max-latency: ")
 
 
 def test_shares_parse_as_percent_or_fraction_and_refuse_the_ambiguous():
-    assert advise.parse_share("2%", "--max-exposure") == pytest.approx(0.02)
-    assert advise.parse_share("0.02", "--max-exposure") == pytest.approx(0.02)
-    assert advise.parse_share("100%", "--edit-share", allow_all=True) == 1.0
+    assert share_option("2%", "--max-exposure") == pytest.approx(0.02)
+    assert share_option("0.02", "--max-exposure") == pytest.approx(0.02)
+    assert share_option("100%", "--edit-share", allow_all=True) == 1.0
     for text, problem in (("2", "write 2%"), ("150%", "between 0% and 100%"), ("0%", "between"), ("lots", "like 2%")):
         with pytest.raises(AdviceError, match=problem):
-            advise.parse_share(text, "--max-exposure")
+            share_option(text, "--max-exposure")
 
 
 def test_pareto_and_the_largest_delay_below_a_target():

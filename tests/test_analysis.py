@@ -14,6 +14,7 @@ from kbsim.report import frames
 from kbsim.report import tables as report_tables
 from kbsim.sim import run_day
 from kbsim.stats import metrics_by_run, run_metrics, summarize
+from kbsim.units import format_duration
 
 SMALL = {
     "day_hours": 3.0,
@@ -132,7 +133,7 @@ def test_formatting_helpers():
     assert fmt(12345.0, 12000.0, 13000.0, "bytes") == "12.3 kB [12.0, 13.0]"
     assert fmt(float("nan"), 0.0, 1.0, "count") == "n/a"
     assert fmt(0.5, float("nan"), float("nan"), "share") == "50.0%"
-    assert [report_tables.format_duration(s) for s in (5, 60, 600, 3600, 9000)] == [
+    assert [format_duration(s, "page") for s in (5, 60, 600, 3600, 9000)] == [
         "5 s",
         "1 min",
         "10 min",

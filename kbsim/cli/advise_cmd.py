@@ -83,7 +83,8 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run, error_prefix="kbsim advise: error: ")
 
 
-def _number(text: str, flag: str, integral: bool) -> float:
+def number_option(text: str, flag: str, integral: bool) -> float:
+    """A number from ``text`` (``20,000`` and ``20_000`` too); AdviceError naming ``flag``."""
     from kbsim.model.advise import AdviceError
 
     cleaned = re.sub(r"[,_]", "", str(text).strip())
@@ -101,35 +102,66 @@ def _number(text: str, flag: str, integral: bool) -> float:
     return value
 
 
+def duration_option(text: str, flag: str) -> float:
+    """Seconds from ``15min``, ``90s``, ``1.5h``, ``1h30min`` or a bare number
+    (:func:`kbsim.units.parse_duration`); AdviceError naming ``flag``."""
+    from kbsim.model.advise import AdviceError
+    from kbsim.units import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise AdviceError(flag, str(exc)) from None
+
+
+def share_option(text: str, flag: str, *, allow_all: bool = False) -> float:
+    """A share from ``2%`` or ``0.02``; refuses ``2`` (ambiguous) and anything outside (0, 1)
+    (``allow_all``: (0, 1]). AdviceError naming ``flag``."""
+    from kbsim.model.advise import AdviceError
+
+    raw = str(text).strip()
+    percent = raw.endswith("%")
+    try:
+        value = float(raw[:-1] if percent else raw)
+    except ValueError:
+        raise AdviceError(flag, f"expected a share like 2% or 0.02, got {text!r}") from None
+    share = value / 100.0 if percent else value
+    if not percent and value > 1:
+        raise AdviceError(flag, f"expected a share like 2% or 0.02, got {text!r} (write {value:g}% for percent)")
+    if not (math.isfinite(share) and 0 < share and (share < 1 or (allow_all and share == 1))):
+        raise AdviceError(flag, f"expected a share between 0% and 100%, got {text!r}")
+    return share
+
+
 def _question(args):
     """The day, target and options from the arguments (AdviceError naming a bad one)."""
     from kbsim.model import advise
     from kbsim.model.advise import AdviceError, Target
 
     params = advise.day_params(
-        articles=_number(args.articles, "--articles", True),
-        saves_per_day=_number(args.saves_per_day, "--saves-per-day", True),
-        questions_per_day=_number(args.questions_per_day, "--questions-per-day", True),
-        zipf=_number(args.zipf, "--zipf", False),
-        day_hours=_number(args.day_hours, "--day-hours", False),
-        citations_per_answer=_number(args.citations_per_answer, "--citations-per-answer", True),
+        articles=number_option(args.articles, "--articles", True),
+        saves_per_day=number_option(args.saves_per_day, "--saves-per-day", True),
+        questions_per_day=number_option(args.questions_per_day, "--questions-per-day", True),
+        zipf=number_option(args.zipf, "--zipf", False),
+        day_hours=number_option(args.day_hours, "--day-hours", False),
+        citations_per_answer=number_option(args.citations_per_answer, "--citations-per-answer", True),
         saves_popularity=args.saves_popularity,
-        edit_share=advise.parse_share(args.edit_share, "--edit-share", allow_all=True),
+        edit_share=share_option(args.edit_share, "--edit-share", allow_all=True),
     )
     if args.max_latency is not None:
         metric = "detection_latency_s" if args.latency_statistic == "mean" else "detection_latency_p90_s"
-        target = Target(metric, advise.parse_duration(args.max_latency, "--max-latency"))
+        target = Target(metric, duration_option(args.max_latency, "--max-latency"))
     else:
-        target = Target("stale_exposure", advise.parse_share(args.max_exposure, "--max-exposure"))
+        target = Target("stale_exposure", share_option(args.max_exposure, "--max-exposure"))
     options = {
         "cost": args.cost,
-        "min_interval_s": advise.parse_duration(args.min_interval, "--min-interval"),
-        "max_conflict_rate": advise.parse_share(args.max_conflicts, "--max-conflicts"),
+        "min_interval_s": duration_option(args.min_interval, "--min-interval"),
+        "max_conflict_rate": share_option(args.max_conflicts, "--max-conflicts"),
     }
-    seeds = _number(args.seeds, "--seeds", True)
+    seeds = number_option(args.seeds, "--seeds", True)
     if not 2 <= seeds <= 1000:
         raise AdviceError("--seeds", f"expected 2 to 1000 (an interval needs at least two days), got {seeds}")
-    workers = None if args.workers is None else _number(args.workers, "--workers", True)
+    workers = None if args.workers is None else number_option(args.workers, "--workers", True)
     if workers is not None and workers < 1:
         raise AdviceError("--workers", f"expected at least 1, got {workers}")
     return params, target, options, seeds, workers
@@ -160,9 +192,9 @@ def run(args) -> int:
 
 def _verify(answer, seeds: int, out: str, workers: int | None, yes: bool, quiet: bool) -> tuple[int, dict | None]:
     from kbsim.experiment.config import ConfigError, config_from_dict
-    from kbsim.experiment.limits import format_seconds
     from kbsim.experiment.runner import ResultsError, TooLargeError, run_experiment
     from kbsim.model import advise
+    from kbsim.units import format_duration
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
@@ -174,8 +206,9 @@ def _verify(answer, seeds: int, out: str, workers: int | None, yes: bool, quiet:
         return 2, None
     estimate = config.estimate()
     workers = workers or os.cpu_count() or 1
+    wall = format_duration(estimate.cpu_s / min(workers, estimate.runs), "estimate")
     log(
-        f"Verifying: {estimate}; roughly {format_seconds(estimate.cpu_s / min(workers, estimate.runs))} "
+        f"Verifying: {estimate}; roughly {wall} "
         f"with {workers} worker{'s' if workers > 1 else ''} (days checked every few minutes take longer). "
         f"Results in {out}/{config.name}/ (reused when you ask again)."
     )

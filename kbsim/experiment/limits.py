@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 
 from kbsim.params import DayParams
 from kbsim.store import DAY_START
+from kbsim.units import format_bytes, format_duration
 
 __all__ = [
     "CONFIRM_CPU_S",
@@ -39,8 +40,6 @@ __all__ = [
     "RunEstimate",
     "estimate_experiment",
     "estimate_run",
-    "format_bytes",
-    "format_seconds",
 ]
 
 #: Seeds are stored in int64 columns.
@@ -119,8 +118,8 @@ class RunEstimate:
             found.append(
                 Limit(
                     keys,
-                    f"{what}: one run would need about {format_bytes(self.memory_bytes)} of memory, "
-                    f"more than the {format_bytes(MAX_RUN_MEMORY_BYTES)} kbsim allows a run; "
+                    f"{what}: one run would need about {format_bytes(self.memory_bytes, 'estimate')} of memory, "
+                    f"more than the {format_bytes(MAX_RUN_MEMORY_BYTES, 'estimate')} kbsim allows a run; "
                     "expected a smaller value",
                 )
             )
@@ -227,8 +226,8 @@ class ExperimentEstimate:
     def __str__(self) -> str:
         return (
             f"{self.runs} runs ({self.points} points x {self.seeds} seeds), about "
-            f"{format_seconds(self.cpu_s)} of CPU, {format_bytes(self.disk_bytes)} of results "
-            f"and up to {format_bytes(self.run_memory_bytes)} of memory per run"
+            f"{format_duration(self.cpu_s, 'estimate')} of CPU, {format_bytes(self.disk_bytes, 'estimate')} of results "
+            f"and up to {format_bytes(self.run_memory_bytes, 'estimate')} of memory per run"
         )
 
     def reasons_to_confirm(self) -> list[str]:
@@ -237,11 +236,11 @@ class ExperimentEstimate:
         if self.runs > CONFIRM_RUNS:
             reasons.append(f"more than {CONFIRM_RUNS} runs")
         if self.cpu_s > CONFIRM_CPU_S:
-            reasons.append(f"more than {format_seconds(CONFIRM_CPU_S)} of CPU")
+            reasons.append(f"more than {format_duration(CONFIRM_CPU_S, 'estimate')} of CPU")
         if self.disk_bytes > CONFIRM_DISK_BYTES:
-            reasons.append(f"more than {format_bytes(CONFIRM_DISK_BYTES)} of results")
+            reasons.append(f"more than {format_bytes(CONFIRM_DISK_BYTES, 'estimate')} of results")
         if self.run_memory_bytes > CONFIRM_RUN_MEMORY_BYTES:
-            reasons.append(f"more than {format_bytes(CONFIRM_RUN_MEMORY_BYTES)} of memory in a run")
+            reasons.append(f"more than {format_bytes(CONFIRM_RUN_MEMORY_BYTES, 'estimate')} of memory in a run")
         return reasons
 
 
@@ -256,23 +255,3 @@ def estimate_experiment(points: list[DayParams], seeds: int) -> ExperimentEstima
         disk_bytes=seeds * sum(run.disk_bytes + _MANIFEST_BYTES_PER_RUN for run in runs),
         run_memory_bytes=max((run.memory_bytes for run in runs), default=0.0),
     )
-
-
-def format_bytes(n: float) -> str:
-    """``1.5 GB``-style (decimal units)."""
-    for unit in ("B", "kB", "MB", "GB", "TB", "PB"):
-        if abs(n) < 1000 or unit == "PB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.3g} {unit}"
-        n /= 1000
-    raise AssertionError("unreachable")
-
-
-def format_seconds(s: float) -> str:
-    """``40 s``, ``12 min``, ``3.5 h``, ``2.1e+03 days``."""
-    if s < 120:
-        return f"{s:.2g} s" if s < 10 else f"{s:.0f} s"
-    if s < 7200:
-        return f"{s / 60:.0f} min"
-    if s < 2 * 86400:
-        return f"{s / 3600:.3g} h"
-    return f"{s / 86400:.3g} days"

@@ -14,7 +14,8 @@ stale exposure) and answers from :mod:`kbsim.model.analytic`, in well under a se
 :func:`verify_config` turns an answer into an experiment config (the chosen and the
 runner-up's day, and an edit day at the safe delay) for :func:`kbsim.experiment.runner.run_experiment`,
 and :func:`compare` puts its summary beside the predictions. ``kbsim advise`` is the
-command line (:mod:`kbsim.cli.advise_cmd`).
+command line (:mod:`kbsim.cli.advise_cmd`), which also reads its options' text
+(durations, shares, counts) into the numbers this module takes.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -31,6 +31,7 @@ import pandas as pd
 from kbsim.errors import UsageError
 from kbsim.model import analytic
 from kbsim.params import DayParams
+from kbsim.units import format_bytes, format_duration
 
 #: Check intervals an answer chooses among (seconds): round durations a builder would
 #: configure, from 1 minute to a day; those longer than the day are left out and the
@@ -52,14 +53,6 @@ COSTS = ("calls", "bytes")
 #: Bounds on a day that the model answers instantly (and a simulation could still run).
 MAX_DAY_HOURS = 168.0
 
-_UNITS = {
-    "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
-    "m": 60.0, "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0,
-    "h": 3600.0, "hr": 3600.0, "hrs": 3600.0, "hour": 3600.0, "hours": 3600.0,
-    "d": 86400.0, "day": 86400.0, "days": 86400.0,
-}
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*([a-z]*)")
-
 
 class AdviceError(UsageError):
     """An input that cannot be answered; ``flag`` names the command-line option to blame."""
@@ -70,74 +63,8 @@ class AdviceError(UsageError):
         super().__init__(f"{flag}: {problem}")
 
 
-def parse_duration(text: str, flag: str = "duration") -> float:
-    """Seconds from ``90s``, ``15min``, ``1.5h``, ``1h30min`` or a bare number of seconds."""
-    raw = str(text).strip().lower()
-    if not raw:
-        raise AdviceError(flag, "expected a duration like 15min, 90s or 1.5h, got an empty value")
-    try:
-        seconds = float(raw)
-    except ValueError:
-        seconds, position = 0.0, 0
-        for match in _DURATION_PART.finditer(raw):
-            if match.start() != position or raw[position : match.start()].strip():
-                break
-            number, unit = match.groups()
-            if unit not in _UNITS:
-                raise AdviceError(
-                    flag, f"unknown unit {unit!r} in {text!r}; expected s, min, h or d (e.g. 15min)"
-                ) from None
-            seconds += float(number) * _UNITS[unit]
-            position = match.end()
-            while position < len(raw) and raw[position] == " ":
-                position += 1
-        if position != len(raw):
-            raise AdviceError(flag, f"expected a duration like 15min, 90s or 1.5h, got {text!r}") from None
-    if not (math.isfinite(seconds) and seconds > 0):
-        raise AdviceError(flag, f"expected a positive duration, got {text!r}")
-    return seconds
-
-
-def parse_share(text: str, flag: str = "share", *, allow_all: bool = False) -> float:
-    """A share from ``2%`` or ``0.02``; refuses ``2`` (ambiguous) and anything outside (0, 1)
-    (``allow_all``: (0, 1])."""
-    raw = str(text).strip()
-    percent = raw.endswith("%")
-    try:
-        value = float(raw[:-1] if percent else raw)
-    except ValueError:
-        raise AdviceError(flag, f"expected a share like 2% or 0.02, got {text!r}") from None
-    share = value / 100.0 if percent else value
-    if not percent and value > 1:
-        raise AdviceError(flag, f"expected a share like 2% or 0.02, got {text!r} (write {value:g}% for percent)")
-    if not (math.isfinite(share) and 0 < share and (share < 1 or (allow_all and share == 1))):
-        raise AdviceError(flag, f"expected a share between 0% and 100%, got {text!r}")
-    return share
-
-
-def format_duration(seconds: float) -> str:
-    """Three significant digits in a fitting unit: ``45 s``, ``14.8 min``, ``1.5 h``, ``2.5 days``."""
-    if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
-        return "n/a"
-    if math.isinf(seconds):
-        return "unlimited"
-    for unit, size, below in (("s", 1.0, 59.95), ("min", 60.0, 3597.0), ("h", 3600.0, 2 * 86400.0)):
-        if seconds < below:
-            return f"{seconds / size:.3g} {unit}"
-    return f"{seconds / 86400:.3g} days"
-
-
 def format_count(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
-
-
-def format_bytes(value: float) -> str:
-    if math.isnan(value):
-        return "n/a"
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if value >= size:
-            return f"{value / size:.3g} {unit}"
-    return f"{value:.0f} B"
 
 
 def format_share(value: float) -> str:
@@ -277,10 +204,6 @@ class Advice:
     title: Option
     edit: EditAdvice
     options: pd.DataFrame = field(repr=False)
-
-    @property
-    def cost_column(self) -> str:
-        return f"{self.cost}_per_hour"
 
     def to_dict(self) -> dict:
         """The answer as plain JSON-able values (``kbsim advise --json``)."""

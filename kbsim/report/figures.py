@@ -26,8 +26,8 @@ from kbsim.report.experiments import (
     sweep_frame,
     sweep_points,
 )
-from kbsim.report.tables import format_duration
 from kbsim.stats.summary import MetricSelector
+from kbsim.units import format_duration
 
 
 def _edits_note(params: DayParams) -> str:
@@ -35,7 +35,7 @@ def _edits_note(params: DayParams) -> str:
         return "Days without agent edits."
     return (
         f"These days include the edit experiment ({params.edit.share:.0%} of answers edited after "
-        f"{format_duration(params.edit.delay_s)}); the model includes the agent's edits."
+        f"{format_duration(params.edit.delay_s, 'page')}); the model includes the agent's edits."
     )
 
 
@@ -284,7 +284,8 @@ def figure_check_frontier(exps: dict[str, Experiment]):
     caption = experiment.caption(
         "check_frontier",
         "Zipf day without agent edits (its control is in the same experiment). One point per check "
-        f"interval, {format_duration(points[key].min())} (right) to {format_duration(points[key].max())} "
+        f"interval, {format_duration(points[key].min(), 'page')} (right) to "
+        f"{format_duration(points[key].max(), 'page')} "
         "(left); bars: 95% intervals in both directions. Rings: Pareto-optimal (nothing cheaper "
         "detects sooner). Dashed: analytic model; dotted: its rough title-check model.",
     )

@@ -12,8 +12,8 @@ import pandas as pd
 from kbsim.model import analytic
 from kbsim.report import frames
 from kbsim.report.experiments import Experiment, match, staleness_days, sweep_frame, sweep_points
-from kbsim.report.tables import format_duration
 from kbsim.stats.summary import MetricSelector
+from kbsim.units import format_duration
 
 
 def staleness_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
@@ -67,7 +67,7 @@ def edit_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
             rows.append(
                 {
                     "metric": metric,
-                    "delay": format_duration(delay),
+                    "delay": format_duration(delay, "page"),
                     "delay_s": delay,
                     "simulated": value,
                     "ci_low": low,
@@ -164,7 +164,7 @@ def check_policy_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
                     {
                         "day": point["save_popularity"],
                         "saves_per_day": point[volume],
-                        "interval": format_duration(point[key]),
+                        "interval": format_duration(point[key], "page"),
                         "interval_s": point[key],
                         "strategy": strategy,
                         "metric": metric,

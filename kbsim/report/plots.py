@@ -24,6 +24,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, PercentFormatter  # noqa: E402
 
 from kbsim.stats.summary import MetricSelector  # noqa: E402
+from kbsim.units import format_bytes, format_duration  # noqa: E402
 
 #: One colour per series kind, used the same way in every figure.
 COLOURS = {
@@ -122,11 +123,8 @@ def _analytic_label(label: str = "analytic model") -> str:
 
 
 def _duration(seconds: float) -> str:
-    if seconds < 60:
-        return f"{seconds:g} s"
-    if seconds < 3600:
-        return f"{seconds / 60:g} min"
-    return f"{seconds / 3600:g} h"
+    """A duration as the figures write it: every digit it takes, in s, min or h."""
+    return format_duration(seconds, "tick")
 
 
 def _delay_formatter(keep_all_x: float | None = None):
@@ -459,11 +457,8 @@ def _clip_log_bands(ax) -> None:
 
 
 def _bytes_label(value, _pos) -> str:
-    if value >= 1e6:
-        return f"{value / 1e6:g} MB"
-    if value >= 1e3:
-        return f"{value / 1e3:g} kB"
-    return f"{value:g} B"
+    """A size axis' tick label (a FuncFormatter): every digit it takes, in B, kB or MB."""
+    return format_bytes(value, "tick")
 
 
 # -- (e) edit rejections ---------------------------------------------------------------

@@ -30,9 +30,10 @@ import pandas as pd
 
 from kbsim.model import analytic
 from kbsim.report.experiments import Experiment, match
-from kbsim.report.tables import format_duration, format_estimate, markdown_table
+from kbsim.report.tables import format_estimate, markdown_table
 from kbsim.stats.intervals import Estimate, estimate
 from kbsim.stats.summary import MetricSelector
+from kbsim.units import format_duration
 
 EXPERIMENT = "writeup"
 LITERAL, CONTROL = "literal", "control"
@@ -398,7 +399,7 @@ def _check_rows(data: Writeup) -> list[Row]:
 
 def _edit_rows(data: Writeup) -> list[Row]:
     rows = []
-    grid = ", ".join(format_duration(d) for d in GRID_S)
+    grid = ", ".join(format_duration(d, "page") for d in GRID_S)
     edits = data.per_run[(data.per_run["scenario"] == LITERAL) & (data.per_run["name"] == "edits_made")]
     per_delay = edits[edits[DELAY].isin(list(GRID_S))].groupby(DELAY)["value"].sum()
     rows.append(
@@ -419,7 +420,7 @@ def _edit_rows(data: Writeup) -> list[Row]:
     at = _delay_for(params, "rejection_rate", WRITEUP["reject_1h"])
     reason = (
         f"kbsim's day rejects {pct(hour.value)} at 1 h, the model {pct(model.loc[3600.0, 'rejection_rate'])}; "
-        f"the model reaches 40% at a delay of {format_duration(at)}"
+        f"the model reaches 40% at a delay of {format_duration(at, 'page')}"
         + (f"; the variant(s) {', '.join(holding)} hold 40%" if holding else "")
     )
     rows.append(
@@ -453,7 +454,7 @@ def _edit_rows(data: Writeup) -> list[Row]:
 
 
 def _grid() -> str:
-    return ", ".join(format_duration(d) for d in GRID_S)
+    return ", ".join(format_duration(d, "page") for d in GRID_S)
 
 
 def _delay_for(params, metric: str, target: float) -> float:
@@ -488,8 +489,8 @@ def _counts_rows(data: Writeup, params, model: pd.DataFrame) -> list[Row]:
         f"On the model a grid like {_grid()} rejects {expected_conflicts:.0f} and finds "
         f"{expected_gone:.0f} gone of 600 (kbsim: {pct(reject.value)} rejected); {pct(mean_rate)} rejected "
         f"and {pct(gone / edits)} gone are what every delay would give at about "
-        f"{format_duration(at)} and {format_duration(gone_at)}: the four delays were all near an hour or "
-        "reached well beyond it"
+        f"{format_duration(at, 'page')} and {format_duration(gone_at, 'page')}: the four delays were all near an hour "
+        "or reached well beyond it"
     )
     rows = [
         Row(
@@ -513,7 +514,7 @@ def _counts_rows(data: Writeup, params, model: pd.DataFrame) -> list[Row]:
                 gone / edits,
                 gone_kbsim,
                 f"at the grid's delays kbsim finds {pct(gone_kbsim.value)}; "
-                f"the model reaches 3.2% at {format_duration(gone_at)}, as above",
+                f"the model reaches 3.2% at {format_duration(gone_at, 'page')}, as above",
                 note=f"inside kbsim's wide {data.seeds}-seed interval, though the model expects "
                 f"{expected_gone:.0f} of 600 on this grid (see the replay row)",
             ),

@@ -15,6 +15,7 @@ import pandas as pd
 from kbsim.report.experiments import Experiment, match, role, staleness_days
 from kbsim.stats.metrics import METRICS
 from kbsim.stats.summary import MetricSelector, underpowered
+from kbsim.units import format_bytes, format_duration
 
 
 @dataclass(frozen=True)
@@ -66,9 +67,9 @@ def format_estimate(value: float, low: float, high: float, unit: str) -> str:
     if unit == "share":
         text = f"{100 * value:.1f}%"
     elif unit == "bytes":
-        text = f"{value / 1000:.1f} kB"
+        text = format_bytes(value, "page")
     elif unit == "seconds":
-        text = format_duration(value)
+        text = format_duration(value, "page")
     else:
         text = f"{value:.1f}"
     if any(isinstance(x, float) and math.isnan(x) for x in (low, high)):
@@ -78,7 +79,7 @@ def format_estimate(value: float, low: float, high: float, unit: str) -> str:
     if unit == "bytes":
         return f"{text} [{low / 1000:.1f}, {high / 1000:.1f}]"
     if unit == "seconds":
-        return f"{text} [{format_duration(low)}, {format_duration(high)}]"
+        return f"{text} [{format_duration(low, 'page')}, {format_duration(high, 'page')}]"
     return f"{text} [{low:.1f}, {high:.1f}]"
 
 
@@ -88,16 +89,6 @@ def format_invariant(row) -> str:
         return "n/a (none)"
     held = "held" if row["successes"] == row["trials"] else "FAILED"
     return f"{held} in {row['successes']:,.0f} of {row['trials']:,.0f}"
-
-
-def format_duration(seconds: float) -> str:
-    """5 s, 1 min, 10 min, 1 h, 2.5 h: a delay as a reader says it."""
-    seconds = float(seconds)
-    if seconds < 60:
-        return f"{seconds:.3g} s"
-    if seconds < 3600:
-        return f"{seconds / 60:.3g} min"
-    return f"{seconds / 3600:.3g} h"
 
 
 def markdown_table(frame: pd.DataFrame) -> str:
@@ -144,7 +135,7 @@ def reference_table(
     if survival:
         by_age = []
         for age in SURVIVAL_AGES_S:
-            line = {"metric": f"Citations stale within {format_duration(age)} of being given (Kaplan-Meier)"}
+            line = {"metric": f"Citations stale within {format_duration(age, 'page')} of being given (Kaplan-Meier)"}
             for key, heading in columns.items():
                 frame = survival.get(key)
                 hit = frame[frame["age_s"] == age] if frame is not None else ()
@@ -158,7 +149,7 @@ def reference_table(
         delays = sorted({d for frame in edits.values() for d in frame[delay_column].dropna().unique()})
         for row in EDIT_ROWS:
             for delay in delays:
-                line = {"metric": f"{row.label}, delay {format_duration(delay)}"}
+                line = {"metric": f"{row.label}, delay {format_duration(delay, 'page')}"}
                 for key, heading in columns.items():
                     frame = edits.get(key)
                     line[heading] = "" if frame is None else cell(frame[frame[delay_column] == delay], row)

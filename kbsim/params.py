@@ -193,8 +193,8 @@ class StoreParams(_Frozen):
     backend: str = Field(
         DEFAULT_STORE_BACKEND,
         pattern=r"^[a-z][a-z0-9_-]*$",
-        description="a name in kbsim.store.STORE_BACKENDS: 'memory' (the in-memory store) or "
-        "'sqlite' (a SQLiteStore in a private in-memory database)",
+        description="a name in kbsim.store.STORE_BACKENDS (the config loader checks it): 'memory', the "
+        "default, is the in-memory store; 'sqlite' a SQLiteStore in a private in-memory database",
     )
 
 

@@ -168,8 +168,9 @@ def run(args) -> int:
 
 
 def _verify(answer, seeds: int, out: str, workers: int | None, yes: bool, quiet: bool) -> tuple[int, dict | None]:
-    from kbsim.experiment.config import ConfigError, config_from_dict
+    from kbsim.experiment.config import ConfigError
     from kbsim.experiment.limits import format_seconds
+    from kbsim.experiment.load import config_from_dict
     from kbsim.experiment.runner import ResultsError, TooLargeError, run_experiment
     from kbsim.model import advise
 

@@ -53,7 +53,8 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kbsim.experiment.config import ConfigError, load_day_params
+    from kbsim.experiment.config import ConfigError
+    from kbsim.experiment.load import load_day_params
     from kbsim.params import DayParams
     from kbsim.serve.server import ServeConfigError, check_busy_timeout, check_speed, serve, served_corpus
 

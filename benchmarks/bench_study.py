@@ -116,17 +116,17 @@ def serial_compute(
     """Run every day of the config with ``run_day``, one after another, in this process.
 
     With ``tables``, also time what a runner's worker does with each day's
-    tables besides simulating it (``kbsim.experiment.runner.run_files``: the run's
+    tables besides simulating it (``kbsim.experiment.worker.run_files``: the run's
     metrics, and every table made tidy and encoded as Parquet bytes), as
     ``tables_s``, not part of ``wall_s``.
     """
-    from kbsim.experiment import runner
-    from kbsim.experiment.config import load_config
+    from kbsim.experiment import runner, worker
+    from kbsim.experiment.load import load_config
     from kbsim.sim import run_day
 
     loaded = load_config(ROOT / config, overrides, seeds=seeds)
     runs = runner.in_seed_order(loaded.runs())  # as the runner orders them
-    dtypes = runner._column_dtypes(loaded, runs)
+    dtypes = worker.column_dtypes(loaded.swept, runs)
     wall, cpu, tables_s = [], [], []
     for run in runs:
         wall_0, cpu_0 = time.perf_counter(), time.process_time()
@@ -135,7 +135,7 @@ def serial_compute(
         cpu.append(time.process_time() - cpu_0)
         if tables:
             started = time.perf_counter()
-            runner.run_files(runner._job(run, dtypes), day, run.params.day_s)
+            worker.run_files(worker.make_job(run, dtypes), day, run.params.day_s)
             tables_s.append(time.perf_counter() - started)
     return {"runs": len(runs), "wall_s": wall, "cpu_s": cpu, "tables_s": tables_s}
 
@@ -190,7 +190,7 @@ def main() -> None:
     sim, tree_cpu = med("sim_wall_s"), med("tree_cpu_s")
 
     # imported here, after the timings: the bench times kbsim's imports in fresh processes
-    from kbsim.experiment.config import load_config
+    from kbsim.experiment.load import load_config
 
     seeds = len(load_config(ROOT / STUDY).seeds)
     verdict_sim = "met" if sim <= TARGET_COMPUTE_S else "not met"

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
 #: Parameters that name input files (relative paths are relative to the config file that
-#: sets them; kbsim.experiment.config resolves them when it reads the file).
+#: sets them; kbsim.experiment.load resolves them when it reads the file).
 INPUT_PATHS = ("corpus.source", "saves.trace", "questions.trace")
 #: The store backend a day runs on unless its parameters name another (``store.backend``).
 DEFAULT_STORE_BACKEND = "memory"

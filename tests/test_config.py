@@ -9,7 +9,10 @@ import pytest
 from tiny_configs import TINY_DAY
 
 from kbsim.cli import main
-from kbsim.experiment.config import ConfigError, expand_sweep, load_config, parse_seeds
+from kbsim.experiment import schema
+from kbsim.experiment.config import ConfigError, ExperimentConfig, expand_sweep
+from kbsim.experiment.load import config_from_dict, load_config
+from kbsim.experiment.schema import CONFIG_KEYS, KEYS, Key, parse_seeds
 from kbsim.params import DayParams
 
 TINY = TINY_DAY
@@ -311,3 +314,44 @@ def test_reference_experiment_is_the_spec_reference_study():
         delay = point["edit.delay_s"]
         assert params == DayParams(saves={"popularity": popularity}, edit={"delay_s": delay})
     assert by_scenario == {s: [None, 5.0, 60.0, 600.0, 3600.0] for s in ("zipf", "control")}
+
+
+# ------------------------------------------------------------ the key schema
+
+
+def test_every_top_level_key_is_declared_once_in_the_schema():
+    """The model's fields and the schema's keys are the same set (``extends`` is resolved while
+    reading; ``source`` is not a key), and the unknown-key message lists the schema."""
+    assert CONFIG_KEYS == tuple(KEYS)
+    assert {name for name, key in KEYS.items() if key.check is not None} == set(ExperimentConfig.model_fields) - {
+        "source"
+    }
+    with pytest.raises(ConfigError) as refused:
+        config_from_dict({"name": "x", "sweeps": {}})
+    assert refused.value.problem == f"unknown key; expected one of: {', '.join(KEYS)} (did you mean 'sweep'?)"
+
+
+def test_a_new_top_level_key_is_one_field_and_one_schema_entry(tmp_path, monkeypatch):
+    """What adding a key takes: its field on the model and its entry in KEYS, nothing else.
+    Reading, the unknown-key hint, ``extends`` (here: not inherited), ``--set`` and the type
+    check all follow from the entry."""
+
+    class WithOwner(ExperimentConfig):
+        owner: str = "nobody"
+
+    monkeypatch.setattr(schema, "ExperimentConfig", WithOwner)
+    monkeypatch.setitem(KEYS, "owner", Key("owner", inherited=False))
+
+    base = write(tmp_path, "base.yaml", TINY + "owner: alice\n")
+    assert load_config(base).owner == "alice"
+    child = write(tmp_path, "child.yaml", "extends: base.yaml\n")
+    assert load_config(child).owner == "nobody"  # the model's default: owners are not inherited
+    assert load_config(child, ["owner=bob"]).owner == "bob"
+    with pytest.raises(ConfigError) as typo:
+        load_config(write(tmp_path, "typo.yaml", TINY + "ownr: alice\n"))
+    assert typo.value.problem.endswith(", contrasts, owner (did you mean 'owner'?)")
+    with pytest.raises(ConfigError) as wrong:
+        load_config(write(tmp_path, "wrong.yaml", TINY + "owner: 3\n"))
+    assert (wrong.value.key_path, wrong.value.problem) == ("owner", "expected a valid string, got 3")
+    with pytest.raises(ConfigError, match="expected a parameter or one of .*, owner"):
+        load_config(base, ["owner.name=bob"])

@@ -10,7 +10,8 @@ import pytest
 from tiny_configs import TINY_DAY
 
 from kbsim.cli import main
-from kbsim.experiment.config import ConfigError, load_config
+from kbsim.experiment.config import ConfigError
+from kbsim.experiment.load import load_config
 from kbsim.experiment.precision import PrecisionTarget, next_seeds
 from kbsim.experiment.runner import load_results
 from kbsim.stats import contrasts, summarize

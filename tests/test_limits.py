@@ -9,10 +9,13 @@ from pathlib import Path
 import pytest
 from tiny_configs import TINY_DAY, TINY_SWEEP
 
+import kbsim.experiment.executors
 import kbsim.experiment.limits
 import kbsim.experiment.runner
 from kbsim.cli import main
-from kbsim.experiment.config import ConfigError, load_config, parse_seeds
+from kbsim.experiment.config import ConfigError
+from kbsim.experiment.load import load_config
+from kbsim.experiment.schema import parse_seeds
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -156,7 +159,7 @@ def executed(monkeypatch):
         jobs_seen.extend(jobs)
         return 1, 0
 
-    monkeypatch.setattr(kbsim.experiment.runner, "_execute_local", execute)
+    monkeypatch.setattr(kbsim.experiment.executors, "execute_local", execute)
     return jobs_seen
 
 

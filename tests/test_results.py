@@ -12,9 +12,10 @@ import pandas as pd
 import pytest
 from tiny_configs import TINY_SWEEP
 
+import kbsim.experiment.executors
 import kbsim.experiment.runner
 from kbsim.cli import main
-from kbsim.experiment.config import load_config
+from kbsim.experiment.load import load_config
 from kbsim.experiment.runner import load_results, run_experiment
 
 
@@ -34,7 +35,7 @@ def in_process(monkeypatch):
         handle(kbsim.experiment.runner.run_batch(jobs, run_day))
         return 1, len(jobs)
 
-    monkeypatch.setattr(kbsim.experiment.runner, "_execute_local", execute)
+    monkeypatch.setattr(kbsim.experiment.executors, "execute_local", execute)
     return handed_out
 
 

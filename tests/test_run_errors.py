@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from tiny_configs import TINY_DAY, TINY_SWEEP
 
+import kbsim.experiment.executors
 import kbsim.experiment.results
 import kbsim.experiment.runner
 from kbsim.cli import main
@@ -96,7 +97,7 @@ def in_process(monkeypatch):
         handle(kbsim.experiment.runner.run_batch(jobs, run_day))
         return 1, len(jobs)
 
-    monkeypatch.setattr(kbsim.experiment.runner, "_execute_local", execute)
+    monkeypatch.setattr(kbsim.experiment.executors, "execute_local", execute)
 
 
 def run_argv(config: Path, out: Path, *extra: str) -> list[str]:

@@ -15,9 +15,10 @@ import pandas as pd
 import pytest
 from tiny_configs import TINY_SWEEP
 
+import kbsim.experiment.executors
 import kbsim.experiment.runner
 from kbsim.cli import main
-from kbsim.experiment.config import config_from_dict, load_config
+from kbsim.experiment.load import config_from_dict, load_config
 from kbsim.experiment.runner import ResultsConflictError, in_seed_order, load_results, run_experiment
 from kbsim.params import DayParams
 from kbsim.sim import run_day
@@ -349,7 +350,7 @@ def test_the_runner_hands_out_the_runs_of_a_seed_together(tmp_path, monkeypatch)
         handle(kbsim.experiment.runner.run_batch(jobs, run_day))
         return 1, len(jobs)
 
-    monkeypatch.setattr(kbsim.experiment.runner, "_execute_local", in_process)
+    monkeypatch.setattr(kbsim.experiment.executors, "execute_local", in_process)
     config = load_config(write_config(tmp_path))
     assert [r.seed for r in config.runs()] == [1, 2] * 4  # config order alternates seeds
     result = run_experiment(config, tmp_path / "out", progress=False)
@@ -382,7 +383,7 @@ def test_tidy_tables_are_written_byte_for_byte_as_the_plain_path_writes_them(job
     """The worker's Parquet writer (_TidyWriter) against _parquet_bytes(_tidy(...)): every
     table of a day with edits, its metrics, empty tables, a table with a column the front
     replaces and one with an index of its own."""
-    from kbsim.experiment.runner import _parquet_bytes, _tidy, _TidyWriter
+    from kbsim.experiment.worker import _parquet_bytes, _tidy, _TidyWriter
     from kbsim.stats.metrics import run_metrics
 
     tables = run_day(DayParams(edit={"delay_s": 60}), 3)

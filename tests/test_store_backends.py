@@ -12,7 +12,8 @@ import pytest
 from tiny_configs import TINY_DAY
 
 from kbsim import MemoryStore, SQLiteStore
-from kbsim.experiment.config import ConfigError, config_from_dict, load_config
+from kbsim.experiment.config import ConfigError
+from kbsim.experiment.load import config_from_dict, load_config
 from kbsim.experiment.runner import load_results, run_experiment
 from kbsim.params import DEFAULT_STORE_BACKEND, DayParams
 from kbsim.sim import run_day

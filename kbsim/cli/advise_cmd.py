@@ -191,7 +191,8 @@ def run(args) -> int:
 
 
 def _verify(answer, seeds: int, out: str, workers: int | None, yes: bool, quiet: bool) -> tuple[int, dict | None]:
-    from kbsim.experiment.config import ConfigError, config_from_dict
+    from kbsim.experiment.config import ConfigError
+    from kbsim.experiment.load import config_from_dict
     from kbsim.experiment.runner import ResultsError, TooLargeError, run_experiment
     from kbsim.model import advise
     from kbsim.units import format_duration

@@ -28,7 +28,7 @@ examples:
 
 
 def register(subparsers) -> None:
-    from kbsim.experiment.config import add_config_arguments
+    from kbsim.cli.config_args import add_config_arguments
 
     parser = subparsers.add_parser(
         "run",
@@ -101,8 +101,8 @@ def _error(message: str) -> int:
 
 
 def run(args) -> int:
+    from kbsim.cli.config_args import config_from_args
     from kbsim.errors import UsageError
-    from kbsim.experiment.config import config_from_args
     from kbsim.experiment.precision import DEFAULT_MAX_SEEDS, PrecisionTarget, run_until_precise
     from kbsim.experiment.runner import Interrupted, run_experiment
     from kbsim.report.tables import format_contrasts, format_summary, seed_warnings

@@ -53,7 +53,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kbsim.experiment.config import load_day_params
+    from kbsim.experiment.load import load_day_params
     from kbsim.params import DayParams
     from kbsim.serve.server import check_busy_timeout, check_speed, serve, served_corpus
 

@@ -4,8 +4,12 @@ Every scenario x sweep point x seed is one run of :func:`kbsim.sim.run_day`.
 A run's id hashes its validated parameters and its seed, so rerunning a config
 finds the runs already done and computes only the missing ones, and a config
 with more seeds or sweep points extends the results instead of starting anew.
-The results directory (its layout, how a run is verified before it is reused,
-how it is read back) is :mod:`kbsim.experiment.results`; this module executes.
+
+:func:`run_experiment` is a pipeline, each step below this module: the plan (the
+config's runs, their jobs and manifest, listed once), the results folder
+(:mod:`kbsim.experiment.results`: its layout, how a run is verified before it is reused,
+how it is read back), the execution (:mod:`kbsim.experiment.executors` ship
+:mod:`kbsim.experiment.worker`'s batches), then the summary (:mod:`kbsim.stats`).
 
 Only the parent process writes, each file atomically (see :mod:`kbsim.experiment.results`),
 so an interrupt (Ctrl-C, SIGTERM, even SIGKILL) loses at most the batches in
@@ -15,21 +19,11 @@ flight, and a full disk stops the sweep with one line and leaves it resumable.
 from __future__ import annotations
 
 import contextlib
-import importlib
-import io
 import json
-import logging
-import math
-import multiprocessing
 import os
-import signal
 import sys
-import threading
 import time
-import traceback
-import uuid
-from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,9 +31,11 @@ from typing import Any
 import pandas as pd
 
 import kbsim.experiment.results
-from kbsim.errors import UsageError
-from kbsim.experiment.config import ConfigError, ExperimentConfig, RunSpec, config_from_dict, load_config
+from kbsim.experiment import executors
+from kbsim.experiment.config import ConfigError, ExperimentConfig, Point, RunSpec
+from kbsim.experiment.executors import EXECUTORS, Interrupted, SchedulerUnavailable, Signals
 from kbsim.experiment.limits import ExperimentEstimate
+from kbsim.experiment.load import config_from_dict, load_config
 from kbsim.experiment.results import (
     CONTRASTS,
     DAMAGED,
@@ -64,7 +60,9 @@ from kbsim.experiment.results import (
     run_marker,
     same_manifest,
 )
-from kbsim.params import DayParams
+from kbsim.experiment.worker import DEFAULT_RUN_DAY, column_dtypes, make_job, run_batch
+from kbsim.stats.metrics import COLUMNS
+from kbsim.stats.summary import contrasts, summarize
 from kbsim.version import __version__
 
 __all__ = [
@@ -87,26 +85,9 @@ __all__ = [
     "run_experiment",
 ]
 
-#: Import path of the function that simulates one day.
-DEFAULT_RUN_DAY = "kbsim.sim:run_day"
-EXECUTORS = ("local", "dask")
-_MAX_BATCH = 16
-
 
 class TooLargeError(ConfigError):
     """An experiment above :mod:`kbsim.experiment.limits`' confirmation thresholds, run without ``yes``."""
-
-
-class SchedulerUnavailable(UsageError, ConnectionError):
-    """The Dask scheduler given by address cannot be reached."""
-
-
-class Interrupted(KeyboardInterrupt):
-    """SIGINT or SIGTERM arrived; every completed run is safely on disk."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
 
 
 @dataclass(frozen=True)
@@ -143,395 +124,12 @@ class ExperimentResult:
 
     @property
     def ok(self) -> bool:
+        """Whether every run was computed (none failed)."""
         return not self.failures
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every run's tables, concatenated (see :func:`load_results`)."""
         return load_results(self.directory)
-
-
-# ------------------------------------------------------------------ the worker
-
-
-def _import_function(path: str) -> Callable:
-    module, _, name = path.partition(":")
-    return getattr(importlib.import_module(module), name)
-
-
-def _parquet_bytes(frame: pd.DataFrame) -> bytes:
-    buffer = io.BytesIO()
-    frame.to_parquet(buffer, index=False, engine="pyarrow")
-    return buffer.getvalue()
-
-
-def _tidy(frame: pd.DataFrame, job: dict, with_seed: bool = False) -> pd.DataFrame:
-    """The table with ``scenario``, ``run_id`` (``seed``) and the swept values on every row."""
-    n = len(frame)
-    front = _front_columns(job, n, with_seed)
-    rest = frame.drop(columns=[c for c in front if c in frame.columns]).reset_index(drop=True)
-    return pd.concat([pd.DataFrame(front), rest], axis=1)
-
-
-def _front_columns(job: dict, n: int, with_seed: bool) -> dict[str, pd.Series]:
-    """The columns :func:`_tidy` puts in front of a table of ``n`` rows."""
-    front: dict[str, pd.Series] = {
-        "scenario": pd.Series([job["scenario"]] * n, dtype="str"),
-        "run_id": pd.Series([job["run_id"]] * n, dtype="str"),
-    }
-    if with_seed:
-        front["seed"] = pd.Series([job["seed"]] * n, dtype="int64")
-    for column, value, dtype in job["columns"]:
-        front[column] = pd.Series([value] * n, dtype=dtype)
-    return front
-
-
-class _TidyWriter:
-    """``_parquet_bytes(_tidy(frame, job, with_seed))``, byte for byte, without building the
-    tidy frame.
-
-    Why it exists: building each table's tidy frame in pandas and converting it to Arrow
-    took 14 of the 23 ms a worker spent on a reference run besides simulating it
-    (metrics, tidy tables, Parquet). Here pyarrow converts a one-row frame of the front
-    columns once per run; each table is converted without them, and the front columns
-    are that row repeated, their fields and pandas metadata put in front. It relies on
-    ``DataFrame.to_parquet`` being ``Table.from_pandas`` then ``write_table`` with snappy;
-    tests/test_runner.py holds the bytes to the plain path's, so a pandas or pyarrow
-    that writes otherwise fails there.
-    """
-
-    def __init__(self, job: dict, with_seed: bool) -> None:
-        import pyarrow as pa
-
-        self._job, self._with_seed = job, with_seed
-        one = pa.Table.from_pandas(pd.DataFrame(_front_columns(job, 1, with_seed)), preserve_index=False)
-        self._fields = list(one.schema)
-        self._names = set(one.schema.names)
-        self._values = [column[0] for column in one.columns]
-        self._metadata = json.loads(one.schema.metadata[b"pandas"])["columns"]
-
-    def parquet_bytes(self, frame: pd.DataFrame) -> bytes:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        if frame.attrs:  # pandas writes attrs into the metadata too: the plain path knows how
-            return _parquet_bytes(_tidy(frame, self._job, self._with_seed))
-        rest = pa.Table.from_pandas(frame.drop(columns=[c for c in frame.columns if c in self._names]),
-                                    preserve_index=False)  # fmt: skip
-        pandas_metadata = json.loads(rest.schema.metadata[b"pandas"])
-        pandas_metadata["columns"] = self._metadata + pandas_metadata["columns"]
-        schema = pa.schema(
-            [*self._fields, *rest.schema], metadata={b"pandas": json.dumps(pandas_metadata).encode("utf8")}
-        )
-        n = len(frame)
-        table = pa.Table.from_arrays([*(pa.repeat(value, n) for value in self._values), *rest.columns], schema=schema)
-        buffer = io.BytesIO()
-        pq.write_table(table, buffer, compression="snappy")
-        return buffer.getvalue()
-
-
-def run_files(job: dict, tables: dict[str, pd.DataFrame], day_s: float) -> tuple[dict[str, bytes], list[tuple]]:
-    """What a worker ships for one run: each table and the run's metrics, tidy, as Parquet
-    bytes; and the metric rows themselves, which the parent pools into the summary without
-    decoding the bytes again."""
-    from kbsim.stats.metrics import COLUMNS, run_metrics
-
-    bad = [name for name in tables if not str(name).isidentifier() or name == "metrics"]
-    if bad:
-        raise ValueError(f"run_day returned tables with unusable names: {bad}")
-    writer = _TidyWriter(job, with_seed=False)
-    files = {name: writer.parquet_bytes(df) for name, df in tables.items()}
-    metrics = run_metrics(tables, day_s=day_s)  # "end" = the day's end
-    files["metrics"] = _TidyWriter(job, with_seed=True).parquet_bytes(metrics)
-    return files, list(metrics[list(COLUMNS)].itertuples(index=False, name=None))
-
-
-def run_batch(jobs: list[dict], run_day: str = DEFAULT_RUN_DAY) -> list[dict]:
-    """Run a batch of days in this process; each outcome holds Parquet bytes or an error.
-
-    This is the task both executors ship to their workers: plain data in,
-    plain data out, nothing written here.
-    """
-    simulate = _import_function(run_day)
-    outcomes = []
-    for job in jobs:
-        started = time.perf_counter()
-        try:
-            params = DayParams.model_validate(job["params"])
-            files, metric_rows = run_files(job, simulate(params, job["seed"]), params.day_s)
-            outcomes.append(
-                {
-                    "run_id": job["run_id"],
-                    "files": files,
-                    "metrics": metric_rows,
-                    "wall_s": time.perf_counter() - started,
-                }
-            )
-        except Exception as exc:
-            outcomes.append(_error_outcome(job, exc, traceback.format_exc()))
-    return outcomes
-
-
-def _error_outcome(job: dict, exc: BaseException, trace: str) -> dict:
-    return {"run_id": job["run_id"], "error": f"{type(exc).__name__}: {exc}", "traceback": trace}
-
-
-def _process_alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie counts as dead: its parent may be waiting on our pipes)."""
-    if os.path.isdir("/proc/self"):
-        try:
-            with open(f"/proc/{pid}/stat") as handle:
-                state = handle.read().rpartition(")")[2].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return False
-        return state not in ("Z", "X")
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _worker_init(sweep_pid: int) -> None:
-    """Pool workers leave Ctrl-C to the sweep process and exit if it dies (even by SIGKILL).
-
-    The parent is watched by pid, not via ``getppid``: under forkserver a
-    worker's parent is the fork server, which itself lives until its workers exit.
-    """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-    def watch() -> None:
-        while _process_alive(sweep_pid):
-            time.sleep(0.25)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="kbsim-orphan-watch", daemon=True).start()
-
-
-# ------------------------------------------------------------------- executors
-
-
-def in_seed_order(runs: list[RunSpec]) -> list[RunSpec]:
-    """The runs to compute, those of one seed next to each other (config order within a seed).
-
-    The days of one seed share its starting knowledge base, which ``run_day`` builds once per
-    process and caches, so a worker given neighbouring runs builds it once instead of once per
-    run. Results do not depend on the order runs are computed in.
-    """
-    return sorted(runs, key=lambda run: run.seed)
-
-
-def _batches(jobs: list[dict], workers: int, batch_size: int | None) -> list[list[dict]]:
-    if batch_size is None:
-        batch_size = max(1, min(_MAX_BATCH, math.ceil(len(jobs) / (4 * workers))))
-    return [jobs[i : i + batch_size] for i in range(0, len(jobs), batch_size)]
-
-
-def _execute_local(
-    jobs: list[dict],
-    workers: int,
-    batch_size: int | None,
-    run_day: str,
-    handle: Callable[[list[dict]], None],
-) -> tuple[int, int]:
-    """A process pool with an explicit start-method context (nothing global is set)."""
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("forkserver")
-        # Import the simulation once in the fork server, not once per worker. This only
-        # affects a fork server started from now on; the start method stays untouched.
-        context.set_forkserver_preload(["__main__", "kbsim.experiment.runner", "kbsim.sim", "kbsim.stats.metrics"])
-    else:
-        context = multiprocessing.get_context("spawn")
-    batches = _batches(jobs, workers, batch_size)
-    before = set(multiprocessing.active_children())
-    pool = ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=context,
-        initializer=_worker_init,
-        initargs=(os.getpid(),),
-    )
-    try:
-        futures = {pool.submit(run_batch, batch, run_day): batch for batch in batches}
-        for future in as_completed(futures):
-            batch = futures.pop(future)
-            try:
-                outcomes = future.result()
-            except Exception as exc:  # a worker died (BrokenProcessPool) or could not unpickle
-                outcomes = [_error_outcome(job, exc, traceback.format_exc()) for job in batch]
-            handle(outcomes)
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        for process in set(multiprocessing.active_children()) - before:
-            process.terminate()
-        raise
-    finally:
-        pool.shutdown(wait=True)
-    return workers, len(batches[0]) if batches else 0
-
-
-def _execute_dask(
-    jobs: list[dict],
-    workers: int,
-    batch_size: int | None,
-    run_day: str,
-    handle: Callable[[list[dict]], None],
-    scheduler: str | None,
-    log: Callable[[str], None] | None = None,
-) -> tuple[int, int]:
-    """Batched tasks on an existing cluster (``scheduler``) or a fresh LocalCluster."""
-    from distributed import Client, LocalCluster
-    from distributed import as_completed as dask_as_completed
-
-    cluster = None
-    if scheduler:
-        try:
-            client = Client(scheduler, timeout="30s")
-        except OSError as exc:
-            raise SchedulerUnavailable(
-                f"scheduler: cannot connect to {scheduler!r} ({exc}); expected the address "
-                "of a running Dask scheduler, e.g. tcp://host:8786"
-            ) from None
-    else:
-        cluster = LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=":0",
-            silence_logs=logging.ERROR,  # an interrupt's cancellations are expected, not news
-        )
-        client = Client(cluster)
-        if log:
-            log(f"dask LocalCluster with {workers} workers, dashboard {client.dashboard_link}")
-    futures: dict = {}
-    try:
-        if scheduler:
-            workers = max(1, len(client.scheduler_info().get("workers", {})))
-        batches = _batches(jobs, workers, batch_size)
-        token = uuid.uuid4().hex[:8]
-        for i, batch in enumerate(batches):
-            future = client.submit(
-                run_batch, batch, run_day, key=f"kbsim-batch-{token}-{i}", pure=False
-            )
-            futures[future] = batch
-        for future in dask_as_completed(list(futures)):
-            batch = futures.pop(future)
-            try:
-                outcomes = future.result()
-            except Exception as exc:  # the task itself failed, e.g. a worker was lost
-                outcomes = [_error_outcome(job, exc, traceback.format_exc()) for job in batch]
-            future.release()
-            handle(outcomes)
-    except BaseException:
-        if futures:
-            with contextlib.suppress(Exception):
-                client.cancel(list(futures))
-        raise
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
-    return workers, len(batches[0]) if batches else 0
-
-
-# ------------------------------------------------------------------ signals
-
-
-class _Signals:
-    """SIGINT/SIGTERM raise :class:`Interrupted`, except while a run's files are written."""
-
-    def __init__(self) -> None:
-        self._deferring = False
-        self._pending: int | None = None
-        self._previous: dict[int, Any] = {}
-
-    def _handler(self, signum: int, frame: Any) -> None:
-        if self._deferring:
-            self._pending = signum
-            return
-        raise Interrupted(signum)
-
-    def __enter__(self) -> _Signals:
-        if threading.current_thread() is threading.main_thread():
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                self._previous[signum] = signal.signal(signum, self._handler)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        for signum, previous in self._previous.items():
-            signal.signal(signum, previous)
-
-    @contextlib.contextmanager
-    def deferred(self) -> Iterator[None]:
-        self._deferring = True
-        try:
-            yield
-        finally:
-            self._deferring = False
-        if self._pending is not None:
-            signum, self._pending = self._pending, None
-            raise Interrupted(signum)
-
-
-# ------------------------------------------------------------------ the sweep
-
-
-def _column_dtypes(config: ExperimentConfig, runs: list[RunSpec]) -> dict[str, str | None]:
-    """One dtype per swept parameter, so every run's column concatenates cleanly."""
-    dtypes: dict[str, str | None] = {}
-    for column in config.swept:
-        values = [run.point[column] for run in runs]
-        present = [v for v in values if v is not None]
-        if present and all(isinstance(v, bool) for v in present):
-            dtypes[column] = "boolean"
-        elif present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
-            dtypes[column] = "int64" if len(present) == len(values) else "Int64"
-        elif all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
-            dtypes[column] = "float64"
-        else:
-            dtypes[column] = "str"
-    return dtypes
-
-
-def _job(run: RunSpec, dtypes: dict[str, str | None]) -> dict:
-    return {
-        "run_id": run.run_id,
-        "scenario": run.scenario,
-        "seed": run.seed,
-        "params": run.params.model_dump(mode="json"),
-        "columns": [(column, run.point[column], dtypes[column]) for column in run.point],
-    }
-
-
-def _run_record(run: RunSpec) -> dict:
-    return {"run_id": run.run_id, "scenario": run.scenario, "point": run.point, "seed": run.seed}
-
-
-def _labels(run: RunSpec, job: dict) -> dict:
-    """What a stored run must say about itself to be reused by this config (as JSON reads back)."""
-    return json.loads(json.dumps({**_run_record(run), "columns": job["columns"]}))
-
-
-def _manifest(config: ExperimentConfig, runs: list[RunSpec]) -> dict:
-
-    return {
-        "format": MANIFEST_FORMAT,
-        "layout": kbsim.experiment.results.RESULTS_LAYOUT,
-        "experiment": config.name,
-        "fingerprint": config.fingerprint(),
-        "kbsim_version": __version__,
-        "config": config.model_dump(mode="json"),
-        "swept": config.swept,
-        "runs": [_run_record(run) for run in runs],
-    }
-
-
-def _load_config(config: ExperimentConfig | str | Path | dict) -> ExperimentConfig:
-    if isinstance(config, ExperimentConfig):
-        return config
-    if isinstance(config, dict):
-        return config_from_dict(config)
-    return load_config(config)
 
 
 def run_experiment(
@@ -583,18 +181,76 @@ def run_experiment(
         written (read-only, full disk, a file in the way). Interrupted (a
         KeyboardInterrupt) on SIGINT/SIGTERM, after the completed runs are on disk.
     """
-    if scheduler and executor == "local":
-        executor = "dask"
-    if executor not in EXECUTORS:
-        raise ValueError(f"executor: expected one of {EXECUTORS}, got {executor!r}")
-    if workers is not None and workers < 1:
-        raise ValueError(f"workers: expected at least 1, got {workers}")
-    if batch_size is not None and batch_size < 1:
-        raise ValueError(f"batch_size: expected at least 1, got {batch_size}")
-    workers = workers or os.cpu_count() or 1
+    execution = _Execution.checked(executor, workers, scheduler, batch_size, run_day, log)
     say = log or (lambda message: None)
-    config = _load_config(config)
-    estimate = config.estimate()
+    plan = _plan(_load_config(config), yes)
+    results = ResultsDirectory(Path(out_dir) / plan.config.name)
+    started = time.perf_counter()
+    _refuse_foreign_files(results, fresh)
+    results.create()
+    with contextlib.ExitStack() as stack:
+        read_only = _lock(stack, results)
+        signals = stack.enter_context(Signals())
+        checks, notes, old_manifest = _open_folder(results, plan, fresh, read_only, say)
+        todo = in_seed_order([run for run in plan.runs if not checks[run.run_id].done])
+        if read_only is not None:
+            return _read_only_result(read_only, results, plan, todo, notes, old_manifest, started, execution.name)
+        for note in notes:
+            say(note)
+        if not same_manifest(old_manifest, plan.manifest):
+            results.write_manifest(plan.manifest)
+        computed = _compute(results, plan, todo, signals, execution, progress, say)
+        done = {run_id for run_id, check in checks.items() if check.done} | computed.metrics.keys()
+        summary, contrast_rows = _summarize(results, plan, computed.metrics, done)
+        results.sync_csv(results.summary_path, summary)
+        results.sync_csv(results.contrasts_path, contrast_rows)
+    return ExperimentResult(
+        config=plan.config,
+        directory=results.path,
+        runs_total=len(plan.runs),
+        runs_reused=len(plan.runs) - len(todo),
+        runs_computed=len(todo) - len(computed.failures),
+        failures=computed.failures,
+        summary=summary,
+        contrasts=contrast_rows,
+        wall_time_s=time.perf_counter() - started,
+        executor=execution.name,
+        workers=computed.workers,
+        batch_size=computed.batch_size,
+        runs_recomputed=sum(check.state not in (DONE_STATE, MISSING) for check in checks.values()),
+        estimate=plan.estimate,
+    )
+
+
+# ------------------------------------------------------------------- the plan
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A config's runs and everything derived from them, listed once."""
+
+    config: ExperimentConfig
+    points: list[Point]
+    estimate: ExperimentEstimate
+    runs: list[RunSpec]
+    dtypes: dict[str, str | None]  # one per swept column
+    jobs: dict[str, dict]  # run id -> what a worker needs (kbsim.experiment.worker)
+    manifest: dict
+
+
+def _load_config(config: ExperimentConfig | str | Path | dict) -> ExperimentConfig:
+    if isinstance(config, ExperimentConfig):
+        return config
+    if isinstance(config, dict):
+        return config_from_dict(config)
+    return load_config(config)
+
+
+def _plan(config: ExperimentConfig, yes: bool) -> _Plan:
+    """The config's runs; refused with :class:`TooLargeError`, before they are listed, when the
+    estimate is above the confirmation thresholds and ``yes`` is not given."""
+    points = config.points()
+    estimate = config.estimate(points)
     reasons = estimate.reasons_to_confirm()
     if reasons and not yes:
         raise TooLargeError(
@@ -602,109 +258,46 @@ def run_experiment(
             "",
             f"{estimate}: {' and '.join(reasons)}; pass --yes (yes=True) to run it anyway",
         )
-    runs = config.runs()
-    manifest = _manifest(config, runs)
-    dtypes = _column_dtypes(config, runs)
-    jobs = {run.run_id: _job(run, dtypes) for run in runs}
-    results = ResultsDirectory(Path(out_dir) / config.name)
-    directory = results.path
+    runs = config.runs(points)
+    dtypes = column_dtypes(config.swept, runs)
+    jobs = {run.run_id: make_job(run, dtypes) for run in runs}
+    return _Plan(config, points, estimate, runs, dtypes, jobs, _manifest(config, runs))
 
-    started = time.perf_counter()
-    _refuse_foreign_files(results, fresh)
-    results.create()
-    with contextlib.ExitStack() as stack:
-        try:
-            stack.enter_context(results.lock())
-            read_only = None
-        except ResultsWriteError as exc:
-            read_only = exc  # reading is still fine, if nothing needs writing
-        signals = stack.enter_context(_Signals())
-        if fresh:
-            if read_only:
-                raise read_only
-            results.clear()
-        old_manifest = _previous_manifest(results, say if not read_only else None)
-        if read_only is None:
-            results.prepare()
-        checks, notes = _verify(results, config.name, runs, jobs)
-        todo = in_seed_order([run for run in runs if not checks[run.run_id].done])
-        if read_only is not None:
-            return _read_only_result(
-                read_only, results, config, runs, todo, notes, old_manifest, manifest, started, executor
-            )
-        for note in notes:
-            say(note)
-        if not same_manifest(old_manifest, manifest):
-            results.write_manifest(manifest)
 
-        by_id = {run.run_id: run for run in todo}
-        failures: list[RunFailure] = []
-        reused = len(runs) - len(todo)
-        say(
-            f"{config.name}: {len(runs)} runs, {reused} already done, {len(todo)} to run "
-            f"({executor}) -> {directory}"
-        )
+def in_seed_order(runs: list[RunSpec]) -> list[RunSpec]:
+    """The runs to compute, those of one seed next to each other (config order within a seed).
 
-        from tqdm.auto import tqdm
+    The days of one seed share its starting knowledge base, which ``run_day`` builds once per
+    process and caches, so a worker given neighbouring runs builds it once instead of once per
+    run. Results do not depend on the order runs are computed in.
+    """
+    return sorted(runs, key=lambda run: run.seed)
 
-        bar = tqdm(
-            total=len(runs),
-            initial=reused,
-            unit="run",
-            desc=config.name,
-            disable=not (progress and sys.stderr.isatty()),
-            dynamic_ncols=True,
-            smoothing=0.1,
-        )
 
-        computed_metrics: dict[str, list[tuple]] = {}  # this session's runs: no need to read them back
+def _run_record(run: RunSpec) -> dict:
+    return {"run_id": run.run_id, "scenario": run.scenario, "point": run.point, "seed": run.seed}
 
-        def handle(outcomes: list[dict]) -> None:
-            for outcome in outcomes:
-                run = by_id[outcome["run_id"]]
-                with signals.deferred():
-                    failure = _store_outcome(results, run, jobs[run.run_id], outcome)
-                if failure is not None:
-                    failures.append(failure)
-                    bar.set_postfix(failed=len(failures))
-                else:
-                    computed_metrics[outcome["run_id"]] = outcome["metrics"]
-                bar.update(1)
 
-        todo_jobs = [jobs[run.run_id] for run in todo]
-        used_workers, used_batch = workers, 0
-        try:
-            if todo_jobs and executor == "local":
-                used_workers, used_batch = _execute_local(
-                    todo_jobs, workers, batch_size, run_day, handle
-                )
-            elif todo_jobs:
-                used_workers, used_batch = _execute_dask(
-                    todo_jobs, workers, batch_size, run_day, handle, scheduler, log
-                )
-        finally:
-            bar.close()
+def _labels(run: RunSpec, job: dict) -> dict:
+    """What a stored run must say about itself to be reused by this config (as JSON reads back)."""
+    return json.loads(json.dumps({**_run_record(run), "columns": job["columns"]}))
 
-        done = {run_id for run_id, check in checks.items() if check.done} | computed_metrics.keys()
-        summary, contrast_rows = _summarize(directory, config, runs, computed_metrics, done)
-        results.sync_csv(results.summary_path, summary)
-        results.sync_csv(results.contrasts_path, contrast_rows)
-    return ExperimentResult(
-        config=config,
-        directory=directory,
-        runs_total=len(runs),
-        runs_reused=reused,
-        runs_computed=len(todo) - len(failures),
-        failures=failures,
-        summary=summary,
-        contrasts=contrast_rows,
-        wall_time_s=time.perf_counter() - started,
-        executor=executor,
-        workers=used_workers,
-        batch_size=used_batch,
-        runs_recomputed=sum(check.state not in (DONE_STATE, MISSING) for check in checks.values()),
-        estimate=estimate,
-    )
+
+def _manifest(config: ExperimentConfig, runs: list[RunSpec]) -> dict:
+
+    return {
+        "format": MANIFEST_FORMAT,
+        "layout": kbsim.experiment.results.RESULTS_LAYOUT,
+        "experiment": config.name,
+        "fingerprint": config.fingerprint(runs),
+        "kbsim_version": __version__,
+        "config": config.model_dump(mode="json"),
+        "swept": config.swept,
+        "runs": [_run_record(run) for run in runs],
+    }
+
+
+# ------------------------------------------------------------ the results folder
 
 
 def _refuse_foreign_files(results: ResultsDirectory, fresh: bool) -> None:
@@ -724,6 +317,32 @@ def _refuse_foreign_files(results: ResultsDirectory, fresh: bool) -> None:
         )
 
 
+def _lock(stack: contextlib.ExitStack, results: ResultsDirectory) -> ResultsWriteError | None:
+    """Hold the folder's lock for the rest of ``stack``; the write error if it cannot be taken
+    (reading is still fine, if nothing needs writing)."""
+    try:
+        stack.enter_context(results.lock())
+    except ResultsWriteError as exc:
+        return exc
+    return None
+
+
+def _open_folder(
+    results: ResultsDirectory, plan: _Plan, fresh: bool, read_only: ResultsWriteError | None, say: Callable
+) -> tuple[dict[str, RunCheck], list[str], dict | None]:
+    """Clear the folder if ``fresh``, prepare it (unless read-only), and check every run of the
+    plan on disk: ``(checks, notes on what was found, the manifest there was)``."""
+    if fresh:
+        if read_only:
+            raise read_only
+        results.clear()
+    old_manifest = _previous_manifest(results, say if not read_only else None)
+    if read_only is None:
+        results.prepare()
+    checks, notes = _verify(results, plan)
+    return checks, notes, old_manifest
+
+
 def _previous_manifest(results: ResultsDirectory, log: Callable[[str], None] | None) -> dict | None:
     """The manifest on disk, if any; a damaged one is rebuilt from the config (run ids are
     hashes of parameters and seed, so nothing else is lost)."""
@@ -735,12 +354,11 @@ def _previous_manifest(results: ResultsDirectory, log: Callable[[str], None] | N
         return None
 
 
-def _verify(
-    results: ResultsDirectory, name: str, runs: list[RunSpec], jobs: dict[str, dict]
-) -> tuple[dict[str, RunCheck], list[str]]:
+def _verify(results: ResultsDirectory, plan: _Plan) -> tuple[dict[str, RunCheck], list[str]]:
     """Check every run of the config on disk; also the lines that say what was found:
     one per damaged run (the first 20), one for runs of another kbsim, layout or labels,
     one for the runs on disk that the config does not ask for."""
+    name, runs, jobs = plan.config.name, plan.runs, plan.jobs
     checks = {run.run_id: check_run(results.run_dir(run.run_id), _labels(run, jobs[run.run_id])) for run in runs}
     records = {run.run_id: _run_record(run) for run in runs}
     damaged = [(i, c) for i, c in checks.items() if c.state == DAMAGED]
@@ -767,23 +385,22 @@ def _verify(
 def _read_only_result(
     read_only: ResultsWriteError,
     results: ResultsDirectory,
-    config: ExperimentConfig,
-    runs: list[RunSpec],
+    plan: _Plan,
     todo: list[RunSpec],
     notes: list[str],
     old_manifest: dict | None,
-    manifest: dict,
     started: float,
     executor: str,
 ) -> ExperimentResult:
     """Every run is done and verified in a folder kbsim cannot write: summarise, write nothing.
 
     Raises the write error, with what would need writing, when something does."""
+    runs = plan.runs
     done = {run.run_id for run in runs} - {run.run_id for run in todo}
-    summary, contrast_rows = _summarize(results.path, config, runs, {}, done)
+    summary, contrast_rows = _summarize(results, plan, {}, done)
     if todo:
         needed = f"{len(todo)} of {len(runs)} runs are to compute"
-    elif not same_manifest(old_manifest, manifest):
+    elif not same_manifest(old_manifest, plan.manifest):
         needed = f"{MANIFEST} is to rewrite for this config"
     elif not summary.empty and results.summary_bytes() != summary.to_csv(index=False).encode():
         needed = f"{SUMMARY} is to rewrite"
@@ -797,7 +414,7 @@ def _read_only_result(
             read_only.path, f"{read_only.problem}, and {needed}{why}; expected a writable results folder"
         ) from read_only.__cause__
     return ExperimentResult(
-        config=config,
+        config=plan.config,
         directory=results.path,
         runs_total=len(runs),
         runs_reused=len(runs),
@@ -832,24 +449,124 @@ def _store_outcome(results: ResultsDirectory, run: RunSpec, job: dict, outcome: 
     return None
 
 
-# ------------------------------------------------------------------- results
+# ------------------------------------------------------------------ the execution
 
 
-def _points_frame(config: ExperimentConfig, runs: list[RunSpec]) -> pd.DataFrame:
-    dtypes = _column_dtypes(config, runs)
-    rows = [{"scenario": scenario, **point} for scenario, point, _ in config.points()]
-    frame = pd.DataFrame(rows, columns=["scenario", *config.swept])
-    for column, dtype in dtypes.items():
+@dataclass(frozen=True)
+class _Execution:
+    """Where and how the runs to compute are computed (checked before the config is read)."""
+
+    name: str  # one of EXECUTORS
+    workers: int
+    batch_size: int | None
+    run_day: str
+    scheduler: str | None
+    log: Callable[[str], None] | None
+
+    @classmethod
+    def checked(
+        cls,
+        executor: str,
+        workers: int | None,
+        scheduler: str | None,
+        batch_size: int | None,
+        run_day: str,
+        log: Callable[[str], None] | None,
+    ) -> _Execution:
+        if scheduler and executor == "local":
+            executor = "dask"
+        if executor not in EXECUTORS:
+            raise ValueError(f"executor: expected one of {EXECUTORS}, got {executor!r}")
+        if workers is not None and workers < 1:
+            raise ValueError(f"workers: expected at least 1, got {workers}")
+        if batch_size is not None and batch_size < 1:
+            raise ValueError(f"batch_size: expected at least 1, got {batch_size}")
+        return cls(executor, workers or os.cpu_count() or 1, batch_size, run_day, scheduler, log)
+
+    def run(self, jobs: list[dict], handle: Callable[[list[dict]], None]) -> tuple[int, int]:
+        """``(workers, runs per batch)`` as used, computing ``jobs`` (none: nothing starts)."""
+        if not jobs:
+            return self.workers, 0
+        if self.name == "local":
+            return executors.execute_local(jobs, self.workers, self.batch_size, self.run_day, handle)
+        return executors.execute_dask(
+            jobs, self.workers, self.batch_size, self.run_day, handle, self.scheduler, self.log
+        )
+
+
+@dataclass
+class _Computed:
+    """What this session computed: its failures, the metric rows of its runs, and how."""
+
+    failures: list[RunFailure]
+    metrics: dict[str, list[tuple]]  # run id -> metric rows: no need to read them back
+    workers: int = 0
+    batch_size: int = 0
+
+
+def _compute(
+    results: ResultsDirectory,
+    plan: _Plan,
+    todo: list[RunSpec],
+    signals: Signals,
+    execution: _Execution,
+    progress: bool,
+    say: Callable[[str], None],
+) -> _Computed:
+    """Compute the runs to do, writing each one's files as it arrives (a signal waits until
+    they are written), with a progress bar when stderr is a terminal."""
+    from tqdm.auto import tqdm
+
+    by_id = {run.run_id: run for run in todo}
+    computed = _Computed([], {})
+    reused = len(plan.runs) - len(todo)
+    say(
+        f"{plan.config.name}: {len(plan.runs)} runs, {reused} already done, {len(todo)} to run "
+        f"({execution.name}) -> {results.path}"
+    )
+    bar = tqdm(
+        total=len(plan.runs),
+        initial=reused,
+        unit="run",
+        desc=plan.config.name,
+        disable=not (progress and sys.stderr.isatty()),
+        dynamic_ncols=True,
+        smoothing=0.1,
+    )
+
+    def handle(outcomes: list[dict]) -> None:
+        for outcome in outcomes:
+            run = by_id[outcome["run_id"]]
+            with signals.deferred():
+                failure = _store_outcome(results, run, plan.jobs[run.run_id], outcome)
+            if failure is not None:
+                computed.failures.append(failure)
+                bar.set_postfix(failed=len(computed.failures))
+            else:
+                computed.metrics[outcome["run_id"]] = outcome["metrics"]
+            bar.update(1)
+
+    try:
+        computed.workers, computed.batch_size = execution.run([plan.jobs[run.run_id] for run in todo], handle)
+    finally:
+        bar.close()
+    return computed
+
+
+# ------------------------------------------------------------------- the summary
+
+
+def _points_frame(plan: _Plan) -> pd.DataFrame:
+    """One row per scenario x sweep point, in run order, the swept columns typed as in the tables."""
+    rows = [{"scenario": scenario, **point} for scenario, point, _ in plan.points]
+    frame = pd.DataFrame(rows, columns=["scenario", *plan.config.swept])
+    for column, dtype in plan.dtypes.items():
         frame[column] = frame[column].astype(dtype)
     return frame
 
 
 def _summarize(
-    directory: Path,
-    config: ExperimentConfig,
-    runs: list[RunSpec],
-    computed: dict[str, list[tuple]],
-    done: set[str],
+    results: ResultsDirectory, plan: _Plan, computed: dict[str, list[tuple]], done: set[str]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every completed run's metrics summarised per scenario x sweep point (kbsim.stats),
     and the config's declared contrasts between points (empty when it declares none).
@@ -857,9 +574,7 @@ def _summarize(
     ``computed`` holds the metric rows of the runs computed just now; the other ``done``
     runs (verified, from earlier sessions) are read back from their ``metrics.parquet``.
     """
-    from kbsim.stats.metrics import COLUMNS
-    from kbsim.stats.summary import contrasts, summarize
-
+    config, runs = plan.config, plan.runs
     point_of: dict[str, int] = {}
     seen: dict[tuple, int] = {}
     for run in runs:
@@ -869,7 +584,7 @@ def _summarize(
     for run in runs:
         metric_rows = computed.get(run.run_id)
         if metric_rows is None and run.run_id in done:
-            path = directory / "runs" / run.run_id / "metrics.parquet"
+            path = results.run_dir(run.run_id) / "metrics.parquet"
             table = read_parquet_bytes(path.read_bytes(), columns=list(COLUMNS))
             metric_rows = zip(*(column.to_pylist() for column in table.columns), strict=True)
         if metric_rows is not None:
@@ -879,7 +594,7 @@ def _summarize(
         return pd.DataFrame(), pd.DataFrame()
     metrics = pd.DataFrame(rows, columns=["point", "seed", *COLUMNS])
     pooled = summarize(metrics, by=["point"])
-    points = _points_frame(config, runs).rename_axis("point").reset_index()
+    points = _points_frame(plan).rename_axis("point").reset_index()
     summary = points.merge(pooled, on="point", how="inner", sort=False)
     summary = summary.sort_values("point", kind="stable").drop(columns="point").reset_index(drop=True)
     specs = config.contrast_specs()

@@ -390,7 +390,7 @@ VERIFIED = ("detection_latency_s", "detection_latency_p90_s", "stale_exposure", 
 
 
 def verify_config(advice: Advice, seeds: int = 20) -> dict:
-    """An experiment config (for :func:`kbsim.experiment.config.config_from_dict`) simulating the
+    """An experiment config (for :func:`kbsim.experiment.load.config_from_dict`) simulating the
     answer: the chosen interval's day, the runner-up's when its interval differs, and a
     day with edits after the safe delay (one check at its end). Its name hashes the day,
     so the same question reuses its runs."""

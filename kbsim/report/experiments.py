@@ -70,7 +70,7 @@ def _thin(values: list, keep: int) -> list:
 
 def experiment_config(name: str, experiments_dir: str | Path, quick: bool = False):
     """The validated config ``<experiments_dir>/<name>.yaml`` (quick: fewer seeds and points)."""
-    from kbsim.experiment.config import load_config
+    from kbsim.experiment.load import load_config
 
     path = Path(experiments_dir) / f"{name}.yaml"
     if not path.exists():

@@ -187,11 +187,6 @@ def reference_results(exps: Mapping[str, Experiment]) -> pd.DataFrame:
     return reference_table(days, columns, {k: v for k, v in edits.items() if len(v)}, survival=survival)
 
 
-def reference_seeds(exps: Mapping[str, Experiment]) -> int:
-    """The fewest seeds behind any cell of the reference table."""
-    return min(int(e.summary["seeds"].min()) for name, e in exps.items() if name in ("reference", "control"))
-
-
 # -- the terminal -----------------------------------------------------------------------------
 
 #: The rows ``kbsim run`` prints, by their readable names; every metric, per hour too,

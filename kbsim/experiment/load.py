@@ -1,0 +1,277 @@
+"""Read experiment configs: strict YAML, ``extends``, ``--set`` overrides, then validation.
+
+:func:`load_config` reads a YAML file (and the files it ``extends``, merged), applies
+``--set KEY=VALUE`` overrides and ``--seeds``, and checks the result against the keys
+:data:`kbsim.experiment.schema.KEYS` declares, every run's
+:class:`~kbsim.params.DayParams` included, before anything runs.
+:func:`config_from_dict` does the same for a config written as a dict in a notebook;
+:func:`load_day_params` reads one day's parameters (``kbsim serve --config``). Every
+problem is a :class:`~kbsim.experiment.config.ConfigError` naming the file, the key path
+and what was expected.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from kbsim.experiment.config import ConfigError, ExperimentConfig, deep_merge
+from kbsim.experiment.paths import nest_params, unknown
+from kbsim.experiment.schema import KEYS, Setting, check_config, parse_seeds, set_param, validation_error
+from kbsim.params import INPUT_PATHS, DayParams
+
+__all__ = ["config_from_dict", "load_config", "load_day_params"]
+
+
+# --------------------------------------------------------------------------- YAML
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that rejects duplicate keys and reads ``1e3`` as a float (YAML 1.2 style)."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: list(resolvers) for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
+
+
+def _construct_mapping(loader: _Loader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    loader.flatten_mapping(node)
+    mapping: dict = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in mapping:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r}", key_node.start_mark
+            )
+        mapping[key] = loader.construct_object(value_node, deep=deep)
+    return mapping
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _parse_yaml(text: str, source: str) -> Any:
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader subclass)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(source, "", f"invalid YAML at {where}{problem}") from None
+
+
+def _read_yaml(path: Path, via: Path | None = None) -> Any:
+    """The YAML a file holds; ``via`` is the file that ``extends`` it, if any (for a missing one)."""
+    source = str(path)
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except FileNotFoundError:
+        extended = f" (extended by {via})" if via else ""
+        raise ConfigError(source, "", f"config file not found{extended}") from None
+    except OSError as exc:
+        raise ConfigError(source, "", f"cannot read config file: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            source,
+            "",
+            f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+            "expected a YAML file saved as UTF-8",
+        ) from None
+    return _parse_yaml(text, source)
+
+
+# ----------------------------------------------------------------- files, extends
+
+
+def _config_keys(raw: Any, source: str) -> dict:
+    """The top-level mapping of a config, every key one of :data:`KEYS`."""
+    if not isinstance(raw, dict):
+        raise ConfigError(source, "", f"expected a mapping with keys {', '.join(KEYS)}, got {raw!r}")
+    for key in raw:
+        if key not in KEYS:
+            raise ConfigError(source, str(key), unknown(key, list(KEYS)))
+    return raw
+
+
+def _shaped(raw: dict, source: str, base: Path) -> tuple[dict, dict[tuple, str]]:
+    """A config's keys in their canonical shapes for merging (``extends`` left out), input
+    paths made relative to ``base``; also the file that set each key path (``source``)."""
+    data = {key: value for key, value in raw.items() if KEYS[key].check is not None}
+    for name, key in KEYS.items():
+        if key.shape is not None and name in data:
+            data[name] = key.shape(data[name], source)
+    _resolve_inputs(data, base)
+    return data, {path: source for path in _leaf_paths(data)}
+
+
+def _extends(extends: Any, source: str) -> str:
+    """The file name an ``extends`` key gives."""
+    if not isinstance(extends, str) or not extends:
+        raise ConfigError(source, "extends", f"expected a file name, got {extends!r}")
+    return extends
+
+
+def _extend(data: dict, origins: dict, base_path: Path, chain: tuple[Path, ...]) -> tuple[dict, dict]:
+    """``data`` merged over the file it extends, but the keys :data:`KEYS` does not let a file
+    inherit; ``chain`` is the files extending so far."""
+    inherited, base_origins = _read_file(base_path, chain)
+    for name, key in KEYS.items():
+        if not key.inherited:
+            inherited.pop(name, None)
+    return deep_merge(inherited, data), {**base_origins, **origins}
+
+
+def _read_file(path: Path, chain: tuple[Path, ...] = ()) -> tuple[dict, dict[tuple, str]]:
+    """One file with its ``extends`` chain merged; also the file that set each key path."""
+    source = str(path)
+    raw = _read_yaml(path, chain[-1] if chain else None)
+    raw = _config_keys({} if raw is None else raw, source)
+    data, origins = _shaped(raw, source, path.parent)
+    if raw.get("extends") is None:
+        return data, origins
+    chain = (*chain, path.resolve())
+    base_path = (path.parent / _extends(raw["extends"], source)).resolve()
+    if base_path in chain:
+        cycle = " -> ".join(str(p) for p in (*chain, base_path))
+        raise ConfigError(source, "extends", f"circular extends: {cycle}")
+    return _extend(data, origins, base_path, chain)
+
+
+def _resolve_inputs(data: dict, base: Path) -> None:
+    """Make the input file paths a config sets (``kbsim.params.INPUT_PATHS``) relative to
+    ``base``, the folder of the file that sets them (an absolute path stays as it is)."""
+
+    def resolved(value: Any) -> Any:
+        if not isinstance(value, str) or not value or value.startswith("kbsim:"):
+            return value
+        return os.path.abspath(base / Path(value).expanduser())  # absolute, without ".."
+
+    nested = [data.get("params") or {}, *(data.get("scenarios") or {}).values()]
+    for dotted in INPUT_PATHS:
+        *parents, leaf = dotted.split(".")
+        for params in nested:
+            for part in parents:
+                params = params.get(part) if isinstance(params, dict) else None
+            if isinstance(params, dict) and leaf in params:
+                params[leaf] = resolved(params[leaf])
+        sweep = data.get("sweep") or {}
+        if dotted in sweep:
+            values = sweep[dotted]
+            sweep[dotted] = [resolved(v) for v in values] if isinstance(values, list) else resolved(values)
+
+
+def _leaf_paths(data: dict, prefix: tuple = ()) -> list[tuple]:
+    out = []
+    for key, value in data.items():
+        path = (*prefix, str(key))
+        if isinstance(value, dict) and value and prefix[:1] != ("sweep",):
+            out.extend(_leaf_paths(value, path))
+        else:
+            out.append(path)
+    return out
+
+
+# ------------------------------------------------------------------------ --set
+
+
+def _apply_override(data: dict, origins: dict, item: str) -> None:
+    """Apply one ``--set key=value`` (value parsed as YAML) to the merged raw config: a
+    top-level key as :data:`KEYS` says, anything else as a parameter."""
+    source = f"--set {item}"
+    key, sep, text = item.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ConfigError(source, "", "expected KEY=VALUE, e.g. saves.count=500 or seeds=10")
+    value = _parse_yaml(text, source)
+    head, _, rest = key.partition(".")
+    setting = Setting(source, key, head, rest, value)
+    if head not in KEYS:
+        set_param(data, origins, setting, key)
+    elif not KEYS[head].override(data, origins, setting):
+        raise ConfigError(source, key, f"expected a parameter or one of {', '.join(KEYS)}")
+
+
+# -------------------------------------------------------------------- entry points
+
+
+def load_config(
+    path: str | Path,
+    overrides: list[str] | tuple[str, ...] = (),
+    seeds: Any = None,
+) -> ExperimentConfig:
+    """Read, merge (``extends``), override (``--set``) and validate an experiment config.
+
+    Args:
+        path: the YAML file.
+        overrides: ``KEY=VALUE`` strings; the value is YAML. A parameter key
+            (``saves.count=50``) sets it for every run, or pins it if swept;
+            top-level keys work too (``seeds=3``, ``sweep.zipf_s=[0,1]``).
+        seeds: replaces the config's seeds (a count, a list, or CLI text).
+
+    Raises:
+        ConfigError: naming the file, the key path and what was expected.
+    """
+    path = Path(path)
+    data, origins = _read_file(path)
+    for item in overrides:
+        _apply_override(data, origins, item)
+    _resolve_inputs(data, Path.cwd())  # paths given with --set are relative to where it runs
+    if seeds is not None:
+        data["seeds"] = parse_seeds(seeds, "--seeds", "seeds")
+        origins[("seeds",)] = "--seeds"
+    return check_config(data, origins, str(path), default_name=path.stem)
+
+
+def config_from_dict(data: dict, name: str | None = None, source: str = "<dict>") -> ExperimentConfig:
+    """Validate a config given as a dict (as a YAML file would hold it), e.g. in a notebook.
+
+    ``extends`` is resolved relative to the current directory.
+
+    Raises:
+        ConfigError: naming the key path and what was expected.
+    """
+    if not isinstance(data, dict):
+        raise ConfigError(source, "", f"expected a mapping of config keys, got {data!r}")
+    normalised, origins = _shaped(_config_keys(data, source), source, Path.cwd())
+    if data.get("extends"):
+        normalised, origins = _extend(normalised, origins, Path(_extends(data["extends"], source)), ())
+    if name is not None:
+        normalised["name"] = name
+    if "name" not in normalised:
+        raise ConfigError(source, "name", "expected an experiment name (it names the results directory)")
+    return check_config(normalised, origins, source, default_name=normalised["name"])
+
+
+def load_day_params(path: str | Path) -> DayParams:
+    """The :class:`DayParams` of a YAML file of day parameters (``kbsim serve --config``).
+
+    The file holds parameters at its top level, nested or dotted exactly as a
+    config's ``params`` (``saves.count: 50`` or ``saves: {count: 50}``), read
+    and validated by the same code as :func:`load_config`.
+
+    Raises:
+        ConfigError: naming the file, the key path and what was expected (a
+            file that is not UTF-8 text included).
+    """
+    path = Path(path)
+    source = str(path)
+    try:
+        params = nest_params(_read_yaml(path), source, "")
+        _resolve_inputs({"params": params}, path.parent)
+        try:
+            return DayParams.model_validate(params, strict=True)
+        except ValidationError as exc:
+            raise validation_error(exc, "", {}, (), source) from None
+    except ConfigError as exc:  # key paths from the top level, not from a ``params`` key
+        raise ConfigError(exc.source, exc.key_path.lstrip("."), exc.problem) from None

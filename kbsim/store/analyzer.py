@@ -211,7 +211,6 @@ def _stemmer(algorithm: str) -> Callable[[str], str]:
     return stem
 
 
-@cache
 def analyzer_for(kind: str = "ascii", language: str | None = None) -> Analyzer:
     """The analyzer of ``kind`` (``ascii`` or ``unicode``) for ``language`` (a code of
     :data:`LANGUAGES`, or None).
@@ -222,6 +221,11 @@ def analyzer_for(kind: str = "ascii", language: str | None = None) -> Analyzer:
     Raises:
         ValueError: an unknown kind or language, or ``ascii`` with a language.
     """
+    return _analyzer(kind, language)
+
+
+@cache
+def _analyzer(kind: str, language: str | None) -> Analyzer:
     if kind not in ("ascii", "unicode"):
         raise ValueError(f"analyzer must be 'ascii' or 'unicode', got {kind!r}")
     if language is not None and language not in LANGUAGES:
@@ -233,6 +237,8 @@ def analyzer_for(kind: str = "ascii", language: str | None = None) -> Analyzer:
     algorithm = LANGUAGES.get(language) if language else None
     stop_words = frozenset(normalize(word) for word in STOP_WORDS.get(language or "", ()))
     if algorithm is None and not stop_words:
+        if language is not None:
+            return _analyzer("unicode", None)
         return Analyzer("unicode", None, _unicode_tokenizer(frozenset(), None))
     stem = None if algorithm is None else _stemmer(algorithm)
     return Analyzer(f"unicode:{language}", language, _unicode_tokenizer(stop_words, stem))

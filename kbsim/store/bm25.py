@@ -210,7 +210,7 @@ class BM25Index:
     def search(self, query: str, limit: int) -> list[tuple[str, float]]:
         """The ``limit`` best ``(doc_id, score)`` pairs, best first, ties by id."""
         n_docs = self._n_docs
-        if n_docs == 0:
+        if n_docs == 0 or self._total_len == 0:  # no document has a term (text of no word)
             return []
         if self._frozen is not None:
             self._thaw()
@@ -269,7 +269,7 @@ class BM25Index:
         :meth:`search` on random indexes and queries.
         """
         n_slots = len(self._doc_ids)
-        if self._n_docs == 0 or n_slots > _TABLE_DOCS:
+        if self._n_docs == 0 or self._total_len == 0 or n_slots > _TABLE_DOCS:
             return self._search_each(queries, limit)
         if self._frozen is not None:
             self._thaw()

@@ -17,7 +17,7 @@ import numpy as np
 
 from kbsim.store.analyzer import ASCII, Analyzer
 from kbsim.store.bulk import bulk_postings
-from kbsim.store.tokens import tokenize
+from kbsim.store.tokens import tokenize  # noqa: F401 - kbsim.store.bm25.tokenize, as before
 
 #: Postings longer than this are probed for candidates instead of scanned, when that is exact.
 _LONG_POSTINGS = 256
@@ -178,11 +178,11 @@ class BM25Index:
         """
         code_of: dict[str, int] = {}
         number = code_of.setdefault
-        tokenize = self._tokenize
+        terms_of = self._tokenize
         content_rows, title_rows = [], []
         for _doc_id, title, content in docs:
-            content_rows.append(np.array([number(term, len(code_of)) for term in tokenize(content)], dtype=np.int64))
-            title_rows.append(np.array([number(term, len(code_of)) for term in tokenize(title)], dtype=np.int64))
+            content_rows.append(np.array([number(term, len(code_of)) for term in terms_of(content)], dtype=np.int64))
+            title_rows.append(np.array([number(term, len(code_of)) for term in terms_of(title)], dtype=np.int64))
         self.fill([doc_id for doc_id, _, _ in docs], list(code_of), content_rows, title_rows)
 
     def remove(self, doc_id: str) -> None:

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 
+from kbsim.params import CORPUS_LANGUAGES
 from kbsim.store.stopwords import STOP_WORDS
 from kbsim.store.tokens import tokenize
 
@@ -47,19 +48,18 @@ __all__ = [
     "normalize",
 ]
 
-#: Language code -> the Snowball stemmer's name (None: no stemmer; segmentation only).
-#: ``und`` (undetermined, BCP 47) is the Unicode analyzer with no language's words.
-LANGUAGES: dict[str, str | None] = {
+#: Language code -> its Snowball stemmer (the ``snowballstemmer`` package's name).
+_SNOWBALL = {
     "ar": "arabic", "ca": "catalan", "cs": "czech", "da": "danish", "de": "german", "el": "greek",
     "en": "english", "eo": "esperanto", "es": "spanish", "et": "estonian", "eu": "basque", "fa": "persian",
     "fi": "finnish", "fr": "french", "ga": "irish", "hi": "hindi", "hu": "hungarian", "hy": "armenian",
     "id": "indonesian", "it": "italian", "lt": "lithuanian", "ne": "nepali", "nl": "dutch", "no": "norwegian",
     "pl": "polish", "pt": "portuguese", "ro": "romanian", "ru": "russian", "sr": "serbian", "st": "sesotho",
     "sv": "swedish", "ta": "tamil", "tr": "turkish", "yi": "yiddish",
-    # written without spaces, or with no stemmer kbsim uses: segmentation and bigrams only
-    "ja": None, "zh": None, "ko": None, "th": None, "lo": None, "km": None, "my": None, "he": None,
-    "uk": None, "vi": None, "und": None,
 }
+#: Every language ``corpus.language`` names -> its Snowball stemmer, or None (no stemmer:
+#: segmentation and bigrams only; ``und`` is no language in particular).
+LANGUAGES: dict[str, str | None] = {code: _SNOWBALL.get(code) for code in CORPUS_LANGUAGES}
 
 #: Characters of the scripts written without spaces between words (ranges, inclusive).
 _NO_SPACE_RANGES = (

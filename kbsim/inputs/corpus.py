@@ -414,7 +414,8 @@ _CACHE_SIZE = 4
 
 
 def load_corpus(source: str | os.PathLike[str]) -> LoadedCorpus:
-    """The articles of ``source``: a folder, a ``.jsonl`` or ``.csv`` file, or :data:`SAMPLE`.
+    """The articles of ``source``: a folder, a ``.jsonl`` or ``.csv`` file, or a shipped sample
+    (:data:`SAMPLE`, ``kbsim:sample-de``, ``kbsim:sample-hi``).
 
     Read once per process and version of the files (a changed file is read again).
 
@@ -424,10 +425,12 @@ def load_corpus(source: str | os.PathLike[str]) -> LoadedCorpus:
             not UTF-8, a popularity that is negative or not a number, content over
             :data:`MAX_CONTENT_CHARS`, an unknown kind of file.
     """
-    if str(source) == SAMPLE:
-        from kbsim.inputs.sample import sample_corpus
+    if str(source).startswith("kbsim:"):
+        from kbsim.inputs.sample import SAMPLES, sample
 
-        return sample_corpus()
+        if str(source) not in SAMPLES:
+            raise InputError(str(source), f"no such sample; kbsim ships {', '.join(SAMPLES)}")
+        return sample(str(source))
     path = Path(source)
     if not path.exists():
         raise InputError(path, "no such file or folder")

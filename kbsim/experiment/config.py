@@ -354,8 +354,9 @@ class ExperimentConfig(BaseModel):
         """Every run, scenario-major, then sweep point, then seed."""
         specs = []
         for scenario, point, params in self.points():
-            dumped = params.model_dump(mode="json")
             inputs = _input_digests(params)  # {} for a synthetic day: its run ids are as they were
+            params = _sized(params)  # a corpus from files: counts not given are per article
+            dumped = params.model_dump(mode="json")
             for seed in self.seeds:
                 run_id = _short_hash({"params": dumped, "seed": seed, **inputs})
                 specs.append(RunSpec(run_id, scenario, point, seed, params))
@@ -901,6 +902,16 @@ def _blame(
         if _has_path(config.params, key.split(".")):
             return _origin(origins, ("params", *key.split(".")), source), f"params.{key}"
     return source, f"params.{keys[0]}"
+
+
+def _sized(params: DayParams) -> DayParams:
+    """The day sized to its corpus from files (:meth:`DayParams.sized_to`): the run's params,
+    its id and its run.json then hold the counts it runs with."""
+    if params.corpus.source is None:
+        return params
+    from kbsim.inputs import load_corpus
+
+    return params.sized_to(len(load_corpus(params.corpus.source)))
 
 
 def _input_digests(params: DayParams) -> dict[str, dict[str, str]]:

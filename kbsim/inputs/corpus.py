@@ -481,12 +481,17 @@ def _slug(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:80] or "article"
 
 
-def write_corpus(articles: Iterator[tuple[str, str]], target: str | os.PathLike[str], fmt: str) -> Path:
+def write_corpus(articles: Iterator[tuple[str, str]], target: str | os.PathLike[str], fmt: str,
+                 ids: tuple[str, ...] | None = None) -> Path:
     """Write ``(title, content)`` articles in a format :func:`load_corpus` reads back.
 
-    ``markdown``: a new folder of ``<slug>.md`` files, each ``# Title`` then the content;
-    ``jsonl`` or ``csv``: one file with ``title`` and ``content``. Refuses to overwrite.
+    ``markdown``: a new folder of ``<slug>.md`` files (``<id>.md`` with ``ids``, so the
+    paths read back as the ids), each ``# Title`` then the content; ``jsonl`` or ``csv``:
+    one file with ``title`` and ``content`` (and ``id`` first, with ``ids``). Refuses to
+    overwrite.
     """
+    if ids is not None:
+        return _write_with_ids(list(zip(ids, articles, strict=True)), Path(target), fmt)
     target = Path(target)
     if fmt not in WRITE_FORMATS:
         raise ValueError(f"format must be one of {', '.join(WRITE_FORMATS)}, got {fmt!r}")
@@ -511,4 +516,28 @@ def write_corpus(articles: Iterator[tuple[str, str]], target: str | os.PathLike[
             writer = csv.writer(handle)
             writer.writerow(("title", "content"))
             writer.writerows(articles)
+    return target
+
+
+def _write_with_ids(rows: list[tuple[str, tuple[str, str]]], target: Path, fmt: str) -> Path:
+    if fmt not in WRITE_FORMATS:
+        raise ValueError(f"format must be one of {', '.join(WRITE_FORMATS)}, got {fmt!r}")
+    if target.exists() and (fmt != "markdown" or any(target.iterdir())):
+        raise FileExistsError(f"{target} exists{' and is not empty' if fmt == 'markdown' else ''}")
+    if fmt == "markdown":
+        for article_id, (title, content) in rows:
+            path = target / f"{article_id}.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"# {title}\n\n{content}\n", encoding="utf-8")
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("w", encoding="utf-8", newline="") as handle:
+        if fmt == "jsonl":
+            for article_id, (title, content) in rows:
+                handle.write(json.dumps({"id": article_id, "title": title, "content": content}, ensure_ascii=False)
+                             + "\n")
+        else:
+            writer = csv.writer(handle)
+            writer.writerow(("id", "title", "content"))
+            writer.writerows((article_id, title, content) for article_id, (title, content) in rows)
     return target

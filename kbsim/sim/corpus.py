@@ -200,12 +200,23 @@ _EDGE_PUNCTUATION = ".,;:!?()[]{}<>\"'«»„“”‚‘’—–-…।॥、�
 _NOT_QUALIFIERS = frozenset(word.casefold() for words in STOP_WORDS.values() for word in words)
 
 
-def _sentences(line: str) -> list[str]:
-    return [part for part in _SENTENCE_END.split(line) if part.strip()]
+def split_item(line: str) -> tuple[str, str]:
+    """``(marker, text)`` of a line: a list item's marker with its spaces (``"2. "``), or ``""``."""
+    item = _LIST_ITEM.match(line)
+    if item is None:
+        return "", line
+    return f"{item.group(1)}{item.group(2)}{item.group(3)}", item.group(4)
 
 
-def _joiner(line: str) -> str:
-    return " " if " " in line.strip() else ""
+def sentences(line: str) -> list[str]:
+    """The sentences of a line's text (a list item's marker is not one)."""
+    return [part for part in _SENTENCE_END.split(split_item(line)[1]) if part.strip()]
+
+
+def _joined(line: str, parts: list[str], extra: str = "") -> str:
+    """``line`` with its text made of ``parts`` (its list marker kept)."""
+    marker, text = split_item(line)
+    return marker + (" " if " " in text.strip() or " " in extra else "").join(parts)
 
 
 def _is_text(line: str) -> bool:
@@ -303,24 +314,24 @@ class RevisingCorpus:
         kind, *where = changes[int(rng.integers(len(changes)))]
         if kind == "delete_sentence":
             index, position = where
-            parts = _sentences(lines[index])
+            parts = sentences(lines[index])
             del parts[position]
-            lines[index] = _joiner(lines[index]).join(parts)
+            lines[index] = _joined(lines[index], parts)
         elif kind == "delete_line":
             del lines[where[0]]
         elif kind == "swap_sentences":
             index, position = where
-            parts = _sentences(lines[index])
+            parts = sentences(lines[index])
             parts[position], parts[position + 1] = parts[position + 1], parts[position]
-            lines[index] = _joiner(lines[index]).join(parts)
+            lines[index] = _joined(lines[index], parts)
         elif kind == "swap_lines":
             index = where[0]
             lines[index], lines[index + 1] = lines[index + 1], lines[index]
         elif kind == "insert_sentence":
             index, position, sentence = where
-            parts = _sentences(lines[index])
+            parts = sentences(lines[index])
             parts.insert(position, sentence)
-            lines[index] = (" " if " " in lines[index].strip() or " " in sentence else "").join(parts)
+            lines[index] = _joined(lines[index], parts, sentence)
         else:  # insert_line
             index, line = where
             lines.insert(index, line)
@@ -334,7 +345,7 @@ class RevisingCorpus:
         text_lines = [i for i, line in enumerate(lines) if _is_text(line)]
         paragraphs = [i for i in text_lines if not _LIST_ITEM.match(lines[i])]
         for index in text_lines:
-            parts = _sentences(lines[index])
+            parts = sentences(lines[index])
             if len(parts) >= 2:
                 changes += [("delete_sentence", index, position) for position in range(len(parts))]
             elif _LIST_ITEM.match(lines[index]):
@@ -351,7 +362,7 @@ class RevisingCorpus:
         for index, line in enumerate(lines):
             if not _is_text(line):
                 continue
-            parts = _sentences(line)
+            parts = sentences(line)
             changes += [("swap_sentences", index, position) for position in range(len(parts) - 1)]
             if _LIST_ITEM.match(line) and index + 1 < len(lines) and _LIST_ITEM.match(lines[index + 1]):
                 changes.append(("swap_lines", index))
@@ -369,22 +380,20 @@ class RevisingCorpus:
         for old_index, old_line in enumerate(old_lines):
             if not _is_text(old_line):
                 continue
-            item = _LIST_ITEM.match(old_line)
-            body = item.group(4) if item else old_line
-            parts = _sentences(body)
-            if item or len(parts) < 2:
-                if body.strip() and body not in current:
-                    changes.append(("insert_line", _line_position(lines, old_lines, old_index), old_line))
+            parts = sentences(old_line)
+            present = [part in current for part in parts]
+            if not any(present):  # the whole line went: put it back where it stood
+                changes.append(("insert_line", _line_position(lines, old_lines, old_index), old_line))
                 continue
             for position, sentence in enumerate(parts):
-                if sentence in current:
+                if present[position]:
                     continue
                 for neighbour, offset in ((position - 1, 1), (position + 1, 0)):
                     if 0 <= neighbour < len(parts):
-                        found = next((i for i, line in enumerate(lines) if parts[neighbour] in _sentences(line)),
+                        found = next((i for i, line in enumerate(lines) if parts[neighbour] in sentences(line)),
                                      None)
                         if found is not None:
-                            at = _sentences(lines[found]).index(parts[neighbour]) + offset
+                            at = sentences(lines[found]).index(parts[neighbour]) + offset
                             changes.append(("insert_sentence", found, at, sentence))
                             break
         return changes
@@ -403,8 +412,15 @@ def _list_run(lines: list[str], index: int) -> list[int]:
 
 def _line_position(lines: list[str], old_lines: list[str], old_index: int) -> int:
     """Where a line the article lost goes back: after the nearest line before it in the old
-    text that the article still has, else at the top."""
+    text that the article still has (a list item by its text: its number may have
+    changed), else before the nearest one after it, else at the end."""
+    texts = [split_item(line)[1] for line in lines]
     for previous in range(old_index - 1, -1, -1):
-        if old_lines[previous] in lines:
-            return lines.index(old_lines[previous]) + 1
-    return 0
+        text = split_item(old_lines[previous])[1]
+        if text.strip() and text in texts:
+            return texts.index(text) + 1
+    for following in range(old_index + 1, len(old_lines)):
+        text = split_item(old_lines[following])[1]
+        if text.strip() and text in texts:
+            return texts.index(text)
+    return len(lines)

@@ -70,6 +70,13 @@ def test_a_language_drops_its_stop_words_and_stems():
     assert hi.tokenize("कंप्यूटरों पर") == hi.tokenize("कंप्यूटर")
 
 
+def test_every_snowball_stemmer_has_a_language_code():
+    import snowballstemmer
+
+    stemmers = set(LANGUAGES.values()) - {None}
+    assert stemmers == set(snowballstemmer.algorithms()) - {"porter", "dutch_porter"}
+
+
 def test_every_stop_list_belongs_to_a_language_with_a_stemmer():
     for code, words in STOP_WORDS.items():
         assert LANGUAGES[code] is not None and words

@@ -19,6 +19,18 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serial
 INPUT_PATHS = ("corpus.source", "saves.trace", "questions.trace")
 #: The store backend a day runs on unless its parameters name another (``store.backend``).
 DEFAULT_STORE_BACKEND = "memory"
+#: The languages ``corpus.language`` names (ISO 639-1 codes; ``und``: no language in
+#: particular): each turns on the Unicode analyzer, with that language's stop words and
+#: Snowball stemmer where kbsim has them (kbsim.store.analyzer; docs/model.md).
+CORPUS_LANGUAGES = (
+    "ar", "ca", "cs", "da", "de", "el", "en", "eo", "es", "et", "eu", "fa", "fi", "fr", "ga", "he", "hi",
+    "hu", "hy", "id", "it", "ja", "km", "ko", "lo", "lt", "my", "ne", "nl", "no", "pl", "pt", "ro", "ru",
+    "sr", "st", "sv", "ta", "th", "tr", "uk", "und", "vi", "yi", "zh",
+)
+#: The reference day's saves and questions per article (300 and 120 for 400 articles): a day
+#: on a corpus from files has these per article unless its counts are given.
+SAVES_PER_ARTICLE = 0.75
+QUESTIONS_PER_ARTICLE = 0.3
 
 
 class _Frozen(BaseModel):
@@ -46,12 +58,32 @@ class CorpusParams(_Frozen):
     """The corpus: synthetic (titles and bodies drawn from a seeded vocabulary), or read
     from ``source`` (then the synthetic parameters do not apply)."""
 
-    _OMITTED_WHEN_NONE = ("source",)
+    _OMITTED_WHEN_NONE = ("source", "language", "analyzer", "edits")
 
     source: str | None = Field(
         None,
         description="articles from files: a folder of .md/.txt files, a .jsonl or a .csv file, or "
-        "'kbsim:sample' (the shipped sample help desk); None: the synthetic corpus",
+        "'kbsim:sample', 'kbsim:sample-de', 'kbsim:sample-hi' (the shipped sample help desks); None: "
+        "the synthetic corpus",
+    )
+    language: str | None = Field(
+        None,
+        description="a corpus from files: its language (en, de, hi, fr, es, ja, zh, ...; 'und' for none in "
+        "particular), which turns on the Unicode analyzer with that language's stop words and stemmer; "
+        "None: the corpus's own (the German and Hindi samples declare theirs), else none",
+    )
+    analyzer: Literal["ascii", "unicode"] | None = Field(
+        None,
+        description="how text becomes search terms: 'ascii' (lower-cased runs of ASCII letters and digits, "
+        "as the study), 'unicode' (any script: NFKC, case folding, words with their combining marks, "
+        "bigrams of Chinese, Japanese and Thai); None: 'unicode' with a language, else 'ascii'",
+    )
+    edits: Literal["revise", "swap_lines"] | None = Field(
+        None,
+        description="a corpus from files: how people's saves write text. 'revise': rewrite, insert or delete "
+        "a sentence or a step of the article's own text, and retitle it recognisably; 'swap_lines': put a "
+        "line of another article in place of one of its lines, and a word of another title in its title. "
+        "None: 'swap_lines' on 'kbsim:sample' (the edits its published study ran with), else 'revise'",
     )
     articles: int = Field(400, ge=3, description="articles published at the start of the day")
     vocabulary_per_article: float = Field(
@@ -61,12 +93,28 @@ class CorpusParams(_Frozen):
     title_words: int = Field(4, ge=2, le=12)
     body_words: int = Field(60, ge=5, le=2000)
 
+    #: what applies to a corpus from files only
+    _FILE_ONLY = ("language", "analyzer", "edits")
+
     @model_validator(mode="after")
     def _synthetic_or_files(self) -> CorpusParams:
         synthetic = sorted(
-            name for name in self.model_fields_set - {"source"}
+            name for name in self.model_fields_set - {"source", *self._FILE_ONLY}
             if getattr(self, name) != type(self).model_fields[name].default
         )
+        given = [name for name in self._FILE_ONLY if getattr(self, name) is not None]
+        if self.source is None and given:
+            raise ValueError(
+                f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to a corpus from files "
+                "(source), not to the synthetic corpus; "
+                "remove them"
+            )
+        if self.language is not None and self.language not in CORPUS_LANGUAGES:
+            raise ValueError(f"language {self.language!r} is not one kbsim knows; expected one of "
+                             f"{', '.join(CORPUS_LANGUAGES)}")
+        if self.analyzer == "ascii" and self.language is not None:
+            raise ValueError(f"the ascii analyzer has no language (language {self.language!r}); use "
+                             "analyzer: unicode, or leave the analyzer out")
         if self.source is not None and synthetic:
             raise ValueError(
                 f"{', '.join(synthetic)} shape the synthetic corpus and do not apply to source "
@@ -243,3 +291,19 @@ class DayParams(_Frozen):
     @property
     def day_s(self) -> float:
         return self.day_hours * 3600.0
+
+    def sized_to(self, articles: int) -> DayParams:
+        """This day with its counts of saves and questions set for a corpus of ``articles``:
+        on a corpus from files, a count not given (nor replaced by a trace) is the reference
+        day's rate per article (:data:`SAVES_PER_ARTICLE`, :data:`QUESTIONS_PER_ARTICLE`),
+        rounded half up; the synthetic corpus and given counts are left as they are. The
+        counts are then given, so a day sized once is not sized again.
+        """
+        if self.corpus.source is None:
+            return self
+        update = {}
+        for name, group, rate in (("saves", self.saves, SAVES_PER_ARTICLE),
+                                  ("questions", self.questions, QUESTIONS_PER_ARTICLE)):
+            if "count" not in group.model_fields_set and group.trace is None:
+                update[name] = group.model_copy(update={"count": math.floor(rate * articles + 0.5)})
+        return self.model_copy(update=update) if update else self

@@ -30,7 +30,8 @@ def write(path: Path, data: str | bytes) -> Path:
 
 
 def test_a_folder_of_markdown_and_text_files(tmp_path):
-    """Title: the first heading, else front matter's title, else the file name; the rest is content."""
+    """Title: front matter's title, else the first heading, else the file name; the rest is
+    content. The id: front matter's, else the path in the folder without its extension."""
     kb = tmp_path / "kb"
     write(kb / "a-vpn.md", "\n# Reset your VPN password\n\nOpen the VPN client.\nChoose Reset.\n")
     write(kb / "b" / "printer.markdown", "Printer shows offline\n=====\nRemove the printer and add it again.")
@@ -43,11 +44,13 @@ def test_a_folder_of_markdown_and_text_files(tmp_path):
         load_corpus(kb)
     (kb / "c.md").write_text("---\ntitle: Set up email on a phone\nid: KB-3\n---\nInstall the mail app.\n")
     (kb / "e.md").write_text("# Heading wins\nbody")
+    write(kb / "f.md", "---\ntitle: Front matter wins\n---\n# A heading\nbody")
     corpus = load_corpus(kb)
     assert list(corpus.articles()) == [
         *ARTICLES[:2], ("Set up email on a phone", "Install the mail app."),
-        ("d guest wifi", "Ask reception for a code."), ("Heading wins", "body")]
-    assert corpus.ids == ("a-vpn.md", "b/printer.markdown", "KB-3", "d_guest-wifi.txt", "e.md")
+        ("d guest wifi", "Ask reception for a code."), ("Heading wins", "body"),
+        ("Front matter wins", "# A heading\nbody")]
+    assert corpus.ids == ("a-vpn", "b/printer", "KB-3", "d_guest-wifi", "e", "f")
     assert corpus.weights is None and len(corpus.digest) == 64
 
 
@@ -119,6 +122,16 @@ def bad_inputs(tmp_path: Path):
         ("unknown kind of file", write(tmp_path / "kb.xlsx", b"PK"), r"kb\.xlsx: unknown kind of corpus file"),
         ("csv without a content column", write(tmp_path / "c.csv", "title,body\nOne,x\n"),
          r"c\.csv, line 1, column 'content': no 'content' column"),
+        ("id a tool cannot carry", write(tmp_path / "i.jsonl", '{"id": "A\\u2028B", "title": "One two", '
+                                         '"content": ""}\n'),
+         r"i\.jsonl, line 1, field 'id': the id 'A\\u2028B' holds the character U\+2028"),
+        ("id too long", write(tmp_path / "long" / "x.md", f"---\nid: {'k' * 300}\n---\n# Title\nbody").parent,
+         r"x\.md, line 4, field 'id': the id has 300 characters, over the limit of 256"),
+        ("two files, one id", write(tmp_path / "twice" / "ab.txt", "One").parent if write(
+            tmp_path / "twice" / "ab.md", "Two") else None, r"ab\.txt, field 'id': duplicate id 'ab': already used by"),
+        ("an id that is another row's number", write(tmp_path / "n.jsonl", '{"title": "One two", "content": ""}\n'
+                                                     '{"id": "art-000001", "title": "Three", "content": ""}\n'),
+         r"n\.jsonl, line 2, field 'id': the id 'art-000001' is also the number kbsim gives an earlier"),
     ]
 
 
@@ -151,5 +164,5 @@ def test_a_corpus_path_is_relative_to_the_config_file_that_names_it(tmp_path):
     params = load_config(config, ["questions.count=3", "saves.count=2", "day_hours=1"]).runs()[0].params
     assert params.corpus.source == str(tmp_path / "kb")
     citations = run_day(params, 1)["citations"]
-    assert citations["article_id"].tolist() == ["art-000001"] * 3
+    assert citations["article_id"].tolist() == ["one"] * 3  # the file's path in the folder
     assert citations["cited_title"].tolist() == ["One article"] * 3

@@ -542,10 +542,86 @@ def test_serve_corpus_serves_your_own_folder(tmp_path):
     with running_server(tmp_path / "stderr.log", "--corpus", str(kb)) as mcp:
         hits = mcp.ok("search_knowledge_base", {"knowledge_base_id": KB, "query": "door badge"})["results"]
         assert [h["title"] for h in hits] == ["Badge does not open the door"]
-        assert hits[0]["article_id"] == "art-000001"  # files in name order: badge.md, vpn.md
+        assert hits[0]["article_id"] == "badge"  # the file's path in the folder
+        assert mcp.ok("read_knowledge_article", {"knowledge_base_id": KB, "article_id": "vpn"})["title"] == (
+            "Reset your VPN password")
         assert mcp.poll(0)["next_sequence"] == 2
     (kb / "vpn.md").write_bytes(b"# VPN \xff\n")
     refused = subprocess.run([sys.executable, "-m", "kbsim", "serve", "--corpus", str(kb)], cwd=REPO,
                              env={"PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=60)
     assert refused.returncode == 2 and refused.stdout == ""
     assert f"{kb / 'vpn.md'}, line 1: bytes that are not UTF-8" in refused.stderr
+
+
+# -- other languages: the German and Hindi samples, a Japanese folder, a file's own KB -----------------
+
+
+def _plain_queries_find_their_articles(mcp: McpServer, expected: dict[str, str]) -> None:
+    """Each query's article is at rank 1 or 2, and reads back by the id the hit carries."""
+    for query, title in expected.items():
+        hits = mcp.ok("search_knowledge_base", {"knowledge_base_id": KB, "query": query, "limit": 5})["results"]
+        assert title in [hit["title"] for hit in hits[:2]], (query, [hit["title"] for hit in hits])
+        hit = next(hit for hit in hits if hit["title"] == title)
+        article = mcp.ok("read_knowledge_article", {"knowledge_base_id": KB, "article_id": hit["article_id"]})
+        assert article["title"] == title and article["citation"] == hit["citation"]
+
+
+def test_an_agent_finds_answers_in_the_german_and_hindi_samples_in_plain_words(tmp_path):
+    german = {
+        "Passwort vergessen": "Netzwerkpasswort zurücksetzen",
+        "Drucker ist offline": "Drucker wird als offline angezeigt",
+        "mein Laptop ist langsam": "Laptop ist sehr langsam",
+        "Papier steckt im Drucker fest": "Papierstau im Drucker",
+        "gelöschte Datei zurückholen": "Gelöschte Datei wiederherstellen",
+    }
+    with running_server(tmp_path / "de.log", "--corpus", "kbsim:sample-de") as mcp:
+        _plain_queries_find_their_articles(mcp, german)
+        hit = mcp.ok("search_knowledge_base", {"knowledge_base_id": KB, "query": "Passwörter"})["results"][0]
+        assert hit["article_id"].startswith("konto/")  # the sample's own ids
+    assert "analyzer unicode:de" in (tmp_path / "de.log").read_text()
+    hindi = {
+        "पासवर्ड भूल गया": "नेटवर्क पासवर्ड रीसेट करें",
+        "प्रिंटर ऑफ़लाइन है": "प्रिंटर ऑफ़लाइन दिख रहा है",
+        "लैपटॉप धीमा है": "लैपटॉप बहुत धीमा चल रहा है",
+        "मिटाई हुई फ़ाइल वापस चाहिए": "मिटाई गई फ़ाइल वापस लाएँ",
+        "वीपीएन बार-बार कट जाता है": "वीपीएन कनेक्शन बार-बार टूट जाता है",
+    }
+    with running_server(tmp_path / "hi.log", "--corpus", "kbsim:sample-hi") as mcp:
+        _plain_queries_find_their_articles(mcp, hindi)
+
+
+JAPANESE = {
+    "printer.md": ("プリンターがオフラインになる", "ドライバーの更新後にプリンターがオフラインと表示されます。"
+                   "プリンターを削除して、もう一度追加してください。"),
+    "password.md": ("パスワードをリセットする", "パスワードを忘れた場合は、ポータルでリセットできます。"
+                    "新しいパスワードは十四文字以上にしてください。"),
+    "wifi.md": ("会社のWi-Fiに接続する", "社員用のネットワークを選び、会社のアカウントでサインインします。"),
+    "mail.md": ("メールが送信できない", "添付ファイルが大きすぎると、メールは送信トレイに残ります。"),
+}
+
+
+def test_a_japanese_folder_is_served_with_bigrams(tmp_path):
+    kb = tmp_path / "ja-kb"
+    kb.mkdir()
+    for name, (title, body) in JAPANESE.items():
+        (kb / name).write_text(f"# {title}\n\n{body}\n", encoding="utf-8")
+    with running_server(tmp_path / "ja.log", "--corpus", str(kb), "--language", "ja") as mcp:
+        _plain_queries_find_their_articles(mcp, {
+            "プリンターがオフライン": "プリンターがオフラインになる",
+            "パスワードを忘れた": "パスワードをリセットする",
+            "メールを送れない": "メールが送信できない",
+        })
+        hits = mcp.ok("search_knowledge_base", {"knowledge_base_id": KB, "query": "パスワード"})["results"]
+        assert hits[0]["article_id"] == "password"
+
+
+def test_db_with_another_corpus_says_plainly_the_file_is_served(tmp_path):
+    db = tmp_path / "kb.sqlite"
+    with running_server(tmp_path / "first.log", "--db", str(db), "--corpus", "kbsim:sample-de") as mcp:
+        assert mcp.poll(0)["next_sequence"] == 52
+    with running_server(tmp_path / "second.log", "--db", str(db), "--corpus", "kbsim:sample-hi") as mcp:
+        hits = mcp.ok("search_knowledge_base", {"knowledge_base_id": KB, "query": "Drucker offline"})["results"]
+        assert hits and hits[0]["article_id"].startswith("druck/")  # the file's German KB, its analyzer
+    said = (tmp_path / "second.log").read_text()
+    assert "serving the file's knowledge base as it is; the corpus kbsim:sample-hi is not used" in said
+    assert "analyzer unicode:de" in said and "WARNING" in said

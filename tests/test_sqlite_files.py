@@ -213,9 +213,32 @@ def test_a_schema_1_file_is_migrated_and_its_records_still_replay(tmp_path):
         assert store.snapshot()["idempotency"] == {"old-key": (arguments_digest(arguments), first)}
     raw = sqlite3.connect(path)
     try:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
         columns = [row[1] for row in raw.execute("PRAGMA table_info(idempotency)")]
         assert "arguments" not in columns
+    finally:
+        raw.close()
+
+
+def test_a_schema_2_file_is_migrated_and_its_knowledge_bases_keep_the_ascii_analyzer(tmp_path):
+    path = tmp_path / "schema-2.db"
+    with SQLiteStore(path) as store:
+        store.create_knowledge_base(KB, [("Reset a password", "Open the portal.")])
+    # Make it the file kbsim wrote before schema 3: no analyzer recorded.
+    raw = sqlite3.connect(path)
+    raw.execute("ALTER TABLE knowledge_bases DROP COLUMN analyzer")
+    raw.execute("PRAGMA user_version = 2")
+    raw.commit()
+    raw.close()
+    with SQLiteStore(path) as store:
+        assert store.analyzer_name(KB) == "ascii"
+        client = store.client({KB}, clock=lambda: 1.0)
+        hits = client.call("search_knowledge_base", {"knowledge_base_id": KB, "query": "password"})["results"]
+        assert [hit["article_id"] for hit in hits] == ["art-000001"]
+    raw = sqlite3.connect(path)
+    try:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert raw.execute("SELECT analyzer FROM knowledge_bases").fetchall() == [("ascii",)]
     finally:
         raw.close()
 

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 import kbsim
 from kbsim import MemoryStore, SQLiteStore, ToolError
 from kbsim.store import ArticleWords, arguments_digest, parse_version
+from kbsim.store.analyzer import analyzer_for
 from kbsim.store.schema import validate_arguments
 from kbsim.store.timefmt import MAX_VERSION_US, is_rfc3339
 
@@ -48,7 +49,9 @@ def edit_arguments(article_id: str, **changes) -> dict:
 
 #: Every public method that takes arguments -> keyword arguments with which it succeeds.
 GOOD = {
-    "create_knowledge_base": {"kb_id": "kb-new", "articles": [("t", "c")], "at": 0.0},
+    "create_knowledge_base": {"kb_id": "kb-new", "articles": [("t", "c")], "at": 0.0,
+                              "article_ids": ["own/id-1"], "analyzer": analyzer_for("unicode", "de")},
+    "analyzer_name": {"kb_id": KB},
     "create_knowledge_base_from_words": {
         "kb_id": "kb-new", "articles": [("T", "c.")],
         "words": ArticleWords(["t", "c"], np.array([[1]]), np.array([[0]])), "at": 0.0,
@@ -107,9 +110,13 @@ BAD = {  # argument -> {label: value}
     "name": {"int": 5, "unknown": "no_such_tool", "none": None},
     "queries": {"none": None, "str": "words", "int": 5, "item_int": ["words", 5], "item_none": [None]},
     "article_ids": {"none": None, "str": A2, "int": 5, "item_int": [A2, 5], "item_bytes": [b"x"]},
+    "analyzer": {"none": None, "str": "ascii", "int": 5},
 }
+#: Bad values of one method's argument only (an id a read may ask for, but no article may have).
+BAD_FOR = {("create_knowledge_base", "article_ids"): {
+    "item_empty": [""], "item_newline": ["a\nb"], "item_padded": [" a"], "too_few": [], "too_long": ["x" * 257]}}
 #: Where None is a good value (the optional save arguments) it is not a bad one.
-OPTIONAL_NONE = {("save_article", "content"), ("save_article", "title")}
+OPTIONAL_NONE = {("save_article", "content"), ("save_article", "title"), ("create_knowledge_base", "article_ids")}
 
 
 def _bad_cases():
@@ -117,7 +124,7 @@ def _bad_cases():
         for argument in good:
             if argument == "result":
                 continue
-            for label, value in BAD[argument].items():
+            for label, value in {**BAD[argument], **BAD_FOR.get((method, argument), {})}.items():
                 if value is None and (method, argument) in OPTIONAL_NONE:
                     continue
                 yield pytest.param(method, argument, value, id=f"{method}-{argument}-{label}")

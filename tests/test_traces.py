@@ -91,7 +91,7 @@ def test_a_folder_of_markdown_files_and_a_saves_log_replay_end_to_end(tmp_path):
     (tmp_path / "saves.csv").write_text(
         "time,article,kind,title,content\n"
         "2024-03-12T09:30:00+01:00,Printer shows offline,content,,Restart the print spooler first.\n"
-        "2024-03-12T10:00:00+01:00,vpn.md,content_and_title,Reset your VPN password or PIN,\n"
+        "2024-03-12T10:00:00+01:00,vpn,content_and_title,Reset your VPN password or PIN,\n"
         "2024-03-12T11:15:00+01:00,Reset your VPN password or PIN,unpublish,,\n")
     (tmp_path / "questions.csv").write_text(
         "time,article,query\n300,Reset your VPN password,\n600,,printer offline\n4000,,email on my phone\n")
@@ -107,15 +107,15 @@ def test_a_folder_of_markdown_files_and_a_saves_log_replay_end_to_end(tmp_path):
     tables = load_results(tmp_path / "results" / "day")
     people = tables["saves"].query("actor == 'people'")
     assert people[["time_s", "kind", "article_id"]].values.tolist() == [
-        [1800.0, "content", "art-000002"], [3600.0, "content_and_title", "art-000003"],
-        [8100.0, "unpublish", "art-000003"]]  # files in name order: email, printer, vpn
+        [1800.0, "content", "printer"], [3600.0, "content_and_title", "vpn"],
+        [8100.0, "unpublish", "vpn"]]  # each article by its file's path in the folder
     citations = tables["citations"]
     first = citations.groupby("answer_id").first()
     assert first["asked_s"].tolist() == [300.0, 600.0, 4000.0]
-    assert first["article_id"].tolist() == ["art-000003", "art-000002", "art-000001"]
-    assert first["target_article_id"].tolist() == ["art-000003", "", ""]
+    assert first["article_id"].tolist() == ["vpn", "printer", "email"]
+    assert first["target_article_id"].tolist() == ["vpn", "", ""]
     checks = tables["checks"].query("strategy == 'reread' and check_index == 3")
-    assert checks["true_gone"].tolist() == [(citations["article_id"] == "art-000003").sum()]
+    assert checks["true_gone"].tolist() == [(citations["article_id"] == "vpn").sum()]
 
 
 # -- bad traces ---------------------------------------------------------------------------------

@@ -121,6 +121,9 @@ def run(args) -> int:
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
+    for note in _sized_notes(config):
+        log(note)
+
     def run_once(config, fresh: bool = args.fresh):
         return run_experiment(
             config,
@@ -218,3 +221,25 @@ def _report_precision(precision, keys: list[str], log) -> int:
         f"(batches {batches}); raise --max-seeds or relax the half-width"
     )
     return 3
+
+
+def _sized_notes(config) -> list[str]:
+    """One line per corpus from files whose day the config leaves to be sized: the counts
+    of saves and questions it resolves to (kbsim.params.DayParams.sized_to)."""
+    from kbsim.inputs import InputError, load_corpus
+
+    notes: dict[tuple, str] = {}
+    for _, _, params in config.points():
+        if params.corpus.source is None:
+            continue
+        try:
+            articles = len(load_corpus(params.corpus.source))
+        except InputError:
+            continue  # refused with its file, line and field when the runs are listed
+        sized = params.sized_to(articles)
+        if sized is not params:
+            key = (params.corpus.source, sized.saves.count, sized.questions.count)
+            notes[key] = (f"{params.corpus.source}: {articles:,} articles, so {sized.saves.count:,} saves and "
+                          f"{sized.questions.count:,} questions a day (the reference day's 0.75 and 0.3 per "
+                          "article; set saves.count and questions.count to choose)")
+    return list(notes.values())

@@ -21,8 +21,13 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--corpus", metavar="PATH",
                         help="the articles to serve: a folder of .md/.txt files, a .jsonl or a .csv "
-                             "file, 'kbsim:sample' or 'synthetic' (default: the config's corpus, or "
-                             "the shipped sample help desk)")
+                             "file, 'kbsim:sample', 'kbsim:sample-de', 'kbsim:sample-hi' or 'synthetic' "
+                             "(default: the config's corpus, or the shipped sample help desk)")
+    parser.add_argument("--language", metavar="CODE",
+                        help="the corpus's language (en, de, hi, fr, es, ja, zh, ...; 'und' for none in "
+                             "particular): search with the Unicode analyzer and that language's stop words "
+                             "and stemmer (default: the corpus's own, as the German and Hindi samples "
+                             "declare, else the ascii analyzer)")
     parser.add_argument("--config", metavar="CONFIG",
                         help="YAML file of day parameters, nested or dotted as in a config's "
                              "params (corpus.articles, saves.count, zipf_s, ...)")
@@ -66,9 +71,10 @@ def run(args: argparse.Namespace) -> int:
         check_speed(args.speed)
         check_busy_timeout(args.busy_timeout)
         params = DayParams() if args.config is None else load_day_params(args.config)
-        params = served_corpus(params, args.corpus)
+        params = served_corpus(params, args.corpus, args.language)
         serve(params, seed=args.seed, db=args.db, kb_id=args.kb_id, grants=args.grant,
-              live=args.live, speed=args.speed, busy_timeout_s=args.busy_timeout)
+              live=args.live, speed=args.speed, busy_timeout_s=args.busy_timeout,
+              corpus_given=args.corpus is not None or args.language is not None)
     except KeyboardInterrupt:
         return 130
     return 0

@@ -25,6 +25,7 @@ from pydantic import BaseModel, field_validator
 
 from kbsim.errors import UsageError
 from kbsim.experiment import limits
+from kbsim.inputs import load_corpus
 from kbsim.params import INPUT_PATHS, DayParams
 from kbsim.sim.replay import input_digests
 from kbsim.stats.summary import ContrastSpec, MetricSelector
@@ -135,6 +136,14 @@ def short_hash(obj: Any, length: int = 12) -> str:
     return hashlib.sha256(canonical_json(obj).encode()).hexdigest()[:length]
 
 
+def _sized(params: DayParams) -> DayParams:
+    """The day sized to its corpus from files (:meth:`DayParams.sized_to`): the run's params,
+    its id and its run.json then hold the counts it runs with."""
+    if params.corpus.source is None:
+        return params
+    return params.sized_to(len(load_corpus(params.corpus.source)))
+
+
 def _input_digests(params: DayParams) -> dict[str, dict[str, str]]:
     """What a run id adds for the input files a day reads: nothing for a synthetic day."""
     if all(get_dotted(params, dotted) is None for dotted in INPUT_PATHS):
@@ -220,8 +229,9 @@ class ExperimentConfig(BaseModel):
         """
         specs = []
         for scenario, point, params in self.points() if points is None else points:
-            dumped = params.model_dump(mode="json")
             inputs = _input_digests(params)  # {} for a synthetic day: its run ids are as they were
+            params = _sized(params)  # a corpus from files: counts not given are per article
+            dumped = params.model_dump(mode="json")
             for seed in self.seeds:
                 run_id = short_hash({"params": dumped, "seed": seed, **inputs})
                 specs.append(RunSpec(run_id, scenario, point, seed, params))

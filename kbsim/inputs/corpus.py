@@ -2,11 +2,11 @@
 file or a CSV file (or :data:`SAMPLE`, the sample knowledge base kbsim ships).
 
 - **Folder**: every ``.md``, ``.markdown`` and ``.txt`` file in it and its subfolders
-  (hidden ones skipped), in order of their relative path. The title is the first
-  heading (``# Title``, or a line underlined with ``===``), else a ``title`` in
-  YAML front matter, else the file name (``-`` and ``_`` read as spaces); the content
-  is the rest. Front matter may also give ``id`` (default: the relative path) and
-  ``popularity``.
+  (hidden ones skipped), in order of their relative path. The title is a ``title`` in
+  YAML front matter (as Hugo, Jekyll and MkDocs read it), else the first heading
+  (``# Title``, or a line underlined with ``===``), else the file name (``-`` and ``_``
+  read as spaces); the content is the rest. Front matter may also give ``id``
+  (default: the path relative to the folder, without its extension) and ``popularity``.
 - **JSONL** (``.jsonl``, ``.ndjson``): one object a line with ``title`` and
   ``content``, optionally ``id`` and ``popularity``; other fields are ignored.
 - **CSV** (``.csv``): a header row naming ``title`` and ``content``, optionally
@@ -14,6 +14,11 @@ file or a CSV file (or :data:`SAMPLE`, the sample knowledge base kbsim ships).
 
 ``popularity`` (page views or any weight >= 0), given for every article or for none,
 sets the popularity ranking and weights in place of the seeded Zipf shuffle.
+
+An article's id is its source's own (front matter's or the row's ``id``, a file's path):
+the agent reads, cites and edits it by that id. An id the tools cannot carry
+(:func:`kbsim.store.rules.article_id_problem`) or a repeated one is refused, naming the
+file. A row without an id is numbered ``art-000001``, ``art-000002``, ... in file order.
 
 Reading streams: files one by one, JSONL and CSV in batches through pyarrow's
 readers. A batch pyarrow cannot take (a number where text belongs, bytes that are
@@ -31,6 +36,7 @@ import json
 import math
 import os
 import re
+import unicodedata
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -41,6 +47,7 @@ import numpy as np
 import yaml
 
 from kbsim.inputs.errors import InputError, decode_utf8
+from kbsim.store.rules import article_id_for, article_id_problem
 
 __all__ = ["MAX_CONTENT_CHARS", "MIN_TITLE_CHARS", "SAMPLE", "LoadedCorpus", "load_corpus"]
 
@@ -64,12 +71,14 @@ _BATCH_BYTES = 1 << 22
 
 @dataclass(frozen=True, eq=False)
 class LoadedCorpus:
-    """Articles read from a source, in publication order (kbsim numbers them
-    ``art-000001``, ``art-000002``, ... in this order).
+    """Articles read from a source, in publication order.
 
-    ``ids`` are the source's own ids (a folder's relative paths, an ``id`` field), or
-    None; ``weights`` the popularity of each article, or None; ``digest`` a SHA-256 of
-    every byte read, so that results can tell one version of the files from another.
+    ``ids`` are the articles' ids, the source's own (a folder's relative paths, an
+    ``id`` field; ``art-NNNNNN`` for a row without one), or None when the source has
+    none (the articles are then ``art-000001``, ``art-000002``, ... in this order);
+    ``weights`` the popularity of each article, or None; ``digest`` a SHA-256 of every
+    byte read, so that results can tell one version of the files from another;
+    ``language`` the language the source declares (the shipped samples), or None.
     """
 
     source: str
@@ -78,6 +87,7 @@ class LoadedCorpus:
     ids: tuple[str, ...] | None
     weights: np.ndarray | None
     digest: str
+    language: str | None = None
 
     def __len__(self) -> int:
         return len(self.titles)
@@ -99,6 +109,7 @@ class _Articles:
         self.ids: list[str | None] = []
         self.weights: list[float | None] = []
         self._id_lines: dict[str, tuple[str, int | None]] = {}
+        self._numbered: set[str] = set()  # the art-NNNNNN of the articles without an id
         self._first_weight: tuple[str, int | None] | None = None
         self._first_unweighted: tuple[str, int | None] | None = None
 
@@ -132,11 +143,23 @@ class _Articles:
             article_id = str(article_id).strip()
             if not article_id:
                 raise error("the id is empty (leave it out to number articles in order)", "id")
+            problem = article_id_problem(article_id)
+            if problem is not None:
+                raise error(f"{problem}; an agent could not read the article back by it", "id")
             if article_id in self._id_lines:
                 first_path, first_line = self._id_lines[article_id]
                 first = first_path if first_path != str(path) else f"line {first_line}"
                 raise error(f"duplicate id {article_id!r}: already used by {first}", "id")
+            if article_id in self._numbered:
+                raise error(f"the id {article_id!r} is also the number kbsim gives an earlier article without an "
+                            "id; give every article an id, or choose another", "id")
             self._id_lines[article_id] = (str(path), line)
+        else:
+            number = article_id_for(len(self.titles) + 1)
+            if number in self._id_lines:
+                raise error(f"no id, and the number kbsim would give it, {number!r}, is an earlier article's id; "
+                            "give every article an id, or none", "id")
+            self._numbered.add(number)
         weight = None
         if popularity is not None:
             weight = _weight(popularity, error)
@@ -167,8 +190,7 @@ class _Articles:
                                  **{"field": "popularity"})
         ids = None
         if any(i is not None for i in self.ids):
-            numbered = [i if i is not None else f"#{n}" for n, i in enumerate(self.ids, start=1)]
-            ids = tuple(numbered)
+            ids = tuple(i if i is not None else article_id_for(n) for n, i in enumerate(self.ids, start=1))
         return LoadedCorpus(source, tuple(self.titles), tuple(self.contents), ids, weights, digest)
 
 
@@ -216,7 +238,8 @@ def _text_files(root: Path) -> list[tuple[str, str, int, int]]:
 def parse_text_file(path: Path | str, text: str) -> tuple[str | None, str, dict[str, Any], int]:
     """``(title or None, content, front matter, line of the title)`` of one Markdown or text file.
 
-    The title is the first heading, else front matter's ``title``, else None (the
+    The title is front matter's ``title`` (the content is then everything after the
+    front matter, a first heading included), else the first heading, else None (the
     caller uses the file name).
     """
     lines = text.splitlines()
@@ -236,6 +259,9 @@ def parse_text_file(path: Path | str, text: str) -> tuple[str | None, str, dict[
             raise InputError(path, "front matter must be a mapping (title: ..., id: ..., popularity: ...)",
                              line=2)
         start = end + 1
+    if meta.get("title") is not None:
+        line = next((i + 1 for i in range(1, start) if lines[i].lstrip().startswith("title")), 2)
+        return meta["title"], "\n".join(lines[start:]).strip(), meta, line
     first = start
     while first < len(lines) and not lines[first].strip():
         first += 1
@@ -245,8 +271,7 @@ def parse_text_file(path: Path | str, text: str) -> tuple[str | None, str, dict[
             return (atx.group(1) or "").strip(), "\n".join(lines[first + 1:]).strip(), meta, first + 1
         if first + 1 < len(lines) and _SETEXT.match(lines[first + 1]) and lines[first].strip():
             return lines[first].strip(), "\n".join(lines[first + 2:]).strip(), meta, first + 1
-    title = meta.get("title")
-    return (None if title is None else title), "\n".join(lines[start:]).strip(), meta, 1
+    return None, "\n".join(lines[start:]).strip(), meta, 1
 
 
 def _read_folder(root: Path, files: list[tuple[str, str, int, int]], articles: _Articles) -> str:
@@ -263,8 +288,8 @@ def _read_folder(root: Path, files: list[tuple[str, str, int, int]], articles: _
             title, line = stem.replace("-", " ").replace("_", " "), None
             if not title.strip():
                 raise InputError(path, "no title: no heading, no title in front matter, and no file name")
-        articles.add(path, line, title, content, meta.get("id", relative), meta.get("popularity"),
-                     kind="field")
+        own_id = meta.get("id", unicodedata.normalize("NFC", relative.rsplit(".", 1)[0]))
+        articles.add(path, line, title, content, own_id, meta.get("popularity"), kind="field")
     return digest.hexdigest()
 
 
@@ -389,7 +414,8 @@ _CACHE_SIZE = 4
 
 
 def load_corpus(source: str | os.PathLike[str]) -> LoadedCorpus:
-    """The articles of ``source``: a folder, a ``.jsonl`` or ``.csv`` file, or :data:`SAMPLE`.
+    """The articles of ``source``: a folder, a ``.jsonl`` or ``.csv`` file, or a shipped sample
+    (:data:`SAMPLE`, ``kbsim:sample-de``, ``kbsim:sample-hi``).
 
     Read once per process and version of the files (a changed file is read again).
 
@@ -399,10 +425,12 @@ def load_corpus(source: str | os.PathLike[str]) -> LoadedCorpus:
             not UTF-8, a popularity that is negative or not a number, content over
             :data:`MAX_CONTENT_CHARS`, an unknown kind of file.
     """
-    if str(source) == SAMPLE:
-        from kbsim.inputs.sample import sample_corpus
+    if str(source).startswith("kbsim:"):
+        from kbsim.inputs.sample import SAMPLES, sample
 
-        return sample_corpus()
+        if str(source) not in SAMPLES:
+            raise InputError(str(source), f"no such sample; kbsim ships {', '.join(SAMPLES)}")
+        return sample(str(source))
     path = Path(source)
     if not path.exists():
         raise InputError(path, "no such file or folder")
@@ -453,12 +481,17 @@ def _slug(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:80] or "article"
 
 
-def write_corpus(articles: Iterator[tuple[str, str]], target: str | os.PathLike[str], fmt: str) -> Path:
+def write_corpus(articles: Iterator[tuple[str, str]], target: str | os.PathLike[str], fmt: str,
+                 ids: tuple[str, ...] | None = None) -> Path:
     """Write ``(title, content)`` articles in a format :func:`load_corpus` reads back.
 
-    ``markdown``: a new folder of ``<slug>.md`` files, each ``# Title`` then the content;
-    ``jsonl`` or ``csv``: one file with ``title`` and ``content``. Refuses to overwrite.
+    ``markdown``: a new folder of ``<slug>.md`` files (``<id>.md`` with ``ids``, so the
+    paths read back as the ids), each ``# Title`` then the content; ``jsonl`` or ``csv``:
+    one file with ``title`` and ``content`` (and ``id`` first, with ``ids``). Refuses to
+    overwrite.
     """
+    if ids is not None:
+        return _write_with_ids(list(zip(ids, articles, strict=True)), Path(target), fmt)
     target = Path(target)
     if fmt not in WRITE_FORMATS:
         raise ValueError(f"format must be one of {', '.join(WRITE_FORMATS)}, got {fmt!r}")
@@ -483,4 +516,28 @@ def write_corpus(articles: Iterator[tuple[str, str]], target: str | os.PathLike[
             writer = csv.writer(handle)
             writer.writerow(("title", "content"))
             writer.writerows(articles)
+    return target
+
+
+def _write_with_ids(rows: list[tuple[str, tuple[str, str]]], target: Path, fmt: str) -> Path:
+    if fmt not in WRITE_FORMATS:
+        raise ValueError(f"format must be one of {', '.join(WRITE_FORMATS)}, got {fmt!r}")
+    if target.exists() and (fmt != "markdown" or any(target.iterdir())):
+        raise FileExistsError(f"{target} exists{' and is not empty' if fmt == 'markdown' else ''}")
+    if fmt == "markdown":
+        for article_id, (title, content) in rows:
+            path = target / f"{article_id}.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"# {title}\n\n{content}\n", encoding="utf-8")
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("w", encoding="utf-8", newline="") as handle:
+        if fmt == "jsonl":
+            for article_id, (title, content) in rows:
+                handle.write(json.dumps({"id": article_id, "title": title, "content": content}, ensure_ascii=False)
+                             + "\n")
+        else:
+            writer = csv.writer(handle)
+            writer.writerow(("id", "title", "content"))
+            writer.writerows((article_id, title, content) for article_id, (title, content) in rows)
     return target

@@ -9,6 +9,12 @@ steps, who to contact and what to tell them, related articles.
 
 ``kbsim serve`` serves it by default; ``corpus: {source: kbsim:sample}`` runs a day
 on it; ``kbsim corpus sample DIR`` writes it out as files.
+
+Two smaller help desks in other languages, each article with an id of its own, render
+the same way from their own material: ``kbsim:sample-de`` (German,
+:mod:`kbsim.inputs.sample_de`) and ``kbsim:sample-hi`` (Hindi,
+:mod:`kbsim.inputs.sample_hi`); each declares its language, so a day or a server on it
+searches with that language's analyzer.
 """
 
 from __future__ import annotations
@@ -19,7 +25,11 @@ from functools import cache
 from kbsim.inputs.corpus import SAMPLE, LoadedCorpus
 from kbsim.inputs.sample_topics import TOPICS
 
-__all__ = ["SAMPLE_ARTICLES", "sample_articles", "sample_corpus"]
+__all__ = ["SAMPLES", "SAMPLE_ARTICLES", "SAMPLE_DE", "SAMPLE_HI", "render", "sample_articles", "sample_corpus"]
+
+#: ``corpus.source`` of the German and of the Hindi sample help desks.
+SAMPLE_DE = "kbsim:sample-de"
+SAMPLE_HI = "kbsim:sample-hi"
 
 #: How many articles the sample holds.
 SAMPLE_ARTICLES = 400
@@ -398,3 +408,80 @@ def sample_corpus() -> LoadedCorpus:
     articles = sample_articles()
     digest = hashlib.sha256("\0".join(f"{t}\0{c}" for t, c in articles).encode()).hexdigest()
     return LoadedCorpus(SAMPLE, tuple(t for t, _ in articles), tuple(c for _, c in articles), None, None, digest)
+
+
+# -- the samples in other languages ----------------------------------------------------------------
+
+
+def render(kind: str, lead: str, steps: list[str], team: str, details: str, words: dict[str, str]) -> str:
+    """An article's Markdown body in the language of ``words`` (headings and the sentences
+    around the lead and steps: :data:`kbsim.inputs.sample_de.WORDS`), as :func:`_article`
+    renders an English one."""
+    stop = words["stop"]
+    ended = [step if step.endswith((".", "!", "?", "।")) else step + stop for step in steps]
+    numbered = "\n".join(f"{n}. {step}" for n, step in enumerate(ended, start=1))
+    bullets = "\n".join(f"- {step}" for step in ended)
+    if kind == "how":
+        return f"{lead}\n\n## {words['steps']}\n\n{numbered}\n\n## {words['help']}\n\n" + words["contact"].format(
+            team=team)
+    if kind == "fix":
+        return (f"## {words['symptoms']}\n\n{lead}\n\n## {words['try']}\n\n{words['in_order']}\n\n{numbered}\n\n"
+                f"## {words['still']}\n\n" + words["ticket"].format(team=team, details=details))
+    if kind == "faq":
+        return f"{lead}\n\n## {words['details']}\n\n{bullets}\n\n## {words['questions']}\n\n" + words["ask"].format(
+            team=team)
+    raise ValueError(f"kind must be how, fix or faq, got {kind!r}")
+
+
+def _localised(topics: dict[str, tuple[str, str, str]], words: dict[str, str]) -> list[tuple[str, str, str]]:
+    """``(id, title, body)`` of a sample's articles: topic by topic, round robin (the first
+    articles span the help desk), each ending with two related articles of its topic."""
+    by_topic: dict[str, list[tuple[str, str, str]]] = {}
+    for name, (team, details, lines) in topics.items():
+        for line in lines.strip().splitlines():
+            article_id, kind, title, lead, steps = (part.strip() for part in line.split(" | "))
+            by_topic.setdefault(name, []).append((article_id, title, render(kind, lead, _steps(steps), team, details,
+                                                                            words)))
+    ordered = []
+    queues = [list(items) for items in by_topic.values()]
+    while any(queues):
+        for name, queue in zip(by_topic, queues, strict=True):
+            if queue:
+                article_id, title, body = queue.pop(0)
+                related = [t for _, t, _ in by_topic[name] if t != title][:2]
+                if related:
+                    body += f"\n\n## {words['related']}\n\n" + "\n".join(f"- {t}" for t in related)
+                ordered.append((article_id, title, body))
+    ids, titles = [a for a, _, _ in ordered], [t for _, t, _ in ordered]
+    if len(set(ids)) != len(ids) or len(set(titles)) != len(titles):
+        raise RuntimeError("a sample's ids and titles must all differ")
+    return ordered
+
+
+@cache
+def _language_sample(source: str) -> LoadedCorpus:
+    if source == SAMPLE_DE:
+        from kbsim.inputs import sample_de as material
+
+        language = "de"
+    else:
+        from kbsim.inputs import sample_hi as material
+
+        language = "hi"
+    articles = _localised(material.TOPICS, material.WORDS)
+    digest = hashlib.sha256("\0".join(f"{i}\0{t}\0{c}" for i, t, c in articles).encode()).hexdigest()
+    return LoadedCorpus(source, tuple(t for _, t, _ in articles), tuple(c for _, _, c in articles),
+                        tuple(i for i, _, _ in articles), None, digest, language)
+
+
+#: Every shipped sample's ``corpus.source``.
+SAMPLES = (SAMPLE, SAMPLE_DE, SAMPLE_HI)
+
+
+def sample(source: str) -> LoadedCorpus:
+    """The shipped sample ``source`` names (one of :data:`SAMPLES`)."""
+    if source == SAMPLE:
+        return sample_corpus()
+    if source in (SAMPLE_DE, SAMPLE_HI):
+        return _language_sample(source)
+    raise ValueError(f"no sample {source!r}; the samples are {', '.join(SAMPLES)}")

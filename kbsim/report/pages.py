@@ -14,6 +14,7 @@ import pandas as pd
 from kbsim.report.experiments import FULL_COMMAND, Experiment
 from kbsim.report.figures import FIGURES
 from kbsim.report.own_kb import sample_kb_section
+from kbsim.report.search_quality import search_quality_section
 from kbsim.report.tables import format_contrast, markdown_table, point_label, reference_results
 from kbsim.stats.metrics import METRICS
 from kbsim.stats.summary import MetricSelector
@@ -96,6 +97,7 @@ def write_results_markdown(exps: Mapping[str, Experiment], path: str | Path, fig
         *precision_section(exps),
         *contrasts_section(exps),
         *sample_kb_section(exps),
+        *search_quality_section(),
     ]
     for spec in FIGURES:
         lines += [f"![{spec.shows}]({(rel / (spec.name + '.png')).as_posix()})", "", f"*{spec.shows}*", ""]

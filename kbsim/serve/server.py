@@ -80,26 +80,35 @@ def check_busy_timeout(busy_timeout_s: float) -> float:
     return float(busy_timeout_s)
 
 
-def served_corpus(params: DayParams, corpus: str | None) -> DayParams:
-    """The day parameters with ``--corpus`` applied: a folder or file path, ``kbsim:sample``,
-    or ``synthetic`` (the seeded synthetic corpus). Without ``--corpus``, a config that
-    sets nothing under ``corpus`` serves the shipped sample help desk."""
+def served_corpus(params: DayParams, corpus: str | None, language: str | None = None) -> DayParams:
+    """The day parameters with ``--corpus`` and ``--language`` applied: a folder or file
+    path, ``kbsim:sample``, ``kbsim:sample-de``, ``kbsim:sample-hi``, or ``synthetic`` (the
+    seeded synthetic corpus); a language code for the corpus's analyzer. Without
+    ``--corpus``, a config that sets nothing under ``corpus`` serves the shipped sample help
+    desk. A served corpus from files revises its articles' own text when people save
+    (``corpus.edits: revise``) unless the config says otherwise, the English sample too."""
     from kbsim.inputs import SAMPLE
 
-    if corpus is None:
-        if "corpus" in params.model_fields_set:
-            return params
-        corpus = SAMPLE
     data = params.model_dump(mode="json")
-    if corpus == "synthetic":
-        data["corpus"].pop("source", None)
-    else:
-        source = corpus if corpus.startswith("kbsim:") else os.path.abspath(Path(corpus).expanduser())
-        data["corpus"] = {"source": source}
+    if corpus is not None or "corpus" not in params.model_fields_set:
+        corpus = SAMPLE if corpus is None else corpus
+        if corpus == "synthetic":
+            data["corpus"].pop("source", None)
+        else:
+            source = corpus if corpus.startswith("kbsim:") else os.path.abspath(Path(corpus).expanduser())
+            data["corpus"] = {"source": source}
+    if data["corpus"].get("source") is not None:
+        data["corpus"].setdefault("edits", "revise")
+        if language is not None:
+            data["corpus"]["language"] = language
+    elif language is not None:
+        raise ServeConfigError(f"--language {language!r}: the synthetic corpus has no language; serve a corpus "
+                               "from files (--corpus) to choose one")
     try:
         return DayParams.model_validate(data)
     except ValueError as exc:
-        raise ServeConfigError(f"--corpus {corpus!r}: {exc}") from None
+        option = f"--corpus {corpus!r}" if corpus is not None else f"--language {language!r}"
+        raise ServeConfigError(f"{option}: {exc}") from None
 
 
 def open_backend(params: DayParams, db: str | Path | None,
@@ -124,7 +133,8 @@ def corpus_articles(params: DayParams, seed: int) -> Iterator[tuple[str, str]]:
 
 
 def build_store(params: DayParams, seed: int, db: str | Path | None = None,
-                kb_id: str = DEFAULT_KB_ID, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S):
+                kb_id: str = DEFAULT_KB_ID, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
+                corpus_given: bool = False):
     """The store to serve: knowledge base ``kb_id`` holding the day's corpus (the
     config's ``corpus.source``, or the seeded synthetic corpus).
 
@@ -133,8 +143,9 @@ def build_store(params: DayParams, seed: int, db: str | Path | None = None,
     time 0, all in one transaction: a fill cut short (a kill, Ctrl-C) leaves
     no knowledge base, and the next start fills it again. A SQLite file that
     already holds ``kb_id`` is served as it is (its articles and events
-    persist across restarts); when another server filled it meanwhile, that
-    whole knowledge base is served.
+    persist across restarts), and the log says plainly that the corpus is not
+    used (a warning when ``corpus_given``: ``--corpus`` or ``--language`` was asked
+    for); when another server filled it meanwhile, that whole knowledge base is served.
     """
     try:
         starting = starting_knowledge_base(params.corpus, seed)
@@ -143,14 +154,22 @@ def build_store(params: DayParams, seed: int, db: str | Path | None = None,
     store = open_backend(params, db, busy_timeout_s)
     try:
         if store.has_knowledge_base(kb_id):
-            log.info("serving the existing knowledge base %s from %s", kb_id, db)
+            analyzer = getattr(store, "analyzer_name", lambda _: "ascii")(kb_id)
+            (log.warning if corpus_given else log.info)(
+                "%s already holds the knowledge base %s (%d published articles, analyzer %s): serving "
+                "the file's knowledge base as it is; the corpus %s is not used (delete the file to fill it "
+                "from the corpus)", db, kb_id, len(store.published_article_ids(kb_id)), analyzer,
+                params.corpus.source or "synthetic")
             _warn_if_unlike(store, kb_id, len(starting.article_ids), db)
             return store
         articles = list(starting.articles())
-        log.info("filling %s with %d articles (seed %d)%s", kb_id, len(articles), seed,
-                 f" in {db}" if db is not None else "")
+        log.info("filling %s with %d articles (seed %d, analyzer %s)%s", kb_id, len(articles), seed,
+                 starting.analyzer.name, f" in {db}" if db is not None else "")
+        own = {} if starting.source_ids is None else {"article_ids": starting.source_ids}
+        if not starting.analyzer.is_default:
+            own["analyzer"] = starting.analyzer
         try:
-            store.create_knowledge_base(kb_id, articles, at=0.0)
+            store.create_knowledge_base(kb_id, articles, at=0.0, **own)
         except ToolError as exc:
             if exc.code == "busy" or not store.has_knowledge_base(kb_id):
                 raise
@@ -264,6 +283,13 @@ def live_people(env, store, lock: threading.Lock, kb_id: str, params: DayParams,
     return editor(day, repeating_saves(day))
 
 
+def _sized_note(params: DayParams) -> str:
+    """How a corpus from files sized the day's saves, for the log."""
+    if params.corpus.source is None:
+        return ""
+    return f" (corpus {params.corpus.source}; a count not given is 0.75 saves per article a day)"
+
+
 def start_live_people(served: ServedKnowledgeBase, params: DayParams,
                       seed: int) -> threading.Thread:
     """Run people's saves against ``served`` in accelerated wall-clock time (a daemon thread).
@@ -284,8 +310,8 @@ def start_live_people(served: ServedKnowledgeBase, params: DayParams,
         env.process(
             live_people(env, served.store, served.lock, served.kb_id, params, seed, day_log)
         )
-        log.info("live: people save %d times per %g simulated hours, %gx wall-clock time",
-                 params.saves.count, params.day_hours, clock.speed)
+        log.info("live: people save %d times per %g simulated hours%s, %gx wall-clock time",
+                 params.saves.count, params.day_hours, _sized_note(params), clock.speed)
         try:
             env.run()
         except Exception:
@@ -425,13 +451,15 @@ async def _serve_stdio(server) -> None:
 def serve(params: DayParams, *, seed: int = DEFAULT_SEED, db: str | Path | None = None,
           kb_id: str = DEFAULT_KB_ID, grants: Iterable[str] | None = None, live: bool = False,
           speed: float = DEFAULT_SPEED,
-          busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> None:
+          busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S, corpus_given: bool = False) -> None:
     """Build the store and serve it over stdio until the client disconnects."""
     import anyio
 
     clock_speed = check_speed(float(speed))
     busy_timeout_s = check_busy_timeout(float(busy_timeout_s))
-    store = build_store(params, seed, db=db, kb_id=kb_id, busy_timeout_s=busy_timeout_s)
+    store = build_store(params, seed, db=db, kb_id=kb_id, busy_timeout_s=busy_timeout_s,
+                        corpus_given=corpus_given)
+    params = params.sized_to(len(starting_knowledge_base(params.corpus, seed).article_ids))
     try:
         start_s = latest_event_time_s(store, kb_id)
         published = len(store.published_article_ids(kb_id))

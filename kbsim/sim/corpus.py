@@ -9,12 +9,14 @@ the other articles that use those words.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from itertools import islice, product
 
 import numpy as np
 
 from kbsim.params import CorpusParams
+from kbsim.store.stopwords import STOP_WORDS
 
 _ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "st", "tr")
 _VOWELS = ("a", "e", "i", "o", "u", "ai", "ou")
@@ -82,11 +84,11 @@ class Corpus:
         picks = np.minimum(picks, len(self.vocabulary) - 1)
         return " ".join(map(self.vocabulary.__getitem__, picks.tolist())) + "."
 
-    def rewrite(self, content: str, rng: np.random.Generator) -> str:
+    def rewrite(self, content: str, rng: np.random.Generator, article_id: str | None = None) -> str:
         """A person's new content for an article: a fresh body (the old one is not used)."""
         return self.body(rng)
 
-    def retitle(self, title: str, rng: np.random.Generator) -> str:
+    def retitle(self, title: str, rng: np.random.Generator, article_id: str | None = None) -> str:
         """The title with one word replaced by a new one."""
         words = title.split()
         position = int(rng.integers(len(words)))
@@ -123,7 +125,8 @@ class Corpus:
 
 @dataclass
 class TextCorpus:
-    """Writes people's saves on a corpus of real text (a corpus from files).
+    """Writes people's saves on a corpus of real text (a corpus from files) with lines of
+    other articles (``corpus.edits: swap_lines``).
 
     A content save rewrites one paragraph (line) of the article with a line taken from
     the corpus's own articles, or adds one to an article of a single line, as a person
@@ -156,7 +159,7 @@ class TextCorpus:
         """A new article's content: ``lines`` lines of the corpus's articles."""
         return "\n".join(self.lines[int(i)] for i in rng.integers(len(self.lines), size=lines))
 
-    def rewrite(self, content: str, rng: np.random.Generator) -> str:
+    def rewrite(self, content: str, rng: np.random.Generator, article_id: str | None = None) -> str:
         lines = content.split("\n")
         replacement = self.lines[int(rng.integers(len(self.lines)))]
         candidates = [i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")]
@@ -166,7 +169,7 @@ class TextCorpus:
             lines.append(replacement)
         return "\n".join(lines)
 
-    def retitle(self, title: str, rng: np.random.Generator) -> str:
+    def retitle(self, title: str, rng: np.random.Generator, article_id: str | None = None) -> str:
         """The title with one word replaced by a word of another title."""
         words = title.split() or [title]
         position = int(rng.integers(len(words)))
@@ -179,3 +182,245 @@ def _spread(items: list[str], keep: int) -> list[str]:
         return items
     step = len(items) / keep
     return [items[int(i * step)] for i in range(keep)]
+
+
+# -- edits that read like edits ------------------------------------------------------------------
+
+#: Where a sentence ends: after . ! ? and the Devanagari danda before a space, or after
+#: the full-width stops of Chinese and Japanese.
+_SENTENCE_END = re.compile(r"(?<=[.!?।॥])\s+|(?<=[。！？])")
+#: A list item: its marker (``1.``, ``-``, ``*``) and its text.
+_LIST_ITEM = re.compile(r"^(\s*)(\d+[.)]|[-*+])(\s+)(.*)$")
+#: A title's qualifier, which a retitle replaces rather than stacks.
+_QUALIFIER = re.compile(r"\s+\([^()]*\)$")
+#: Runs of Han or Katakana: the words of Chinese and Japanese text a qualifier may be.
+_CJK_WORD = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]{2,}|[\u30a0-\u30ff]{2,}")
+_EDGE_PUNCTUATION = ".,;:!?()[]{}<>\"'«»„“”‚‘’—–-…।॥、。！？「」『』*_`#/\\|"
+#: Words a qualifier is never: every stop list's (the language of the text is not known).
+_NOT_QUALIFIERS = frozenset(word.casefold() for words in STOP_WORDS.values() for word in words)
+
+
+def split_item(line: str) -> tuple[str, str]:
+    """``(marker, text)`` of a line: a list item's marker with its spaces (``"2. "``), or ``""``."""
+    item = _LIST_ITEM.match(line)
+    if item is None:
+        return "", line
+    return f"{item.group(1)}{item.group(2)}{item.group(3)}", item.group(4)
+
+
+def sentences(line: str) -> list[str]:
+    """The sentences of a line's text (a list item's marker is not one)."""
+    return [part for part in _SENTENCE_END.split(split_item(line)[1]) if part.strip()]
+
+
+def _joined(line: str, parts: list[str], extra: str = "") -> str:
+    """``line`` with its text made of ``parts`` (its list marker kept)."""
+    marker, text = split_item(line)
+    return marker + (" " if " " in text.strip() or " " in extra else "").join(parts)
+
+
+def _is_text(line: str) -> bool:
+    """A line of the article's text: not blank, not a heading."""
+    return bool(line.strip()) and not line.lstrip().startswith("#")
+
+
+def _renumbered(lines: list[str]) -> list[str]:
+    """Numbered list items numbered 1, 2, 3 ... again within each run of them."""
+    out, number = [], 0
+    for line in lines:
+        item = _LIST_ITEM.match(line)
+        if item and item.group(2)[:-1].isdigit():
+            number += 1
+            out.append(f"{item.group(1)}{number}{item.group(2)[-1]}{item.group(3)}{item.group(4)}")
+        else:
+            if line.strip():
+                number = 0
+            out.append(line)
+    return out
+
+
+def qualifier_words(content: str, title: str) -> list[str]:
+    """Words of ``content`` a retitle may add to ``title`` as its qualifier: words of 3 to 24
+    characters (Han or Katakana runs of 2 or more) that are not in the title, not a stop
+    word of any language kbsim knows, and not a number; those the text uses twice or more
+    when there are any."""
+    in_title = {word.strip(_EDGE_PUNCTUATION).casefold() for word in title.split()}
+    counts: dict[str, int] = {}
+    for raw in content.split():
+        word = raw.strip(_EDGE_PUNCTUATION)
+        found = _CJK_WORD.findall(word) if _CJK_WORD.search(word) else [word]
+        for candidate in found:
+            folded = candidate.casefold()
+            short = 2 if _CJK_WORD.fullmatch(candidate) else 3
+            if (short <= len(candidate) <= 24 and any(char.isalpha() for char in candidate)
+                    and folded not in in_title and folded not in _NOT_QUALIFIERS
+                    and not any(char in candidate for char in "()[]{}<>=@")):
+                counts[candidate] = counts.get(candidate, 0) + 1
+    repeated = [word for word, count in counts.items() if count >= 2]
+    return repeated or list(counts)
+
+
+@dataclass
+class RevisingCorpus:
+    """Writes people's saves as revisions of each article's own text (``corpus.edits:
+    revise``).
+
+    A content save rewrites, inserts or deletes a sentence or a step of that article: it
+    deletes a sentence of a paragraph or an item of a list, puts back one the article had
+    when the day began (where it stood), or swaps two neighbouring sentences or steps
+    (numbered steps are numbered again). A retitle keeps the title and gives it a qualifier
+    in brackets, a word of the article's own text, in place of any qualifier it had. A new
+    article (``saves.replace_unpublished``) is one of the corpus's articles under a
+    qualified title. All draw only from the day's ``editors`` stream.
+    """
+
+    #: article id -> its text when the day began
+    originals: dict[str, str]
+    titles: list[str]
+    contents: list[str]
+
+    @classmethod
+    def from_articles(cls, titles, contents, article_ids) -> RevisingCorpus:
+        return cls(dict(zip(article_ids, contents, strict=True)), list(titles), list(contents))
+
+    def title(self, rng: np.random.Generator) -> str:
+        """A new article's title: one of the corpus's, qualified by a word of its text."""
+        index = int(rng.integers(len(self.titles)))
+        return self._qualified(self.titles[index], self.contents[index], rng)
+
+    def body(self, rng: np.random.Generator) -> str:
+        """A new article's content: one of the corpus's articles' text."""
+        return self.contents[int(rng.integers(len(self.contents)))]
+
+    def retitle(self, title: str, rng: np.random.Generator, article_id: str | None = None) -> str:
+        """The title, recognisably: the same words and a qualifier from the article's text."""
+        return self._qualified(title, self.originals.get(article_id, ""), rng)
+
+    def _qualified(self, title: str, content: str, rng: np.random.Generator) -> str:
+        base = _QUALIFIER.sub("", title) or title
+        words = qualifier_words(content, base)
+        if not words:
+            return base if base != title else f"{title} (2)"
+        current = _QUALIFIER.search(title)
+        choices = [word for word in words if not current or current.group(0).strip()[1:-1] != word] or words
+        return f"{base} ({choices[int(rng.integers(len(choices)))]})"
+
+    def rewrite(self, content: str, rng: np.random.Generator, article_id: str | None = None) -> str:
+        """The content revised by one change: a sentence or step deleted, put back or moved."""
+        lines = content.split("\n")
+        changes = self._deletions(lines) + self._insertions(lines, self.originals.get(article_id)) + self._swaps(lines)
+        if not changes:
+            return content
+        kind, *where = changes[int(rng.integers(len(changes)))]
+        if kind == "delete_sentence":
+            index, position = where
+            parts = sentences(lines[index])
+            del parts[position]
+            lines[index] = _joined(lines[index], parts)
+        elif kind == "delete_line":
+            del lines[where[0]]
+        elif kind == "swap_sentences":
+            index, position = where
+            parts = sentences(lines[index])
+            parts[position], parts[position + 1] = parts[position + 1], parts[position]
+            lines[index] = _joined(lines[index], parts)
+        elif kind == "swap_lines":
+            index = where[0]
+            lines[index], lines[index + 1] = lines[index + 1], lines[index]
+        elif kind == "insert_sentence":
+            index, position, sentence = where
+            parts = sentences(lines[index])
+            parts.insert(position, sentence)
+            lines[index] = _joined(lines[index], parts, sentence)
+        else:  # insert_line
+            index, line = where
+            lines.insert(index, line)
+        return "\n".join(_renumbered(lines))
+
+    @staticmethod
+    def _deletions(lines: list[str]) -> list[tuple]:
+        """A sentence of a paragraph of two or more; a list item of a list of three or more;
+        a paragraph, while the article keeps two others."""
+        changes: list[tuple] = []
+        text_lines = [i for i, line in enumerate(lines) if _is_text(line)]
+        paragraphs = [i for i in text_lines if not _LIST_ITEM.match(lines[i])]
+        for index in text_lines:
+            parts = sentences(lines[index])
+            if len(parts) >= 2:
+                changes += [("delete_sentence", index, position) for position in range(len(parts))]
+            elif _LIST_ITEM.match(lines[index]):
+                if len(_list_run(lines, index)) >= 3:
+                    changes.append(("delete_line", index))
+            elif len(paragraphs) >= 3:
+                changes.append(("delete_line", index))
+        return changes
+
+    @staticmethod
+    def _swaps(lines: list[str]) -> list[tuple]:
+        """Two neighbouring sentences of a paragraph, or two neighbouring list items."""
+        changes: list[tuple] = []
+        for index, line in enumerate(lines):
+            if not _is_text(line):
+                continue
+            parts = sentences(line)
+            changes += [("swap_sentences", index, position) for position in range(len(parts) - 1)]
+            if _LIST_ITEM.match(line) and index + 1 < len(lines) and _LIST_ITEM.match(lines[index + 1]):
+                changes.append(("swap_lines", index))
+        return changes
+
+    @staticmethod
+    def _insertions(lines: list[str], original: str | None) -> list[tuple]:
+        """Each sentence or line of the article's text at the start of the day that it no
+        longer holds, put back after what came before it there (or before what came after)."""
+        if original is None:
+            return []
+        changes: list[tuple] = []
+        current = "\n".join(lines)
+        old_lines = original.split("\n")
+        for old_index, old_line in enumerate(old_lines):
+            if not _is_text(old_line):
+                continue
+            parts = sentences(old_line)
+            present = [part in current for part in parts]
+            if not any(present):  # the whole line went: put it back where it stood
+                changes.append(("insert_line", _line_position(lines, old_lines, old_index), old_line))
+                continue
+            for position, sentence in enumerate(parts):
+                if present[position]:
+                    continue
+                for neighbour, offset in ((position - 1, 1), (position + 1, 0)):
+                    if 0 <= neighbour < len(parts):
+                        found = next((i for i, line in enumerate(lines) if parts[neighbour] in sentences(line)),
+                                     None)
+                        if found is not None:
+                            at = sentences(lines[found]).index(parts[neighbour]) + offset
+                            changes.append(("insert_sentence", found, at, sentence))
+                            break
+        return changes
+
+
+def _list_run(lines: list[str], index: int) -> list[int]:
+    """The indices of the list items in the run around ``index``."""
+    start = index
+    while start > 0 and _LIST_ITEM.match(lines[start - 1]):
+        start -= 1
+    end = index
+    while end + 1 < len(lines) and _LIST_ITEM.match(lines[end + 1]):
+        end += 1
+    return list(range(start, end + 1))
+
+
+def _line_position(lines: list[str], old_lines: list[str], old_index: int) -> int:
+    """Where a line the article lost goes back: after the nearest line before it in the old
+    text that the article still has (a list item by its text: its number may have
+    changed), else before the nearest one after it, else at the end."""
+    texts = [split_item(line)[1] for line in lines]
+    for previous in range(old_index - 1, -1, -1):
+        text = split_item(old_lines[previous])[1]
+        if text.strip() and text in texts:
+            return texts.index(text) + 1
+    for following in range(old_index + 1, len(old_lines)):
+        text = split_item(old_lines[following])[1]
+        if text.strip() and text in texts:
+            return texts.index(text)
+    return len(lines)

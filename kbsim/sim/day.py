@@ -25,12 +25,13 @@ import simpy
 from kbsim.params import DEFAULT_STORE_BACKEND, CorpusParams, DayParams
 from kbsim.sim.activity import QuestionSource, SaveSource
 from kbsim.sim.checks import STRATEGIES
-from kbsim.sim.corpus import Corpus, TextCorpus
+from kbsim.sim.corpus import Corpus, RevisingCorpus, TextCorpus
 from kbsim.sim.popularity import Popularity, correlated_ranking
 from kbsim.sim.processes import Answer, agent_edit, asker, checker, editor
 from kbsim.sim.records import CheckRecord, CitationRecord, DayLog, DetectionRecord, EditRecord, SaveRecord
 from kbsim.sim.replay import activity_sources
 from kbsim.store import ArticleWords, Client, MemoryStore, Store, StoreFactory, parse_version, store_backend
+from kbsim.store.analyzer import ASCII, Analyzer
 
 if TYPE_CHECKING:
     from kbsim.inputs import LoadedCorpus
@@ -78,13 +79,15 @@ class StartingKnowledgeBase:
     published at 0; it is copied for each day, never changed.
     """
 
-    corpus: Corpus | TextCorpus
+    corpus: Corpus | TextCorpus | RevisingCorpus
     article_ids: tuple[str, ...]
     ranking: np.ndarray
     template: MemoryStore
     weights: np.ndarray | None = None
     #: the corpus's own ids of the articles (a corpus from files that has them), or None
     source_ids: tuple[str, ...] | None = None
+    #: how the knowledge base's text becomes search terms
+    analyzer: Analyzer = ASCII
 
     def articles(self) -> Iterator[tuple[str, str]]:
         """``(title, content)`` of every article, in publication order."""
@@ -108,8 +111,11 @@ def starting_knowledge_base(corpus_params: CorpusParams, seed: int) -> StartingK
     if corpus_params.source is None:
         return _synthetic_knowledge_base(corpus_params, seed)
     from kbsim.inputs import load_corpus
+    from kbsim.inputs.resolve import corpus_analyzer, corpus_edits
 
-    return _knowledge_base_from(load_corpus(corpus_params.source), seed)
+    loaded = load_corpus(corpus_params.source)
+    analyzer, edits = corpus_analyzer(corpus_params, loaded), corpus_edits(corpus_params, loaded)
+    return _knowledge_base_from(loaded, seed, analyzer, edits)
 
 
 @lru_cache(maxsize=8)
@@ -125,22 +131,26 @@ def _synthetic_knowledge_base(corpus_params: CorpusParams, seed: int) -> Startin
 
 
 @lru_cache(maxsize=8)
-def _knowledge_base_from(loaded: LoadedCorpus, seed: int) -> StartingKnowledgeBase:
-    """A corpus from files: its articles in file order; ranked by its popularity weights (ties
-    in file order), or, without them, by the seed's shuffle as the synthetic corpus is."""
-    template, text = _published(loaded)
+def _knowledge_base_from(loaded: LoadedCorpus, seed: int, analyzer: Analyzer = ASCII,
+                         edits: str = "swap_lines") -> StartingKnowledgeBase:
+    """A corpus from files: its articles in file order, by their own ids (else art-NNNNNN);
+    ranked by its popularity weights (ties in file order), or, without them, by the seed's
+    shuffle as the synthetic corpus is."""
+    template, text = _published(loaded, analyzer, edits)
     article_ids = tuple(template.published_article_ids(KB_ID))
     if loaded.weights is not None:
         ranking = np.argsort(-loaded.weights, kind="stable")
     else:
         ranking = streams(seed)["corpus"].permutation(len(article_ids))
-    return StartingKnowledgeBase(text, article_ids, ranking, template, loaded.weights, loaded.ids)
+    return StartingKnowledgeBase(text, article_ids, ranking, template, loaded.weights, loaded.ids, analyzer)
 
 
 @lru_cache(maxsize=2)
-def _published(loaded: LoadedCorpus) -> tuple[MemoryStore, TextCorpus]:
+def _published(loaded: LoadedCorpus, analyzer: Analyzer, edits: str) -> tuple[MemoryStore, TextCorpus | RevisingCorpus]:
     template = MemoryStore()
-    template.create_knowledge_base(KB_ID, loaded.articles(), at=0.0)
+    ids = template.create_knowledge_base(KB_ID, loaded.articles(), at=0.0, article_ids=loaded.ids, analyzer=analyzer)
+    if edits == "revise":
+        return template, RevisingCorpus.from_articles(loaded.titles, loaded.contents, ids)
     return template, TextCorpus.from_articles(loaded.titles, loaded.contents)
 
 
@@ -157,7 +167,10 @@ def day_store(starting: StartingKnowledgeBase, params: DayParams, store: StoreFa
     if store is None:
         return starting.template.copy(event_retention_s=params.event_retention_s)
     backend = store(params.event_retention_s)
-    ids = backend.create_knowledge_base(KB_ID, starting.articles(), at=0.0)
+    own = {} if starting.source_ids is None else {"article_ids": starting.source_ids}
+    if not starting.analyzer.is_default:  # a backend without these keywords still runs the study
+        own["analyzer"] = starting.analyzer
+    ids = backend.create_knowledge_base(KB_ID, starting.articles(), at=0.0, **own)
     if tuple(ids) != starting.article_ids:
         raise RuntimeError(
             f"{backend!r} numbered the starting articles {ids[:3]}..., not "
@@ -220,6 +233,7 @@ def open_day(
     (``saves.rank_correlation`` below 1), or uniform (``saves.popularity: uniform``).
     """
     starting = starting_knowledge_base(params.corpus, seed) if starting is None else starting
+    params = params.sized_to(len(starting.article_ids))
     env = simpy.Environment() if env is None else env
     rngs = streams(seed)
     weights = starting.weights
@@ -336,6 +350,7 @@ def simulate_day(
             log (what :func:`kbsim.sim.traces.export_day` writes).
     """
     starting = starting_knowledge_base(params.corpus, seed)
+    params = params.sized_to(len(starting.article_ids))  # a corpus from files: saves and questions per article
     log = DayLog(trace=[] if trace else None)
     if keep_activity:
         log.save_texts, log.questions = [], []

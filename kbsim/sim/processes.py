@@ -94,7 +94,8 @@ def editor(day: Day, arrivals: Iterable[SaveArrival]):
             if kind == "content_and_title":
                 title = arrival.title
                 if title is None:
-                    title = day.corpus.retitle(store.article_state(kb_id, article_id).title, rng)
+                    title = day.corpus.retitle(store.article_state(kb_id, article_id).title, rng,
+                                               article_id=article_id)
             content = _new_content(day, article_id, arrival)
             version = store.save_article(kb_id, article_id, at=env.now, content=content, title=title)
         rank = day.questions_by.rank_of.get(article_id, -1)
@@ -127,7 +128,8 @@ def _new_content(day: Day, article_id: str, arrival: SaveArrival) -> str:
     arrival's length when it gives one)."""
     if arrival.content is not None:
         return arrival.content
-    written = day.corpus.rewrite(day.store.article_state(day.kb_id, article_id).content, day.streams["editors"])
+    written = day.corpus.rewrite(day.store.article_state(day.kb_id, article_id).content, day.streams["editors"],
+                                 article_id=article_id)
     if arrival.content_length is None:
         return written
     return fit_length(written, arrival.content_length)

@@ -112,8 +112,8 @@ def article_index(params: DayParams, seed: int) -> ArticleIndex:
 
 @lru_cache(maxsize=4)
 def _file_index(loaded) -> ArticleIndex:
-    ids = [article_id_for(number) for number in range(1, len(loaded) + 1)]
-    return ArticleIndex(ids, loaded.titles, loaded.ids)
+    ids = loaded.ids or [article_id_for(number) for number in range(1, len(loaded) + 1)]
+    return ArticleIndex(ids, loaded.titles)
 
 
 def _signature(path: Path) -> tuple | None:

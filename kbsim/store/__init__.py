@@ -1,5 +1,6 @@
 """The knowledge-base store and its four tools (no SimPy in here)."""
 
+from kbsim.store.analyzer import ASCII, Analyzer, analyzer_for
 from kbsim.store.backends import STORE_BACKENDS, store_backend
 from kbsim.store.bm25 import BM25Index, tokenize
 from kbsim.store.bulk import ArticleWords
@@ -13,6 +14,8 @@ from kbsim.store.sqlite import SQLiteStore, StoreBusyError, StoreFileError
 from kbsim.store.timefmt import DAY_START, format_version, parse_version, seconds_to_us
 
 __all__ = [
+    "ASCII",
+    "Analyzer",
     "ArticleWords",
     "BM25Index",
     "Client",
@@ -31,6 +34,7 @@ __all__ = [
     "ToolDefinition",
     "ToolError",
     "arguments_digest",
+    "analyzer_for",
     "article_id_for",
     "format_version",
     "json_size",

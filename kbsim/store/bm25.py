@@ -15,8 +15,9 @@ from sys import intern
 
 import numpy as np
 
+from kbsim.store.analyzer import ASCII, Analyzer
 from kbsim.store.bulk import bulk_postings
-from kbsim.store.tokens import tokenize
+from kbsim.store.tokens import tokenize  # noqa: F401 - kbsim.store.bm25.tokenize, as before
 
 #: Postings longer than this are probed for candidates instead of scanned, when that is exact.
 _LONG_POSTINGS = 256
@@ -48,12 +49,17 @@ class BM25Index:
         title_weight: how many body occurrences one title occurrence counts as
             (a simple BM25F), so that a query made from a title ranks that
             article first.
+        analyzer: how text becomes terms (default :data:`~kbsim.store.analyzer.ASCII`,
+            :func:`tokenize`); documents and queries go through the same one.
     """
 
-    def __init__(self, k1: float = 1.2, b: float = 0.75, title_weight: int = 3) -> None:
+    def __init__(self, k1: float = 1.2, b: float = 0.75, title_weight: int = 3, *,
+                 analyzer: Analyzer = ASCII) -> None:
         self.k1 = k1
         self.b = b
         self.title_weight = title_weight
+        self.analyzer = analyzer
+        self._tokenize = analyzer.tokenize
         # Documents are numbered by a dense slot, kept for the index's life, so postings and
         # lengths hold small ints: less memory, and lookups that stay in cache at 100k articles.
         self._slot_of: dict[str, int] = {}
@@ -95,10 +101,11 @@ class BM25Index:
         # term -> count, in order of first occurrence (a plain dict: cheaper than Counter here)
         counts: dict[str, int] = {}
         get = counts.get
-        for term in tokenize(content):
+        tokens = self._tokenize
+        for term in tokens(content):
             counts[term] = get(term, 0) + 1
         title_weight = self.title_weight
-        for term in tokenize(title):
+        for term in tokens(title):
             counts[term] = get(term, 0) + title_weight
         postings = self._postings
         old_terms = self._doc_terms[slot]
@@ -123,7 +130,7 @@ class BM25Index:
     def fill(self, doc_ids: list[str], vocabulary: list[str], content_words, title_words) -> None:
         """Index documents into an empty index from their words as vocabulary indices: row
         ``i`` of ``content_words`` and of ``title_words`` are the tokens of document
-        ``doc_ids[i]``'s content and title, as :func:`tokenize` gives them. The state is
+        ``doc_ids[i]``'s content and title, as the index's analyzer gives them. The state is
         :meth:`add` called for each document in turn (the same postings in the same order,
         the same terms per document).
 
@@ -171,10 +178,11 @@ class BM25Index:
         """
         code_of: dict[str, int] = {}
         number = code_of.setdefault
+        terms_of = self._tokenize
         content_rows, title_rows = [], []
         for _doc_id, title, content in docs:
-            content_rows.append(np.array([number(term, len(code_of)) for term in tokenize(content)], dtype=np.int64))
-            title_rows.append(np.array([number(term, len(code_of)) for term in tokenize(title)], dtype=np.int64))
+            content_rows.append(np.array([number(term, len(code_of)) for term in terms_of(content)], dtype=np.int64))
+            title_rows.append(np.array([number(term, len(code_of)) for term in terms_of(title)], dtype=np.int64))
         self.fill([doc_id for doc_id, _, _ in docs], list(code_of), content_rows, title_rows)
 
     def remove(self, doc_id: str) -> None:
@@ -202,7 +210,7 @@ class BM25Index:
     def search(self, query: str, limit: int) -> list[tuple[str, float]]:
         """The ``limit`` best ``(doc_id, score)`` pairs, best first, ties by id."""
         n_docs = self._n_docs
-        if n_docs == 0:
+        if n_docs == 0 or self._total_len == 0:  # no document has a term (text of no word)
             return []
         if self._frozen is not None:
             self._thaw()
@@ -213,7 +221,7 @@ class BM25Index:
         doc_len = self._doc_len
         postings = self._postings
         terms = []
-        for term in dict.fromkeys(tokenize(query)):
+        for term in dict.fromkeys(self._tokenize(query)):
             bucket = postings.get(term)
             if bucket:
                 terms.append((self._weight(len(bucket)), bucket))
@@ -261,7 +269,7 @@ class BM25Index:
         :meth:`search` on random indexes and queries.
         """
         n_slots = len(self._doc_ids)
-        if self._n_docs == 0 or n_slots > _TABLE_DOCS:
+        if self._n_docs == 0 or self._total_len == 0 or n_slots > _TABLE_DOCS:
             return self._search_each(queries, limit)
         if self._frozen is not None:
             self._thaw()
@@ -292,7 +300,7 @@ class BM25Index:
             if terms is None:
                 if len(query_terms) >= _QUERY_TERMS_KEPT:
                     query_terms.clear()
-                terms = query_terms[query] = tuple(dict.fromkeys(tokenize(query)))
+                terms = query_terms[query] = tuple(dict.fromkeys(self._tokenize(query)))
             rows = []
             for term in terms:
                 row = row_of.get(term)
@@ -427,7 +435,7 @@ class BM25Index:
     def copy(self) -> BM25Index:
         """An independent copy (postings copied, immutable term tuples shared); the copy of a
         frozen index is not frozen."""
-        twin = BM25Index(self.k1, self.b, self.title_weight)
+        twin = BM25Index(self.k1, self.b, self.title_weight, analyzer=self.analyzer)
         twin._slot_of = dict(self._slot_of)
         twin._doc_ids = list(self._doc_ids)
         if self._frozen is not None:

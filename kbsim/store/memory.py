@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
+from kbsim.store.analyzer import ASCII, Analyzer
 from kbsim.store.bm25 import BM25Index
 from kbsim.store.bulk import ArticleWords, check_words
 from kbsim.store.client import Client, Clock
@@ -22,8 +23,8 @@ from kbsim.store.errors import ToolError
 from kbsim.store.rules import (
     Article,
     arguments_digest,
-    article_id_for,
     article_not_found,
+    check_article_ids,
     check_at,
     check_count,
     check_new_kb_id,
@@ -42,6 +43,7 @@ from kbsim.store.rules import (
     json_size,
     kb_exists,
     kb_not_found,
+    next_article_id,
     read_result,
     search_hit,
     version_conflict,
@@ -106,16 +108,20 @@ class MemoryStore:
     # -- people's side -------------------------------------------------------
 
     def create_knowledge_base(
-        self, kb_id: str, articles: Iterable[tuple[str, str]] = (), *, at: float = 0.0
+        self, kb_id: str, articles: Iterable[tuple[str, str]] = (), *, at: float = 0.0,
+        article_ids: Iterable[str] | None = None, analyzer: Analyzer = ASCII,
     ) -> list[str]:
         """Create a knowledge base, its id new, holding ``articles`` published at ``at``.
 
         All or nothing: the knowledge base appears with every one of the
         ``(title, content)`` pairs, or (an error, or an interruption while
         ``articles`` is consumed) not at all. The state is that of publishing
-        them one by one. Returns the articles' ids.
+        them one by one. Returns the articles' ids: ``article_ids`` (the source's own,
+        one per article, each one the tools can carry), else ``art-000001``,
+        ``art-000002``, ... ``analyzer`` makes the knowledge base's search terms (its
+        documents' and its queries'), for as long as it exists.
         """
-        return self._create(kb_id, articles, at)
+        return self._create(kb_id, articles, at, article_ids=article_ids, analyzer=analyzer)
 
     def create_knowledge_base_from_words(
         self, kb_id: str, articles: Iterable[tuple[str, str]], words: ArticleWords, *, at: float = 0.0
@@ -131,7 +137,8 @@ class MemoryStore:
         """
         return self._create(kb_id, articles, at, words, from_words=True)
 
-    def _create(self, kb_id: str, articles, at: float, words=None, *, from_words: bool = False) -> list[str]:
+    def _create(self, kb_id: str, articles, at: float, words=None, *, from_words: bool = False,
+                article_ids=None, analyzer: Analyzer = ASCII) -> list[str]:
         """The two creations: every article (and, ``from_words``, the words) checked before
         anything is made, then indexed from the words, in one batch from the texts
         (:data:`_BULK_FILL` articles or more: the same index), or article by article."""
@@ -142,8 +149,15 @@ class MemoryStore:
         pairs = list(checked_articles(articles))
         if from_words:
             check_words(words, pairs)
-        kb = KnowledgeBase(kb_id)
-        ids = [self._publish(kb, title, content, at_us) for title, content in pairs]
+        if not isinstance(analyzer, Analyzer):
+            raise ToolError("invalid_argument", f"analyzer must be an Analyzer, got {type(analyzer).__name__}")
+        own_ids = None if article_ids is None else check_article_ids(article_ids, len(pairs))
+        kb = KnowledgeBase(kb_id, index=BM25Index(analyzer=analyzer))
+        if own_ids is None:
+            ids = [self._publish(kb, title, content, at_us) for title, content in pairs]
+        else:
+            ids = [self._publish(kb, title, content, at_us, own)
+                   for own, (title, content) in zip(own_ids, pairs, strict=True)]
         if from_words:
             kb.index.fill(ids, list(words.vocabulary), words.content, words.title)
         elif len(pairs) >= _BULK_FILL:
@@ -182,6 +196,10 @@ class MemoryStore:
 
     def knowledge_base_ids(self) -> list[str]:
         return list(self._kbs)
+
+    def analyzer_name(self, kb_id: str) -> str:
+        """The :attr:`~kbsim.store.analyzer.Analyzer.name` of the knowledge base's analyzer."""
+        return self._kb(kb_id).index.analyzer.name
 
     def publish_article(self, kb_id: str, *, title: str, content: str, at: float) -> str:
         """Publish a new article; returns its id."""
@@ -463,9 +481,12 @@ class MemoryStore:
         self._append_event(kb, "article.updated", article.article_id, article.version_us)
         return article.updated_at
 
-    def _publish(self, kb: KnowledgeBase, title: str, content: str, at_us: int) -> str:
-        """One article published into ``kb``, not yet in its search index."""
-        article_id = article_id_for(len(kb.articles) + 1)
+    def _publish(self, kb: KnowledgeBase, title: str, content: str, at_us: int,
+                 article_id: str | None = None) -> str:
+        """One article published into ``kb`` (as ``article_id``, else the next ``art-NNNNNN``
+        no article holds), not yet in its search index."""
+        if article_id is None:
+            article_id = next_article_id(len(kb.articles), kb.articles.__contains__)
         kb.articles[article_id] = Article(article_id, title, content, True, at_us)
         self._append_event(kb, "article.published", article_id, at_us)
         return article_id

@@ -8,9 +8,10 @@ backend shares (argument checks, refusals, ids, result shapes) are in
 :mod:`kbsim.store.rules`; ``tests/test_store_conformance.py`` holds a backend
 to them.
 
-Two members are optional and looked up with ``getattr``: ``result_size(name,
-result)`` (a faster ``json_size`` of a result the store just returned) and
-``close()`` (release files or connections).
+Three members are optional and looked up with ``getattr``: ``result_size(name,
+result)`` (a faster ``json_size`` of a result the store just returned),
+``analyzer_name(kb_id)`` (the knowledge base's analyzer) and ``close()`` (release
+files or connections).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from kbsim.store.analyzer import ASCII, Analyzer
 from kbsim.store.rules import Article
 
 if TYPE_CHECKING:
@@ -37,9 +39,15 @@ class Store(Protocol):
     # -- people's side: publishing and saving, outside the agent's tools --------------
 
     def create_knowledge_base(
-        self, kb_id: str, articles: Iterable[tuple[str, str]] = (), *, at: float = 0.0
+        self, kb_id: str, articles: Iterable[tuple[str, str]] = (), *, at: float = 0.0,
+        article_ids: Iterable[str] | None = None, analyzer: Analyzer = ASCII,
     ) -> list[str]:
-        """A new knowledge base holding ``(title, content)`` articles, all or nothing."""
+        """A new knowledge base holding ``(title, content)`` articles, all or nothing:
+        ids ``article_ids`` (else ``art-000001``, ...), search terms by ``analyzer``.
+
+        Callers pass the two keywords only when they differ from the defaults, so a
+        backend without them still serves the synthetic corpus.
+        """
         ...
 
     def knowledge_base_ids(self) -> list[str]: ...

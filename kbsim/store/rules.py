@@ -23,6 +23,7 @@ import json
 import math
 import numbers
 import reprlib
+import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -150,6 +151,67 @@ def check_retention(value: Any) -> float | None:
 def article_id_for(number: int) -> str:
     """The id of the ``number``-th article published in a knowledge base (1-based)."""
     return f"art-{number:06d}"
+
+
+#: The most characters an article id given by its source may have (it travels in every
+#: search hit, read, citation and event).
+MAX_ARTICLE_ID_CHARS = 256
+#: Unicode categories no article id may hold: control characters, line and paragraph
+#: separators, surrogates.
+_UNCARRIED = frozenset(("Cc", "Zl", "Zp", "Cs"))
+
+
+def article_id_problem(article_id: Any) -> str | None:
+    """Why ``article_id`` cannot be an article's own id, or None when it can.
+
+    The tools carry an id as a JSON string in every hit, read, citation and event, and an
+    agent sends it back as it read it: so an id is a non-empty string of at most
+    :data:`MAX_ARTICLE_ID_CHARS` characters, without spaces at either end (a reader trims
+    them), and without control characters, line or paragraph separators or lone
+    surrogates (a JSON reply as UTF-8 text cannot carry these unchanged).
+    """
+    if not isinstance(article_id, str):
+        return f"an id must be a string, got {shown(article_id)}"
+    if not article_id:
+        return "the id is empty"
+    if len(article_id) > MAX_ARTICLE_ID_CHARS:
+        return f"the id has {len(article_id):,} characters, over the limit of {MAX_ARTICLE_ID_CHARS}"
+    if article_id != article_id.strip():
+        return f"the id {article_id!r} has spaces at its start or end"
+    bad = next((char for char in article_id if unicodedata.category(char) in _UNCARRIED), None)
+    if bad is not None:
+        return (f"the id {_short.repr(article_id)} holds the character U+{ord(bad):04X}, which a tool "
+                "result cannot carry as it is (control characters, line separators, lone surrogates)")
+    return None
+
+
+def check_article_ids(article_ids: Any, count: int) -> list[str]:
+    """The ids a fill gives its ``count`` articles: one each, distinct, each one an id the
+    tools can carry (:func:`article_id_problem`)."""
+    if isinstance(article_ids, (str, bytes)) or not isinstance(article_ids, Iterable):
+        raise ToolError("invalid_argument", f"article_ids must be a list of strings, got {shown(article_ids)}")
+    ids = list(article_ids)
+    if len(ids) != count:
+        raise ToolError("invalid_argument", f"article_ids holds {len(ids)} ids for {count} articles")
+    seen: set[str] = set()
+    for i, article_id in enumerate(ids):
+        problem = article_id_problem(article_id)
+        if problem is not None:
+            raise ToolError("invalid_argument", f"article_ids[{i}]: {problem}")
+        if article_id in seen:
+            raise ToolError("invalid_argument", f"article_ids[{i}]: {article_id!r} is given twice")
+        seen.add(article_id)
+    return ids
+
+
+def next_article_id(count: int, taken) -> str:
+    """The id of an article published after ``count`` others, without an id of its own:
+    ``art-NNNNNN`` numbered ``count + 1``, or the next number not ``taken(id)`` (a
+    knowledge base of the source's own ids may hold ``art-000012`` already)."""
+    number = count + 1
+    while taken(article_id_for(number)):
+        number += 1
+    return article_id_for(number)
 
 
 def article_not_found(kb_id: str, article_id: str) -> ToolError:

@@ -33,8 +33,11 @@ Search uses one FTS5 table per knowledge base and its ``bm25()`` ranking,
 arranged so that both backends rank exactly alike (a simulated day gives the
 same tables on either):
 
-- the index holds the text as :func:`~kbsim.store.tokens.tokenize` splits it,
-  so both match exactly the same terms;
+- the index holds the text as the knowledge base's analyzer splits it (recorded
+  with the knowledge base; :mod:`kbsim.store.analyzer`), so both match exactly the
+  same terms: the default ``ascii`` analyzer's terms are FTS5's ``unicode61``
+  tokens, and any other analyzer's table uses FTS5's ``ascii`` tokenizer, which keeps
+  every non-ASCII character inside its token, so each term is one token;
 - the title column holds the title's terms ``TITLE_WEIGHT`` times, so that
   FTS5's term frequencies *and* document lengths are the in-memory index's
   title-weighted ones (``bm25()`` column weights would scale only the former);
@@ -64,13 +67,15 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext, suppress
 from typing import Any, NamedTuple
 
-from kbsim.store.bm25 import BM25Index, tokenize
+from kbsim.store.analyzer import ASCII, Analyzer, analyzer_named
+from kbsim.store.bm25 import BM25Index
 from kbsim.store.client import Client, Clock
+from kbsim.store.errors import ToolError
 from kbsim.store.rules import (
     Article,
     arguments_digest,
-    article_id_for,
     article_not_found,
+    check_article_ids,
     check_at,
     check_count,
     check_new_kb_id,
@@ -86,6 +91,7 @@ from kbsim.store.rules import (
     citation,
     kb_exists,
     kb_not_found,
+    next_article_id,
     read_result,
     search_hit,
     version_conflict,
@@ -144,10 +150,18 @@ def _lookup(value: Any) -> bytes | None:
     return encode_text(value) if isinstance(value, str) else None
 
 
-def _indexed(title: str, content: str) -> tuple[str, str]:
-    """The (title, body) the FTS5 index holds: the terms :func:`tokenize` finds,
-    the title's ``TITLE_WEIGHT`` times."""
+def _indexed(title: str, content: str, analyzer: Analyzer = ASCII) -> tuple[str, str]:
+    """The (title, body) the FTS5 index holds: the terms ``analyzer`` finds, the title's
+    ``TITLE_WEIGHT`` times."""
+    tokenize = analyzer.tokenize
     return " ".join(tokenize(title) * TITLE_WEIGHT), " ".join(tokenize(content))
+
+
+def _fts_options(analyzer: Analyzer) -> str:
+    """The FTS5 table's options: ``unicode61`` (FTS5's default) splits the ``ascii``
+    analyzer's terms as it does; any other analyzer's terms are kept whole by FTS5's
+    ``ascii`` tokenizer (spaces separate them; no term holds an ASCII separator)."""
+    return "" if analyzer.is_default else ", tokenize = 'ascii'"
 
 
 def fts5_available() -> bool:
@@ -238,6 +252,8 @@ class SQLiteStore:
         # An in-memory database lives in one connection, shared behind this lock.
         self._shared_lock = threading.RLock() if self._in_memory else None
         self._kb_rowids: dict[str, int] = {}
+        # kb_rowid -> its analyzer (recorded when the knowledge base was made; never changes)
+        self._analyzers: dict[int, Analyzer] = {}
         self._closed = False
         if not self._in_memory:
             check_existing_file(self.path, self.busy_timeout_s)
@@ -359,28 +375,43 @@ class SQLiteStore:
     # -- people's side -------------------------------------------------------------
 
     def create_knowledge_base(
-        self, kb_id: str, articles: Iterable[tuple[str, str]] = (), *, at: float = 0.0
+        self, kb_id: str, articles: Iterable[tuple[str, str]] = (), *, at: float = 0.0,
+        article_ids: Iterable[str] | None = None, analyzer: Analyzer = ASCII,
     ) -> list[str]:
         """Create a knowledge base, its id new, holding ``articles`` published at ``at``.
 
         One transaction: the knowledge base appears, to every process, with all
         of the ``(title, content)`` pairs, or (an error, a kill, Ctrl-C while
-        ``articles`` is consumed) not at all. Returns the articles' ids.
+        ``articles`` is consumed) not at all. Returns the articles' ids:
+        ``article_ids`` (the source's own), else ``art-000001``, ... ``analyzer`` is
+        recorded with the knowledge base and makes its search terms from then on.
         """
         check_new_kb_id(kb_id)
         at_us = check_at(at)
+        if not isinstance(analyzer, Analyzer):
+            raise ToolError("invalid_argument", f"analyzer must be an Analyzer, got {type(analyzer).__name__}")
+        if article_ids is not None:
+            articles = list(checked_articles(articles))
+            article_ids = check_article_ids(article_ids, len(articles))
         with self._write() as conn:
             if self._kb_row(conn, kb_id) is not None:
                 raise kb_exists(kb_id)
             kb_rowid = conn.execute(
-                "INSERT INTO knowledge_bases (kb_id) VALUES (?)", (encode_text(kb_id),)
+                "INSERT INTO knowledge_bases (kb_id, analyzer) VALUES (?, ?)", (encode_text(kb_id), analyzer.name)
             ).lastrowid
-            conn.execute(f"CREATE VIRTUAL TABLE fts_{kb_rowid} USING fts5(title, body)")
+            conn.execute(f"CREATE VIRTUAL TABLE fts_{kb_rowid} USING fts5(title, body{_fts_options(analyzer)})")
+            own = iter(article_ids) if article_ids is not None else None
             ids = [
-                self._publish(conn, kb_rowid, n, title, content, at_us)
+                self._publish(conn, kb_rowid, n, title, content, at_us, analyzer,
+                              None if own is None else next(own))
                 for n, (title, content) in enumerate(checked_articles(articles))
             ]
         return ids
+
+    def analyzer_name(self, kb_id: str) -> str:
+        """The :attr:`~kbsim.store.analyzer.Analyzer.name` of the knowledge base's analyzer."""
+        with self._read() as conn:
+            return self._analyzer(conn, self._kb_rowid(conn, kb_id)).name
 
     def knowledge_base_ids(self) -> list[str]:
         with self._read() as conn:
@@ -395,7 +426,9 @@ class SQLiteStore:
         at_us = check_at(at)
         with self._write() as conn:
             kb_rowid, article_count, _, _ = self._kb(conn, kb_id)
-            return self._publish(conn, kb_rowid, article_count, title, content, at_us)
+            return self._publish(
+                conn, kb_rowid, article_count, title, content, at_us, self._analyzer(conn, kb_rowid)
+            )
 
     def save_article(
         self,
@@ -649,7 +682,7 @@ class SQLiteStore:
         self, conn: sqlite3.Connection, kb_rowid: int, query: str, limit: int
     ) -> list[bytes]:
         """The ``limit`` best article ids for ``query``, best first, ties by id."""
-        terms = dict.fromkeys(tokenize(query))
+        terms = dict.fromkeys(self._analyzer(conn, kb_rowid).tokenize(query))
         if not terms:
             return []
         n_docs = conn.execute(
@@ -677,6 +710,19 @@ class SQLiteStore:
         ranked = [(-score, decode_text(article_id)) for article_id, score in scores.items()]
         best = sorted(ranked) if len(ranked) <= limit else heapq.nsmallest(limit, ranked)
         return [encode_text(article_id) for _, article_id in best]
+
+    def _analyzer(self, conn: sqlite3.Connection, kb_rowid: int) -> Analyzer:
+        """The knowledge base's analyzer, as recorded with it."""
+        analyzer = self._analyzers.get(kb_rowid)
+        if analyzer is None:
+            (name,) = conn.execute(
+                "SELECT analyzer FROM knowledge_bases WHERE kb_rowid = ?", (kb_rowid,)
+            ).fetchone()
+            try:
+                analyzer = self._analyzers[kb_rowid] = analyzer_named(name)
+            except ValueError as exc:
+                raise StoreFileError(f"{self.path!r}: {exc}; a newer kbsim wrote it") from None
+        return analyzer
 
     def _kb_row(self, conn: sqlite3.Connection, kb_id: str) -> tuple[int, int, int, int] | None:
         """(kb_rowid, article_count, first_seq, next_seq), or None if there is no such KB."""
@@ -731,17 +777,22 @@ class SQLiteStore:
         )
         conn.execute(
             f"UPDATE fts_{row.kb_rowid} SET title = ?, body = ? WHERE rowid = ?",
-            (*_indexed(decode_text(new_title), decode_text(new_content)), row.article_rowid),
+            (*_indexed(decode_text(new_title), decode_text(new_content), self._analyzer(conn, row.kb_rowid)),
+             row.article_rowid),
         )
         self._append_event(conn, row.kb_rowid, "article.updated", row.article_id, version)
         return version
 
     def _publish(
         self, conn: sqlite3.Connection, kb_rowid: int, article_count: int, title: str,
-        content: str, at_us: int,
+        content: str, at_us: int, analyzer: Analyzer, article_id: str | None = None,
     ) -> str:
-        """Publish one more article in the knowledge base that holds ``article_count``."""
-        article_id = article_id_for(article_count + 1)
+        """Publish one more article in the knowledge base that holds ``article_count``, as
+        ``article_id`` (else the next ``art-NNNNNN`` no article holds)."""
+        if article_id is None:
+            article_id = next_article_id(article_count, lambda candidate: conn.execute(
+                "SELECT 1 FROM articles WHERE kb_rowid = ? AND article_id = ?",
+                (kb_rowid, encode_text(candidate))).fetchone() is not None)
         version = max(at_us, self._kb_clock(conn, kb_rowid))
         article_rowid = conn.execute(
             "INSERT INTO articles (kb_rowid, article_id, title, content, published, "
@@ -755,7 +806,7 @@ class SQLiteStore:
         )
         conn.execute(
             f"INSERT INTO fts_{kb_rowid} (rowid, title, body) VALUES (?, ?, ?)",
-            (article_rowid, *_indexed(title, content)),
+            (article_rowid, *_indexed(title, content, analyzer)),
         )
         self._append_event(conn, kb_rowid, "article.published", article_id, version)
         return article_id

@@ -21,7 +21,8 @@ from kbsim.store.rules import arguments_digest
 #: Version of the on-disk layout, kept in ``PRAGMA user_version``. A later
 #: version adds an entry to ``_MIGRATIONS`` that upgrades a file in place.
 #: 2: idempotency records keep a SHA-256 of the arguments, not the arguments.
-SCHEMA_VERSION = 2
+#: 3: each knowledge base records its analyzer (``ascii`` for the files before).
+SCHEMA_VERSION = 3
 #: ``PRAGMA application_id`` of a kbsim file ("kbsi"): tells it from other SQLite files.
 APPLICATION_ID = 0x6B627369
 
@@ -32,7 +33,8 @@ CREATE TABLE knowledge_bases (
     article_count INTEGER NOT NULL DEFAULT 0,
     published     INTEGER NOT NULL DEFAULT 0,
     first_seq     INTEGER NOT NULL DEFAULT 1,
-    next_seq      INTEGER NOT NULL DEFAULT 1
+    next_seq      INTEGER NOT NULL DEFAULT 1,
+    analyzer      TEXT NOT NULL DEFAULT 'ascii'
 );
 CREATE TABLE articles (
     article_rowid INTEGER PRIMARY KEY,
@@ -91,8 +93,15 @@ def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE idempotency_2 RENAME TO idempotency")
 
 
+def _migrate_2_to_3(conn: sqlite3.Connection) -> None:
+    """Knowledge bases record their analyzer: every earlier one is ``ascii``."""
+    columns = [row[1] for row in conn.execute("PRAGMA table_info(knowledge_bases)")]
+    if "analyzer" not in columns:
+        conn.execute("ALTER TABLE knowledge_bases ADD COLUMN analyzer TEXT NOT NULL DEFAULT 'ascii'")
+
+
 # from_version -> the change (inside the opening transaction) to from_version + 1.
-_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2}
+_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3}
 
 
 def can_migrate(user_version: int) -> bool:

@@ -16,7 +16,7 @@ install: $(STAMP)
 
 ## make reproduce: install, run the reference study, write results, figures and pages, run the notebooks
 reproduce: $(STAMP)
-	$(PY) -m kbsim run experiments/reference.yaml --out results
+	$(PY) -m kbsim run reference --out results
 	$(PY) -m kbsim figures
 	$(PY) scripts/execute_notebooks.py
 

@@ -10,12 +10,14 @@ import argparse
 import importlib
 import sys
 
+from kbsim.errors import UsageError
 from kbsim.version import __version__
 
 #: Sub-command modules, in the order ``kbsim --help`` lists them.
 COMMAND_MODULES = (
     "kbsim.cli.tools_cmd",
     "kbsim.cli.run_cmd",
+    "kbsim.cli.experiments_cmd",
     "kbsim.cli.serve_cmd",
     "kbsim.cli.figures_cmd",
     "kbsim.cli.corpus_cmd",
@@ -42,7 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "func", None) is None:
         parser.print_help()
         return 2
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except UsageError as exc:  # e.g. a missing extra: one line, no traceback
+        print(f"kbsim {args.command}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

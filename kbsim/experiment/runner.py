@@ -379,6 +379,9 @@ def _execute_dask(
     log: Callable[[str], None] | None = None,
 ) -> tuple[int, int]:
     """Batched tasks on an existing cluster (``scheduler``) or a fresh LocalCluster."""
+    from kbsim.extras import require
+
+    require("dask", "distributed", "--executor dask")
     from distributed import Client, LocalCluster
     from distributed import as_completed as dask_as_completed
 

@@ -1,10 +1,10 @@
-# kbsim: every target installs what it needs into .venv from PyPI first.
+# kbsim: every target installs what it needs into .venv from PyPI first (kbsim with every extra, and dev).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.kbsim-installed
 
-.PHONY: reproduce test lint bench figures clean install
+.PHONY: reproduce test lint bench figures docs clean install
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ figures: $(STAMP)
 ## make test: install (with dev extras) and run the whole suite
 test: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadgroup -q
+
+## make docs: the API reference from the docstrings (pdoc), into build/api/ (not committed)
+docs: $(STAMP)
+	$(PY) scripts/api_docs.py build/api
 
 ## make lint: ruff
 lint: $(STAMP)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kbsim.experiment.config import ConfigError, load_config
+from kbsim.experiment.config import ConfigError
 
 #: The folder of the shipped configs, inside the installed package.
 SHIPPED_DIR = Path(__file__).resolve().parents[1] / "experiments"
@@ -48,7 +48,3 @@ def experiment_path(name_or_path: str | Path) -> Path:
         f"{', '.join(shipped) or 'none'}; `kbsim experiments` describes them)",
     )
 
-
-def describe_shipped() -> list[tuple[str, str]]:
-    """``(name, description)`` of every shipped experiment, read and validated as ``kbsim run`` would."""
-    return [(name, load_config(path).description) for name, path in shipped_experiments().items()]

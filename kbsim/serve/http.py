@@ -112,9 +112,9 @@ def bind(address: HttpAddress) -> socket.socket:
         ServeConfigError: the address cannot be bound (in use, not this machine's, ...).
     """
     try:
-        family, kind, proto, _, where = socket.getaddrinfo(
-            address.host, address.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-        )[0]
+        found = socket.getaddrinfo(address.host, address.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        # IPv4 first: "localhost" then binds 127.0.0.1, which every client reaches it by
+        family, kind, proto, _, where = sorted(found, key=lambda info: info[0] != socket.AF_INET)[0]
         sock = socket.socket(family, kind, proto)
     except OSError as exc:
         raise ServeConfigError(f"--http {address.url_host}:{address.port}: {exc.strerror or exc}") from None
@@ -160,14 +160,15 @@ def run_http(server, address: HttpAddress, *, allow_hosts: Iterable[str] = (), a
              on_listening: Callable[[str], None] | None = None) -> None:
     """Serve ``server`` (an SDK low-level ``Server``) over Streamable HTTP until SIGINT or SIGTERM.
 
-    ``on_listening`` is called with the endpoint's URL once the socket is bound (with
-    the port the OS chose for port 0), before the first request is taken.
+    ``on_listening`` is called with the endpoint's URL once the socket is bound (its
+    address, and the port the OS chose for port 0), before the first request is taken.
     """
     import uvicorn
 
     sock = bind(address)
-    port = sock.getsockname()[1]
-    security = transport_security(address, port, allow_hosts, allow_origins)
+    bound = HttpAddress(*sock.getsockname()[:2])
+    port = bound.port
+    security = transport_security(address, port, [*allow_hosts, bound.url_host], allow_origins)
     app = server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security,
                                      host=address.host)
     config = uvicorn.Config(
@@ -177,10 +178,10 @@ def run_http(server, address: HttpAddress, *, allow_hosts: Iterable[str] = (), a
         lifespan="on",
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
     )
-    log.info("Streamable HTTP at %s; Host: %s; Origin: none, or %s", address.url(port),
+    log.info("Streamable HTTP at %s; Host: %s; Origin: none, or %s", bound.url(),
              ", ".join(security.allowed_hosts), ", ".join(security.allowed_origins))
     if on_listening is not None:
-        on_listening(address.url(port))
+        on_listening(bound.url())
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:

@@ -1,22 +1,22 @@
-# kbsim: every target installs what it needs into .venv from PyPI first.
+# kbsim: every target installs what it needs into .venv from PyPI first (kbsim with every extra, and dev).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.kbsim-installed
 
-.PHONY: reproduce test lint bench figures clean install
+.PHONY: reproduce test lint bench figures docs clean install
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[all,dev]'
 	@touch $(STAMP)
 
 install: $(STAMP)
 
 ## make reproduce: install, run the reference study, write results, figures and pages, run the notebooks
 reproduce: $(STAMP)
-	$(PY) -m kbsim run experiments/reference.yaml --out results
+	$(PY) -m kbsim run reference --out results
 	$(PY) -m kbsim figures
 	$(PY) scripts/execute_notebooks.py
 
@@ -27,6 +27,10 @@ figures: $(STAMP)
 ## make test: install (with dev extras) and run the whole suite
 test: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadgroup -q
+
+## make docs: the API reference from the docstrings (pdoc), into build/api/ (not committed)
+docs: $(STAMP)
+	$(PY) scripts/api_docs.py build/api
 
 ## make lint: ruff
 lint: $(STAMP)

@@ -2,8 +2,9 @@
 
 Usage: python benchmarks/bench_figures.py [--cached-only] [--workers N]
 
-In a temporary folder holding copies of experiments/, docs/ and README.md (so nothing in
-the checkout is rewritten), it times three passes, the first two ``python -m kbsim figures``:
+In a temporary folder holding copies of docs/ and README.md (so nothing in the checkout
+is rewritten; the configs are the shipped kbsim/experiments/), it times three passes, the
+first two ``python -m kbsim figures``:
 
 1. with no results at all: every run of every experiment the figures and pages need is
    computed, then everything is drawn and written (what ``kbsim figures --fresh`` does);
@@ -139,7 +140,6 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="kbsim-bench-figures-") as temp:
         work = Path(temp)
-        shutil.copytree(ROOT / "experiments", work / "experiments")
         shutil.copytree(ROOT / "docs", work / "docs")
         shutil.copy(ROOT / "README.md", work / "README.md")
         results = ROOT / "results" if args.cached_only else work / "results"

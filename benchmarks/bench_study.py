@@ -1,4 +1,4 @@
-"""The reference study end to end: `kbsim run experiments/reference.yaml` as a whole process.
+"""The reference study end to end: `kbsim run reference` as a whole process.
 
 Usage: python benchmarks/bench_study.py [--repeats 3]
 
@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results_file import machine_line, write_section  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-STUDY = "experiments/reference.yaml"
+STUDY = "kbsim/experiments/reference.yaml"
 SECTION = "Reference study"
 TARGET_COMPUTE_S = 1.0
 #: What `kbsim run` loads before it runs anything: the whole command line (every command's

@@ -2,10 +2,10 @@
 
 Usage: python benchmarks/bench_sweep.py [--runs 1000] [--workers 2] [--repeats 1] [--profile]
 
-The sweep is the reference study's no-edit day (``kbsim run
-experiments/reference.yaml --set edit.delay_s=null --set contrasts=[] --seeds N/2``: zipf and
-control, N/2 seeds each), so no extra experiment file is needed. Each
-repetition measures, in a rotating order so machine noise hits all alike:
+The sweep is the reference study's no-edit day (``kbsim run reference
+--set edit.delay_s=null --set contrasts=[] --seeds N/2``: zipf and control, N/2 seeds
+each), so no extra experiment file is needed. Each repetition measures, in a rotating
+order so machine noise hits all alike:
 
 - serial: every run's ``run_day`` one after another in a fresh process
   (ideal = serial / cores), and what a worker adds per run (metrics, Parquet);
@@ -38,7 +38,7 @@ from bench_study import (  # noqa: E402
 )
 from results_file import machine_line, write_section  # noqa: E402
 
-STUDY = "experiments/reference.yaml"
+STUDY = "kbsim/experiments/reference.yaml"
 #: The no-edit day; the study's contrasts compare edit delays, which this sweep pins, so they go.
 OVERRIDES = ["edit.delay_s=null", "contrasts=[]"]
 SETS = " ".join(f"--set {item}" for item in OVERRIDES)

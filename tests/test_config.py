@@ -13,6 +13,7 @@ from kbsim.experiment import schema
 from kbsim.experiment.config import ConfigError, ExperimentConfig, expand_sweep
 from kbsim.experiment.load import config_from_dict, load_config
 from kbsim.experiment.schema import CONFIG_KEYS, KEYS, Key, parse_seeds
+from kbsim.experiment.shipped import SHIPPED_DIR
 from kbsim.params import DayParams
 
 TINY = TINY_DAY
@@ -293,7 +294,7 @@ def test_bad_command_line_overrides_exit_2(argv, message, tmp_path, capsys):
     assert not (tmp_path / "r").exists()
 
 
-EXPERIMENTS = sorted((Path(__file__).resolve().parents[1] / "experiments").glob("*.yaml"))
+EXPERIMENTS = sorted(SHIPPED_DIR.glob("*.yaml"))
 
 
 @pytest.mark.parametrize("path", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
@@ -305,7 +306,7 @@ def test_shipped_experiments_load_and_say_what_they_answer(path):
 
 
 def test_reference_experiment_is_the_spec_reference_study():
-    config = load_config(Path(__file__).resolve().parents[1] / "experiments" / "reference.yaml")
+    config = load_config(SHIPPED_DIR / "reference.yaml")
     assert config.seeds == list(range(1, 21))  # 20 seeds: --precision measured +-2 points
     by_scenario: dict[str, list] = {}
     for scenario, point, params in config.points():

@@ -16,6 +16,7 @@ from kbsim.cli import main
 from kbsim.experiment.config import ConfigError
 from kbsim.experiment.load import load_config
 from kbsim.experiment.schema import parse_seeds
+from kbsim.experiment.shipped import SHIPPED_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -132,7 +133,7 @@ def test_the_limit_names_the_sweep_value_or_scenario_that_breaks_it(tmp_path):
     assert refused(scenario).key_path == "scenarios.huge.questions.count"
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "experiments").glob("*.yaml")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", sorted(SHIPPED_DIR.glob("*.yaml")), ids=lambda p: p.stem)
 def test_the_shipped_experiments_run_without_yes(path):
     assert load_config(path).estimate().reasons_to_confirm() == []
 

@@ -211,3 +211,17 @@ def test_cli_names_a_missing_experiments_directory(tmp_path, capsys):
     assert code == 2
     assert "edit_delay_sweep.yaml" in capsys.readouterr().err
     assert not (tmp_path / "r").exists() and not (tmp_path / "f").exists()
+
+
+def test_cli_out_writes_results_and_figures_under_one_folder(study, tmp_path, monkeypatch, capsys):
+    """Outside a checkout: --out DIR holds everything kbsim figures writes, and nothing lands elsewhere."""
+    root, _, _ = study
+    monkeypatch.chdir(tmp_path)
+    code = main(["figures", "--only", "edit_rejections", "--experiments", str(root / "experiments"),
+                 "--out", "study", "--workers", "1"])
+    assert code == 0, capsys.readouterr().err
+    written = sorted(path.relative_to(tmp_path).as_posix() for path in tmp_path.rglob("*") if path.is_file())
+    assert {"study/figures/edit_rejections.png", "study/figures/edit_rejections.svg"} <= set(written)
+    assert all(path.startswith(("study/figures/", "study/results/edit_delay_sweep/")) for path in written)
+    assert capsys.readouterr().out.splitlines() == ["study/figures/edit_rejections.png",
+                                                    "study/figures/edit_rejections.svg"]

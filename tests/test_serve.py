@@ -425,6 +425,9 @@ def test_docs_snippets_start_a_valid_server():
     assert configs
     for config in configs:
         for entry in config["mcpServers"].values():
+            if "url" in entry:  # a Streamable HTTP client: the endpoint --http serves
+                assert re.fullmatch(r"http://127\.0\.0\.1:\d+/mcp", entry["url"])
+                continue
             args = entry["args"][entry["args"].index("serve"):]
             parsed = build_parser().parse_args(args)
             assert parsed.command == "serve" and parsed.speed > 0

@@ -20,6 +20,7 @@ from kbsim.version import __version__
 COMMAND_MODULES = (
     "kbsim.cli.tools_cmd",
     "kbsim.cli.run_cmd",
+    "kbsim.cli.experiments_cmd",
     "kbsim.cli.serve_cmd",
     "kbsim.cli.figures_cmd",
     "kbsim.cli.corpus_cmd",

@@ -1,4 +1,4 @@
-"""``kbsim figures [--only NAME] [--quick]``: run what is missing, then draw every figure.
+"""``kbsim figures [--only NAME] [--quick] [--out DIR]``: run what is missing, then draw every figure.
 
 Exit codes: 0 done; 2 a bad argument or config, or a results or figures folder that
 cannot be used (read-only, damaged, a full disk), with one line naming the path;
@@ -10,12 +10,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 EPILOG = """\
 examples:
   kbsim figures                      # the full study (cached results are reused)
   kbsim figures --quick              # a few seeds, thinned sweeps, into results/quick/
   kbsim figures --only edit_rejections --only check_cost
+  kbsim figures --out study/         # outside a checkout: study/results, figures, docs
 """
 
 
@@ -44,20 +46,31 @@ def register(subparsers) -> None:
         help="few seeds and thinned sweeps (also KBSIM_QUICK=1), results under RESULTS/quick/",
     )
     parser.add_argument(
-        "--experiments", default="experiments", metavar="DIR", help="default: experiments"
+        "--out",
+        default=".",
+        metavar="DIR",
+        help="the folder the defaults below are in (default: the current folder): "
+        "DIR/results, DIR/figures, DIR/docs/results.md, DIR/docs/reproduction.md, and "
+        "DIR/README.md's results block when DIR holds a README.md with one",
     )
-    parser.add_argument("--results", default="results", metavar="DIR", help="default: results")
+    parser.add_argument(
+        "--experiments",
+        default=None,
+        metavar="DIR",
+        help="the experiment configs (default: the ones kbsim ships, kbsim/experiments)",
+    )
+    parser.add_argument("--results", default=None, metavar="DIR", help="default: OUT/results")
     parser.add_argument(
         "--figures",
         default=None,
         metavar="DIR",
-        help="default: figures (RESULTS/quick/figures with --quick)",
+        help="default: OUT/figures (RESULTS/quick/figures with --quick)",
     )
     parser.add_argument(
         "--docs",
         default=None,
         metavar="FILE",
-        help="the results table written with a full set (default: docs/results.md; "
+        help="the results table written with a full set (default: OUT/docs/results.md; "
         "not written with --quick unless given)",
     )
     parser.add_argument(
@@ -75,26 +88,41 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run, error_prefix="kbsim figures: ")
 
 
+def _readme_with_results(path: Path) -> Path | None:
+    """``path`` if it is a README with the results block ``kbsim figures`` rewrites, else None."""
+    from kbsim.report.pages import README_START
+
+    try:
+        return path if README_START in path.read_text(encoding="utf-8") else None
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def run(args) -> int:
     from kbsim.errors import UsageError
+    from kbsim.experiment.shipped import SHIPPED_DIR
+    from kbsim.extras import require
     from kbsim.report.build import build_figures
     from kbsim.report.experiments import quick_from_env
 
     started = time.perf_counter()
     quick = args.quick or quick_from_env()
+    out = Path(args.out)
+    results_dir = args.results or str(out / "results")
     # quick figures never overwrite the full study's figures or results table
-    figures_dir = args.figures or (f"{args.results}/quick/figures" if quick else "figures")
-    docs = args.docs or (None if quick else "docs/results.md")
+    figures_dir = args.figures or (f"{results_dir}/quick/figures" if quick else str(out / "figures"))
+    docs = args.docs or (None if quick else str(out / "docs" / "results.md"))
     try:
+        require("plots", "matplotlib", "kbsim figures")
         written = build_figures(
             args.only,
             quick=quick,
-            experiments_dir=args.experiments,
-            results_dir=args.results,
+            experiments_dir=args.experiments or SHIPPED_DIR,
+            results_dir=results_dir,
             figures_dir=figures_dir,
             docs_path=docs,
-            readme_path=None if (quick or args.docs) else "README.md",
-            reproduction_path=None if (quick or args.docs) else "docs/reproduction.md",
+            readme_path=None if (quick or args.docs) else _readme_with_results(out / "README.md"),
+            reproduction_path=None if (quick or args.docs) else out / "docs" / "reproduction.md",
             workers=args.workers,
             fresh=args.fresh,
             log=lambda line: print(line, file=sys.stderr),

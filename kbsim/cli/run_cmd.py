@@ -18,12 +18,13 @@ import sys
 
 EPILOG = """\
 examples:
-  kbsim run experiments/reference.yaml
-  kbsim run experiments/zipf_sweep.yaml --workers 8 --set saves.count=500
-  kbsim sweep experiments/zipf_sweep.yaml --executor dask --scheduler tcp://10.0.0.5:8786
-  kbsim run experiments/reference.yaml --seeds 3 --set edit.delay_s=60 --out /tmp/results
-  kbsim run experiments/reference.yaml --seeds 1-200   # extends the results: seeds 1-5 are reused
-  kbsim run experiments/reference.yaml --precision stale_citation_share@end=0.02 --max-seeds 320
+  kbsim run reference                # a shipped experiment, by name (kbsim experiments)
+  kbsim run my-study.yaml            # or a config file of your own
+  kbsim run zipf_sweep --workers 8 --set saves.count=500
+  kbsim sweep zipf_sweep --executor dask --scheduler tcp://10.0.0.5:8786
+  kbsim run reference --seeds 3 --set edit.delay_s=60 --out /tmp/results
+  kbsim run reference --seeds 1-200   # extends the results: seeds 1-5 are reused
+  kbsim run reference --precision stale_citation_share@end=0.02 --max-seeds 320
 """
 
 
@@ -40,7 +41,11 @@ def register(subparsers) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("config", metavar="CONFIG", help="experiment YAML file")
+    parser.add_argument(
+        "config",
+        metavar="CONFIG",
+        help="a shipped experiment's name (kbsim experiments lists them) or an experiment YAML file",
+    )
     parser.add_argument("--out", default="results", metavar="DIR", help="default: results")
     add_config_arguments(parser)
     parser.add_argument(
@@ -105,6 +110,8 @@ def run(args) -> int:
     from kbsim.errors import UsageError
     from kbsim.experiment.precision import DEFAULT_MAX_SEEDS, PrecisionTarget, run_until_precise
     from kbsim.experiment.runner import Interrupted, run_experiment
+    from kbsim.experiment.shipped import experiment_path
+    from kbsim.extras import require
     from kbsim.report.tables import format_contrasts, format_summary, seed_warnings
 
     if args.scheduler and args.executor == "local":
@@ -115,6 +122,10 @@ def run(args) -> int:
             return _error(f"--{name.replace('_', '-')}: expected at least 1, got {value}")
     if args.max_seeds is not None and not args.precision:
         return _error("--max-seeds needs --precision")
+    executor = args.executor or ("dask" if args.scheduler else "local")
+    if executor == "dask":
+        require("dask", "distributed", "--executor dask")  # a MissingExtraError is reported by kbsim.cli.main
+    args.config = str(experiment_path(args.config))
     config = config_from_args(args)
     targets = [PrecisionTarget.parse(text) for text in args.precision]
 
@@ -128,7 +139,7 @@ def run(args) -> int:
         return run_experiment(
             config,
             args.out,
-            executor=args.executor or ("dask" if args.scheduler else "local"),
+            executor=executor,
             workers=args.workers,
             scheduler=args.scheduler,
             fresh=fresh,

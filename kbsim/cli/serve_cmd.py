@@ -1,4 +1,4 @@
-"""``kbsim serve``: serve a simulated knowledge base to MCP clients over stdio."""
+"""``kbsim serve``: serve a simulated knowledge base to MCP clients over stdio or Streamable HTTP."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ def register(subparsers) -> None:
 
     parser = subparsers.add_parser(
         "serve",
-        help="serve the knowledge base as a stdio MCP server (the four tools)",
+        help="serve the knowledge base as an MCP server (the four tools), over stdio or HTTP",
         description=(
-            "Serve a knowledge base as an MCP server over stdio: the shipped sample help desk, "
-            "your own articles (--corpus), or the synthetic corpus. stdout carries the protocol; "
-            "logs go to stderr."
+            "Serve a knowledge base as an MCP server over stdio, or over Streamable HTTP with "
+            "--http: the shipped sample help desk, your own articles (--corpus), or the synthetic "
+            "corpus. Over stdio, stdout carries the protocol; logs go to stderr. Needs the "
+            "'serve' extra (pip install 'kbsim[serve]')."
         ),
     )
     parser.add_argument("--corpus", metavar="PATH",
@@ -51,6 +52,19 @@ def register(subparsers) -> None:
                         help="with --db: how long a write waits for another process's lock "
                              "before the call gets the retryable tool error 'busy' (default "
                              f"{DEFAULT_BUSY_TIMEOUT_S:g})")
+    parser.add_argument("--http", metavar="[HOST:]PORT",
+                        help="serve over Streamable HTTP at http://HOST:PORT/mcp instead of stdio "
+                             "(HOST default 127.0.0.1; PORT 0: a free port, printed at start); "
+                             "Host and Origin headers are checked (DNS-rebinding protection)")
+    parser.add_argument("--allow-remote", action="store_true",
+                        help="with --http: allow a HOST that is not a loopback address (there is "
+                             "no authentication: whoever reaches the port can read and edit)")
+    parser.add_argument("--allow-host", action="append", default=[], metavar="NAME[:PORT]",
+                        help="with --http: also accept this Host header (repeatable), e.g. the "
+                             "name remote clients reach the server by")
+    parser.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                        help="with --http: also accept requests from this browser Origin "
+                             "(repeatable), e.g. http://localhost:5173")
     parser.add_argument("--log-level", default="INFO",
                         choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                         help="stderr log level (default INFO)")
@@ -59,8 +73,11 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kbsim.experiment.load import load_day_params
+    from kbsim.extras import require
     from kbsim.params import DayParams
-    from kbsim.serve.server import check_busy_timeout, check_speed, serve, served_corpus
+    from kbsim.serve.server import ServeConfigError, check_busy_timeout, check_speed, serve, serve_stdio, served_corpus
+
+    require("serve", "mcp", "kbsim serve")  # before anything is read: names the extra
 
     logging.basicConfig(
         stream=sys.stderr,
@@ -70,11 +87,39 @@ def run(args: argparse.Namespace) -> int:
     try:
         check_speed(args.speed)
         check_busy_timeout(args.busy_timeout)
+        if args.http is None:
+            given = [name for name, value in (("--allow-remote", args.allow_remote),
+                                              ("--allow-host", args.allow_host),
+                                              ("--allow-origin", args.allow_origin)) if value]
+            if given:
+                raise ServeConfigError(f"{given[0]} needs --http (stdio has no hosts or origins)")
+        transport = serve_stdio if args.http is None else _http_transport(args)
         params = DayParams() if args.config is None else load_day_params(args.config)
         params = served_corpus(params, args.corpus, args.language)
         serve(params, seed=args.seed, db=args.db, kb_id=args.kb_id, grants=args.grant,
               live=args.live, speed=args.speed, busy_timeout_s=args.busy_timeout,
-              corpus_given=args.corpus is not None or args.language is not None)
+              corpus_given=args.corpus is not None or args.language is not None,
+              transport=transport)
     except KeyboardInterrupt:
         return 130
     return 0
+
+
+def _http_transport(args: argparse.Namespace):
+    """``--http`` and its options as a transport for :func:`kbsim.serve.server.serve`."""
+    import functools
+
+    from kbsim.serve.http import parse_http_address, run_http
+    from kbsim.serve.server import ServeConfigError
+
+    address = parse_http_address(args.http, allow_remote=args.allow_remote)
+    for origin in args.allow_origin:
+        if not origin.startswith(("http://", "https://")) or origin.rstrip("/") != origin:
+            raise ServeConfigError(
+                f"--allow-origin {origin!r}: expected an origin as a browser sends it, "
+                "scheme://host[:port] with no path, e.g. http://localhost:5173"
+            )
+    return functools.partial(
+        run_http, address=address, allow_hosts=args.allow_host, allow_origins=args.allow_origin,
+        on_listening=lambda url: print(f"kbsim serve: listening on {url}", file=sys.stderr, flush=True),
+    )

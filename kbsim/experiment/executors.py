@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 from kbsim.errors import UsageError
 from kbsim.experiment.worker import error_outcome, run_batch
+from kbsim.extras import require
 
 __all__ = [
     "EXECUTORS",
@@ -231,6 +232,7 @@ class _DaskPool:
 def dask_pool(workers: int, scheduler: str | None, log: Callable[[str], None] | None = None) -> Iterator[Pool]:
     """Batched tasks on an existing cluster (``scheduler``: its workers count) or a fresh
     LocalCluster of ``workers`` single-threaded processes."""
+    require("dask", "distributed", "--executor dask")
     from distributed import Client, LocalCluster
 
     cluster = None

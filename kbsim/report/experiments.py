@@ -5,7 +5,8 @@ through :func:`kbsim.experiment.runner.run_experiment` (results are cached under
 ``<results_dir>/<experiment>/``), then summarises the per-run metrics the
 runner stored with :func:`kbsim.stats.summarize`. Quick mode runs a few seeds
 and thins every sweep, into ``<results_dir>/quick/``, so that quick and full
-results never mix. Every path is passed in: nothing here looks for a checkout.
+results never mix. Every path is passed in (the configs default to the ones kbsim
+ships, :data:`kbsim.experiment.shipped.SHIPPED_DIR`): nothing here looks for a checkout.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kbsim.experiment.shipped import SHIPPED_DIR
 from kbsim.report import frames
 from kbsim.stats import summarize
 
@@ -55,7 +57,7 @@ class Experiment:
     def caption(self, figure: str, extra: str = "") -> str:
         quick = " (quick mode)" if self.name_is_quick else ""
         text = (
-            f"Made by experiments/{self.name}.yaml{quick}: {self.seeds} seeds per point, "
+            f"Made by kbsim/experiments/{self.name}.yaml{quick}: {self.seeds} seeds per point, "
             f"bands = 95% intervals over seeds. Regenerate: {FULL_COMMAND} --only {figure}"
         )
         return f"{text}. {extra}" if extra else text
@@ -68,7 +70,7 @@ def _thin(values: list, keep: int) -> list:
     return [values[i] for i in index]
 
 
-def experiment_config(name: str, experiments_dir: str | Path, quick: bool = False):
+def experiment_config(name: str, experiments_dir: str | Path = SHIPPED_DIR, quick: bool = False):
     """The validated config ``<experiments_dir>/<name>.yaml`` (quick: fewer seeds and points)."""
     from kbsim.experiment.load import load_config
 
@@ -102,7 +104,7 @@ def _points(config) -> pd.DataFrame:
 def load_experiment(
     name: str,
     *,
-    experiments_dir: str | Path,
+    experiments_dir: str | Path = SHIPPED_DIR,
     results_dir: str | Path,
     quick: bool = False,
     run_missing: bool = True,
@@ -153,7 +155,7 @@ def _annotate(frame: pd.DataFrame, points: pd.DataFrame, by: list[str]) -> pd.Da
 def study(
     names: Iterable[str],
     *,
-    experiments_dir: str | Path,
+    experiments_dir: str | Path = SHIPPED_DIR,
     results_dir: str | Path,
     quick: bool | None = None,
     workers: int | None = None,

@@ -61,7 +61,7 @@ def figure_staleness_over_day(exps: dict[str, Experiment]):
         + (
             ""
             if len(used) < 2 or used[1] is used[0]
-            else f" Control from experiments/{used[1].name}.yaml."
+            else f" Control from kbsim/experiments/{used[1].name}.yaml."
         ),
     )
     return plots.staleness_over_day(pd.concat(observed), models, caption, "role", labels)
@@ -181,7 +181,7 @@ def figure_check_cost(exps: dict[str, Experiment]):
     by_held = frames.cost_by_citations_held(checks)
     caption = volume.caption(
         "check_cost",
-        f"Right: each hourly check of the Zipf no-edit day of experiments/{reference.name}.yaml "
+        f"Right: each hourly check of the Zipf no-edit day of kbsim/experiments/{reference.name}.yaml "
         f"({reference.seeds} seeds). Dashed: analytic calls (no analytic bytes or title line). "
         + _sweep_note(volume, key).replace("These days", "Left: the days"),
     )

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import matplotlib
+from kbsim.extras import require
 
+matplotlib = require("plots", "matplotlib", "drawing kbsim's figures")
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
@@ -177,9 +178,8 @@ def png_bytes(fig: Figure, dpi: int = 110) -> bytes:
 
 def show(fig: Figure):
     """An ``IPython.display.Image`` of the figure, so a notebook cell shows it."""
-    from IPython.display import Image
-
-    return Image(png_bytes(fig))
+    display = require("notebooks", "IPython.display", "showing a figure in a notebook")
+    return display.Image(png_bytes(fig))
 
 
 # -- (a) staleness over the day --------------------------------------------------------

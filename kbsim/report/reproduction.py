@@ -3,7 +3,7 @@
 kbsim exists because of a short write-up that simulated one support day with a
 stdlib-and-sqlite rebuild of four knowledge-base tools. Its tables were lost;
 the figures in its prose are :data:`CLAIMS`' ``writeup`` values. Each claim is
-set beside kbsim's estimate on the same day (``experiments/writeup.yaml``,
+set beside kbsim's estimate on the same day (``kbsim/experiments/writeup.yaml``,
 95% interval over seeds), the analytic model's prediction where it has one, and
 a verdict:
 
@@ -685,7 +685,7 @@ def write_reproduction(exps: Mapping[str, Experiment], path) -> object:
         "",
         "kbsim began as a rebuild of a short write-up: four knowledge-base tools of an MCP server, and a "
         "stdlib-and-sqlite simulation of one support day. Its tables were lost; the figures in its prose "
-        "are the *write-up* column. *kbsim* is the same day in `experiments/writeup.yaml` "
+        "are the *write-up* column. *kbsim* is the same day in `kbsim/experiments/writeup.yaml` "
         f"({experiment.seeds} seeds, as the write-up ran; 95% intervals over seeds, "
         "[model.md](model.md#statistics-one-interval-method)), *model* the analytic freshness model "
         "([model.md](model.md#the-analytic-model)).",

@@ -2,7 +2,8 @@
 
 :mod:`kbsim.serve.server` builds the served knowledge base and the MCP server (and, with
 ``live``, a simulated day's people saving in accelerated wall-clock time);
-:mod:`kbsim.serve.stdio` is its stdio transport, which answers every line the SDK cannot.
+:mod:`kbsim.serve.stdio` is its stdio transport, which answers every line the SDK cannot;
+:mod:`kbsim.serve.http` serves the same server over Streamable HTTP (``kbsim serve --http``).
 """
 
 from kbsim.serve.server import (
@@ -26,6 +27,7 @@ from kbsim.serve.server import (
     live_people,
     open_backend,
     serve,
+    serve_stdio,
     served_corpus,
     start_live_people,
     tool_list,
@@ -54,6 +56,7 @@ __all__ = [
     "live_people",
     "open_backend",
     "serve",
+    "serve_stdio",
     "served_corpus",
     "start_live_people",
     "tool_list",

@@ -1,4 +1,4 @@
-"""``kbsim serve``: the simulated knowledge base as a stdio MCP server.
+"""``kbsim serve``: the simulated knowledge base as an MCP server, over stdio or Streamable HTTP.
 
 The server lists exactly the four tools of ``kbsim/spec/tools.json`` and runs
 every call through ``store.client(grants, clock).call(name, arguments)``, the
@@ -6,7 +6,7 @@ same entry point the simulation uses, so no rule is implemented twice. With
 ``live=True`` the people of a simulated day keep saving articles in
 accelerated wall-clock time (SimPy's real-time environment, in a background
 thread), so an attached agent sees its citations go stale and its edits
-collide. stdout carries the protocol; logs go to stderr.
+collide. Over stdio, stdout carries the protocol; logs go to stderr.
 
 What it promises (docs/serve.md, "What the server guarantees"): every
 request gets an answer (:mod:`kbsim.serve.stdio` answers the lines the SDK
@@ -25,7 +25,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -448,13 +448,28 @@ async def _serve_stdio(server) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
+def serve_stdio(server) -> None:
+    """Serve ``server`` over stdin and stdout until the client disconnects (the default transport)."""
+    import anyio
+
+    log.info("over stdio: stdout carries the protocol")
+    anyio.run(_serve_stdio, server)
+
+
 def serve(params: DayParams, *, seed: int = DEFAULT_SEED, db: str | Path | None = None,
           kb_id: str = DEFAULT_KB_ID, grants: Iterable[str] | None = None, live: bool = False,
           speed: float = DEFAULT_SPEED,
-          busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S, corpus_given: bool = False) -> None:
-    """Build the store and serve it over stdio until the client disconnects."""
-    import anyio
+          busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S, corpus_given: bool = False,
+          transport: Callable[[Any], None] = serve_stdio) -> None:
+    """Build the store and serve it until the transport returns.
 
+    ``transport`` runs the MCP server :func:`build_server` makes: :func:`serve_stdio` (until
+    the client disconnects) or ``functools.partial(kbsim.serve.http.run_http, address)``
+    (Streamable HTTP, until SIGINT or SIGTERM). Either way the same tools and store.
+    """
+    from kbsim.extras import require
+
+    require("serve", "mcp", "kbsim serve")
     clock_speed = check_speed(float(speed))
     busy_timeout_s = check_busy_timeout(float(busy_timeout_s))
     store = build_store(params, seed, db=db, kb_id=kb_id, busy_timeout_s=busy_timeout_s,
@@ -477,12 +492,12 @@ def serve(params: DayParams, *, seed: int = DEFAULT_SEED, db: str | Path | None 
         raise ServeConfigError(f"{_source(db, kb_id)}: {exc}") from None
     clock = DayClock(clock_speed, start_s=start_s)
     served = ServedKnowledgeBase(store, kb_id, grants or [kb_id], clock)
-    log.info("serving %s (%d published articles, seed %d, day clock from %.1f s) to grants %s "
-             "over stdio", kb_id, published, seed, clock.start_s, sorted(served.client.grants))
+    log.info("serving %s (%d published articles, seed %d, day clock from %.1f s) to grants %s",
+             kb_id, published, seed, clock.start_s, sorted(served.client.grants))
     if live:
         start_live_people(served, params, seed)
     try:
-        anyio.run(_serve_stdio, build_server(served, live=live))
+        transport(build_server(served, live=live))
     finally:
         close = getattr(store, "close", None)
         if close is not None:

@@ -23,10 +23,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
-import anyio
-import mcp_types as types
-from mcp.server.stdio import stdio_server
-from mcp.shared.message import SessionMessage
+from kbsim.extras import require
+
+require("serve", "mcp", "kbsim serve")
+
+import anyio  # noqa: E402
+import mcp_types as types  # noqa: E402
+from mcp.server.stdio import stdio_server  # noqa: E402
+from mcp.shared.message import SessionMessage  # noqa: E402
 
 
 def _no_constants(name: str) -> Any:

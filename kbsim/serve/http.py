@@ -1,0 +1,188 @@
+"""The Streamable HTTP transport of ``kbsim serve --http``: the MCP SDK's, bound to localhost by default.
+
+Remote agents and most hosted MCP clients attach over Streamable HTTP. The same
+server :func:`kbsim.serve.server.build_server` makes for stdio is served here
+through the SDK's own transport (``Server.streamable_http_app``, a Starlette app
+run by uvicorn) at ``http://HOST:PORT/mcp``.
+
+The server has no authentication: whoever reaches the port can read and edit the
+knowledge base. So it binds a loopback address unless told otherwise
+(``--allow-remote``), and it checks every request's ``Host`` and ``Origin`` headers
+against the addresses it serves (the SDK's DNS-rebinding protection): a web page
+in a browser on this machine cannot reach it through a name of its own
+(``Host: evil.example:PORT``, 421) nor from its own origin
+(``Origin: http://evil.example``, 403). Clients that send no ``Origin`` (every
+non-browser client) are served; ``--allow-origin`` and ``--allow-host`` admit more.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import socket
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from kbsim.serve.server import ServeConfigError
+
+log = logging.getLogger("kbsim.serve")
+
+#: Where the MCP endpoint is served.
+MCP_PATH = "/mcp"
+#: The loopback names every local bind accepts in ``Host`` and ``Origin``.
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+#: Seconds uvicorn waits for open streams when stopping, before closing them.
+SHUTDOWN_GRACE_S = 3
+
+
+@dataclass(frozen=True)
+class HttpAddress:
+    """Where ``--http`` serves: a host (a name, an IPv4 or a bare IPv6 address) and a port (0: any free one)."""
+
+    host: str
+    port: int
+
+    @property
+    def url_host(self) -> str:
+        """The host as a URL writes it (an IPv6 address in brackets)."""
+        return f"[{self.host}]" if ":" in self.host else self.host
+
+    def url(self, port: int | None = None) -> str:
+        """The MCP endpoint's URL, at ``port`` (the bound one) when given."""
+        return f"http://{self.url_host}:{self.port if port is None else port}{MCP_PATH}"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is ``localhost`` or a loopback address (127.0.0.0/8, ::1)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _is_ipv6(text: str) -> bool:
+    try:
+        return ipaddress.ip_address(text).version == 6
+    except ValueError:
+        return False
+
+
+def parse_http_address(text: str, allow_remote: bool = False) -> HttpAddress:
+    """``--http``'s ``[HOST:]PORT`` (``8000``, ``127.0.0.1:8000``, ``[::1]:8000``); HOST defaults to 127.0.0.1.
+
+    Raises:
+        ServeConfigError: not ``[HOST:]PORT`` with a port 0-65535, or a HOST that is
+            not a loopback address without ``allow_remote`` (the server has no
+            authentication).
+    """
+    spec = text.strip()
+    host, port_text = "127.0.0.1", spec
+    if spec.startswith("["):  # [v6]:port
+        close = spec.find("]")
+        if close < 0 or not spec[close + 1:].startswith(":") or not _is_ipv6(spec[1:close]):
+            raise ServeConfigError(f"--http {text!r}: expected [IPV6]:PORT, e.g. [::1]:8000")
+        host, port_text = spec[1:close], spec[close + 2:]
+    elif ":" in spec:
+        host, _, port_text = spec.rpartition(":")
+        if _is_ipv6(host) or _is_ipv6(spec):
+            raise ServeConfigError(f"--http {text!r}: write an IPv6 address in brackets, e.g. [::1]:8000")
+        if "/" in host or ":" in host:
+            host = ""  # a URL or some other text: the general message below
+    if not host or not port_text.isdigit() or int(port_text) > 65_535:
+        raise ServeConfigError(
+            f"--http {text!r}: expected [HOST:]PORT with a port from 0 to 65535 (0: any free port), "
+            "e.g. 8000 or 127.0.0.1:8000"
+        )
+    address = HttpAddress(host, int(port_text))
+    if not allow_remote and not is_loopback(host):
+        raise ServeConfigError(
+            f"--http {text!r}: {host} is not a loopback address, and the server has no authentication "
+            "(anyone who reaches it can read and edit the knowledge base); pass --allow-remote to bind "
+            "it anyway, with --allow-host NAME for the name clients reach it by"
+        )
+    return address
+
+
+def bind(address: HttpAddress) -> socket.socket:
+    """A TCP socket bound to ``address`` (port 0: a free port the OS picks).
+
+    Raises:
+        ServeConfigError: the address cannot be bound (in use, not this machine's, ...).
+    """
+    try:
+        found = socket.getaddrinfo(address.host, address.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        # IPv4 first: "localhost" then binds 127.0.0.1, which every client reaches it by
+        family, kind, proto, _, where = sorted(found, key=lambda info: info[0] != socket.AF_INET)[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise ServeConfigError(f"--http {address.url_host}:{address.port}: {exc.strerror or exc}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(where)
+    except OSError as exc:
+        sock.close()
+        raise ServeConfigError(f"--http {address.url_host}:{address.port}: {exc.strerror or exc}") from None
+    return sock
+
+
+def _with_port(host: str, port: int) -> list[str]:
+    """``host`` as a ``Host`` header may carry it: with the port, and bare at port 80."""
+    return [f"{host}:{port}", host] if port == 80 else [f"{host}:{port}"]
+
+
+def transport_security(address: HttpAddress, port: int, allow_hosts: Iterable[str] = (),
+                       allow_origins: Iterable[str] = ()):
+    """The SDK's DNS-rebinding protection for a server bound at ``address`` on ``port``.
+
+    ``Host`` must name this server: a loopback name at ``port``, the bound host, or one
+    of ``allow_hosts`` (``NAME`` or ``NAME:PORT``). ``Origin``, when a browser sends
+    one, must be ``http://`` one of the loopback names at ``port``, or one of
+    ``allow_origins`` (exact, e.g. ``https://agent.example``).
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    hosts = [*LOOPBACK_HOSTS, address.url_host]
+    allowed_hosts = [value for host in dict.fromkeys(hosts) for value in _with_port(host, port)]
+    for host in allow_hosts:
+        has_port = host.rpartition(":")[2].isdigit() and not host.endswith("]")
+        allowed_hosts += [host] if has_port else _with_port(host, port)
+    origins = [f"http://{host}:{port}" for host in dict.fromkeys(hosts) if is_loopback(host.strip("[]"))]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=list(dict.fromkeys(allowed_hosts)),
+        allowed_origins=list(dict.fromkeys([*origins, *allow_origins])),
+    )
+
+
+def run_http(server, address: HttpAddress, *, allow_hosts: Iterable[str] = (), allow_origins: Iterable[str] = (),
+             on_listening: Callable[[str], None] | None = None) -> None:
+    """Serve ``server`` (an SDK low-level ``Server``) over Streamable HTTP until SIGINT or SIGTERM.
+
+    ``on_listening`` is called with the endpoint's URL once the socket is bound (its
+    address, and the port the OS chose for port 0), before the first request is taken.
+    """
+    import uvicorn
+
+    sock = bind(address)
+    bound = HttpAddress(*sock.getsockname()[:2])
+    port = bound.port
+    security = transport_security(address, port, [*allow_hosts, bound.url_host], allow_origins)
+    app = server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security,
+                                     host=address.host)
+    config = uvicorn.Config(
+        app,
+        log_config=None,  # kbsim's logging (stderr) as configured by the caller
+        access_log=log.isEnabledFor(logging.DEBUG),
+        lifespan="on",
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+    )
+    log.info("Streamable HTTP at %s; Host: %s; Origin: none, or %s", bound.url(),
+             ", ".join(security.allowed_hosts), ", ".join(security.allowed_origins))
+    if on_listening is not None:
+        on_listening(bound.url())
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()

@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.kbsim-installed
 
-.PHONY: reproduce test lint bench figures docs clean install
+.PHONY: reproduce test test-fast lint bench figures docs clean install
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ figures: $(STAMP)
 ## make test: install (with dev extras) and run the whole suite
 test: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadgroup -q
+
+## make test-fast: the suite without the tests marked slow (notebooks, coverage, whole pipelines), for a quick loop
+test-fast: $(STAMP)
+	$(PY) -m pytest -n 2 --dist loadgroup -q -m "not slow"
 
 ## make docs: the API reference from the docstrings (pdoc), into build/api/ (not committed)
 docs: $(STAMP)

@@ -108,6 +108,7 @@ def _simulated(params: DayParams, scenario: str) -> pd.DataFrame:
     return summarize(metrics_by_run(tables, day_s=params.day_s), ["scenario"])
 
 
+@pytest.mark.slow
 def test_analytic_curves_lie_inside_the_simulations_95_percent_ci():
     """30 seeds of the reference day (Poisson arrivals, no edits), Zipf and control,
     and 30 seeds of a day with edits after 30 min: at least 90% of the analytic points
@@ -281,6 +282,7 @@ POLICY_METRICS = {
 }
 
 
+@pytest.mark.slow
 def test_check_policy_model_lies_inside_the_simulations_95_percent_ci():
     """12 seeds of a small 2-hour day (Poisson arrivals, no edits), Zipf and control, at
     four intervals, two of which do not divide the day: at least 90% of the predicted

@@ -28,6 +28,7 @@ def _coverage_module():
     return module
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("coverage")
 def test_five_seed_intervals_cover_at_least_90_percent():
     coverage = _coverage_module()

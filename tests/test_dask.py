@@ -72,6 +72,7 @@ def dask_scheduler(tmp_path):
         log.close()
 
 
+@pytest.mark.slow
 def test_dask_clusters_give_the_local_executors_results(tmp_path, dask_scheduler, capsys):
     from distributed import Client
 

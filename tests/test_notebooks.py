@@ -63,6 +63,7 @@ def test_the_five_notebooks_are_there_and_committed_executed():
         assert images or path.stem.startswith("04"), f"{path.name} shows no figure"
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("notebooks")
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_in_quick_mode(path, notebook_results, monkeypatch):

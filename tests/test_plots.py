@@ -105,6 +105,7 @@ def study(tmp_path_factory):
     return root, written, log
 
 
+@pytest.mark.slow
 def test_every_figure_is_written_with_readme_and_results_table(study):
     root, written, _ = study
     names = {path.name for path in written}
@@ -134,6 +135,7 @@ def test_every_figure_is_written_with_readme_and_results_table(study):
     assert all(f"(figures/{name}.png)" in top for name in pages.README_FIGURES)
 
 
+@pytest.mark.slow
 def test_a_second_call_reuses_results_and_never_simulates(study, monkeypatch):
     root, _, log = study
     assert any("0 already done" in line for line in log)
@@ -161,6 +163,7 @@ def test_a_second_call_reuses_results_and_never_simulates(study, monkeypatch):
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", figures.FIGURE_NAMES)
 def test_each_figure_has_labels_units_legend_and_caption(study, name):
     root, _, _ = study

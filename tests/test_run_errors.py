@@ -5,11 +5,12 @@ that is not UTF-8."""
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import os
 import shutil
 import stat
-import tempfile
+import sys
 import textwrap
 from pathlib import Path
 
@@ -21,7 +22,9 @@ import kbsim.experiment.results
 import kbsim.experiment.runner
 from kbsim.cli import main
 
-NOBODY = 65534
+#: linux/capability.h: the capability by which root writes where permission bits say no
+CAP_DAC_OVERRIDE = 1
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
 
 def files_under(directory: Path) -> dict[str, bytes]:
@@ -37,49 +40,64 @@ def one_line(err: str) -> str:
     return err
 
 
-@pytest.fixture
-def shared_tmp():
-    """A temporary folder anyone may read, so a test can drop root to be refused writes."""
-    path = Path(tempfile.mkdtemp(prefix="kbsim-test-"))
-    path.chmod(0o755)
-    yield path
-    for child in [path, *path.rglob("*")]:
-        if child.is_dir() and not child.is_symlink():
-            child.chmod(0o755)
-    shutil.rmtree(path)
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+@contextlib.contextmanager
+def dac_override_lowered():
+    """This thread without CAP_DAC_OVERRIDE in its effective capabilities, if it held it (Linux).
+
+    Root writes anywhere only through that capability; without it, root is refused a
+    folder without write bits like any other owner, yet it still reads its own files
+    (the interpreter's, under /root say). The capability stays permitted, so it is raised
+    again on the way out. Elsewhere, or without the capability, nothing changes.
+    """
+    lowered = None
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        header, data = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0), (_CapData * 2)()
+        if libc.capget(ctypes.byref(header), data) == 0 and data[0].effective & (1 << CAP_DAC_OVERRIDE):
+            held = data[0].effective
+            data[0].effective = held & ~(1 << CAP_DAC_OVERRIDE)
+            if libc.capset(ctypes.byref(header), data) == 0:
+                lowered = held
+    try:
+        yield
+    finally:
+        if lowered is not None:
+            data[0].effective = lowered
+            if libc.capset(ctypes.byref(header), data) != 0:
+                raise OSError(ctypes.get_errno(), "cannot raise CAP_DAC_OVERRIDE again")
 
 
 @contextlib.contextmanager
 def read_only(*folders: Path):
     """The folders (and everything in them) cannot be written by this process.
 
-    Root ignores permission bits, so as root the process also drops its effective user
-    to nobody for the duration (its real user stays root, to come back). Nobody may not
-    read the interpreter's own files (under /root, say): import what the code needs first.
+    Their write bits, and their files', are cleared; as root, :func:`dac_override_lowered` makes root heed
+    them. The process keeps its user: becoming nobody instead, who may not read this
+    Python's files, made any module first imported inside the block fail to load, so a
+    test passed or failed by what earlier tests had imported. If a probe write still
+    gets through, the test is skipped, saying so, rather than passing without a refusal.
     """
-    dirs = [d for folder in folders for d in (folder, *folder.rglob("*")) if d.is_dir()]
-    for d in dirs:
-        d.chmod(d.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
-    dropped = False
+    modes = {p: p.stat().st_mode for folder in folders for p in (folder, *folder.rglob("*")) if not p.is_symlink()}
+    for path, mode in modes.items():
+        path.chmod(mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
     try:
-        if os.geteuid() == 0:
-            try:
-                os.setegid(NOBODY)
-                os.seteuid(NOBODY)
-            except PermissionError:
-                pytest.skip("running as root without the right to drop it; root ignores read-only modes")
-            dropped = True
-        probe = folders[0] / ".probe"
-        with contextlib.suppress(PermissionError), open(probe, "w"):
-            probe.unlink()
-            pytest.skip("this process can write a read-only folder")
-        yield
+        with dac_override_lowered():
+            probe = folders[0] / ".probe"
+            with contextlib.suppress(PermissionError), open(probe, "w"):
+                probe.unlink()
+                pytest.skip("this process can write a folder without write bits (root, and its capability kept)")
+            yield
     finally:
-        if dropped:
-            os.seteuid(0)
-            os.setegid(0)
-        for d in dirs:
-            d.chmod(d.stat().st_mode | stat.S_IWUSR)
+        for path, mode in modes.items():
+            path.chmod(mode)
 
 
 def write_config(directory: Path, text: str = TINY_SWEEP, name: str = "tiny") -> Path:
@@ -91,7 +109,7 @@ def write_config(directory: Path, text: str = TINY_SWEEP, name: str = "tiny") ->
 
 @pytest.fixture
 def in_process(monkeypatch):
-    """Runs computed in this process: no pool to start (and none to start as nobody)."""
+    """Runs computed in this thread: no pool to start, no worker that gets root's capabilities afresh."""
 
     def execute(jobs, workers, batch_size, run_day, handle):
         handle(kbsim.experiment.runner.run_batch(jobs, run_day))
@@ -105,9 +123,9 @@ def run_argv(config: Path, out: Path, *extra: str) -> list[str]:
 
 
 @pytest.fixture
-def done(shared_tmp, in_process, capsys):
-    config = write_config(shared_tmp)
-    out = shared_tmp / "out"
+def done(tmp_path, in_process, capsys):
+    config = write_config(tmp_path)
+    out = tmp_path / "out"
     assert main(run_argv(config, out)) == 0
     capsys.readouterr()
     return config, out, out / "tiny"
@@ -140,15 +158,36 @@ def test_a_read_only_results_folder_with_runs_to_do_is_one_line_exit_2(done, cap
     assert files_under(directory) == before
 
 
-def test_a_results_folder_that_cannot_be_created_is_one_line_exit_2(shared_tmp, in_process, capsys):
-    config = write_config(shared_tmp)
-    parent = shared_tmp / "locked"
+def test_a_results_folder_that_cannot_be_created_is_one_line_exit_2(tmp_path, in_process, capsys):
+    config = write_config(tmp_path)
+    parent = tmp_path / "locked"
     parent.mkdir()
     with read_only(parent):
         assert main(run_argv(config, parent / "out")) == 2
     err = one_line(capsys.readouterr().err)
     assert f"{parent / 'out'}: cannot create the results folder: Permission denied" in err
     assert not (parent / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("link_to", "problem"),
+    [("file/below", errno.ENOTDIR), ("loop", errno.ELOOP)],
+    ids=["a-link-under-a-file", "a-link-loop"],
+)
+def test_a_results_folder_no_one_can_create_is_one_line_exit_2(link_to, problem, tmp_path, in_process, capsys):
+    """What a read-only parent shows, checked where permission bits do not matter (root or
+    not, any system): through the link the folder's path only looks missing, so it is
+    the creating itself that fails."""
+    config = write_config(tmp_path)
+    (tmp_path / "file").write_text("not a folder")
+    (tmp_path / "loop").symlink_to("loop")
+    (tmp_path / "link").symlink_to(link_to)
+    out = tmp_path / "link" / "out"
+    assert main(run_argv(config, out)) == 2
+    err = one_line(capsys.readouterr().err)
+    assert err == f"kbsim run: error: {out / 'tiny'}: cannot create the results folder: {os.strerror(problem)}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "link", "loop", "tiny.yaml"]
+    assert (tmp_path / "file").read_text() == "not a folder"
 
 
 @pytest.mark.parametrize("where", ["file", "file/below"])
@@ -231,35 +270,31 @@ def figures_argv(root: Path, figures: Path) -> list[str]:
     ]  # fmt: skip
 
 
-def test_figures_from_a_read_only_results_folder(shared_tmp, in_process, capsys):
-    # imported first: as root, read_only() drops to nobody, who may not read this Python's files
-    import kbsim.report.plots  # noqa: F401
-
-    (shared_tmp / "experiments").mkdir()
-    config = write_config(shared_tmp / "experiments", EDIT_DELAY_SWEEP, name="edit_delay_sweep")
-    results = shared_tmp / "results"
+def test_figures_from_a_read_only_results_folder(tmp_path, in_process, capsys):
+    (tmp_path / "experiments").mkdir()
+    config = write_config(tmp_path / "experiments", EDIT_DELAY_SWEEP, name="edit_delay_sweep")
+    results = tmp_path / "results"
     kbsim.experiment.runner.run_experiment(config, results, progress=False)
-    (shared_tmp / "figures").mkdir()
+    (tmp_path / "figures").mkdir()
     before = files_under(results)
-    fresh = shared_tmp / "fresh_figures"
+    fresh = tmp_path / "fresh_figures"
     fresh.mkdir()
-    fresh.chmod(0o777)
     capsys.readouterr()
 
     with read_only(results):  # every run done: the figures are still drawn
-        assert main(figures_argv(shared_tmp, fresh)) == 0
+        assert main(figures_argv(tmp_path, fresh)) == 0
     assert (fresh / "edit_rejections.png").stat().st_size > 10_000
     assert files_under(results) == before
 
-    with read_only(results, shared_tmp / "figures"):  # nowhere to draw: one line
+    with read_only(results, tmp_path / "figures"):  # nowhere to draw: one line
         capsys.readouterr()
-        assert main(figures_argv(shared_tmp, shared_tmp / "figures")) == 2
+        assert main(figures_argv(tmp_path, tmp_path / "figures")) == 2
     err = one_line(capsys.readouterr().err)
-    assert f"kbsim figures: {shared_tmp / 'figures'}" in err and "Permission denied" in err
+    assert f"kbsim figures: {tmp_path / 'figures'}" in err and "Permission denied" in err
 
     shutil.rmtree(sorted((results / "edit_delay_sweep" / "runs").iterdir())[0])
     with read_only(results):  # a run missing: it cannot be written, one line
-        assert main(figures_argv(shared_tmp, fresh)) == 2
+        assert main(figures_argv(tmp_path, fresh)) == 2
     err = one_line(capsys.readouterr().err)
     assert f"kbsim figures: {results / 'edit_delay_sweep'}: cannot write the results folder" in err
     assert "1 of 8 runs are to compute" in err

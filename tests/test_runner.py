@@ -249,6 +249,7 @@ def kbsim_run(config: Path, out: Path) -> subprocess.Popen:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
 def test_interrupted_sweep_resumes_to_the_uninterrupted_result(signum, tmp_path, uninterrupted):
     config = write_config(tmp_path, SLOWER, name="slower")

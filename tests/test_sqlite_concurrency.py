@@ -19,6 +19,8 @@ import time
 from collections import Counter
 from typing import Any
 
+import pytest
+
 from kbsim import SQLiteStore, ToolError, format_version, parse_version
 
 KB = "kb"
@@ -108,6 +110,7 @@ def process_main(path: str, worker: str, seed: int, start: Any, results: Any) ->
         results.put(edit_worker(store, worker, seed, start))
 
 
+@pytest.mark.slow
 def test_threads_and_processes_race_cas_edits(tmp_path, record_property):
     path = str(tmp_path / "race.db")
     store = hot_articles_store(path)

@@ -23,6 +23,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import kbsim
 from kbsim import SQLiteStore, parse_version
 from kbsim.store import arguments_digest
@@ -146,6 +148,7 @@ def check_after_kill(path: Path, journals: list[Path]) -> tuple[int, bool | None
     return len(records), (in_flight[0] in records) if in_flight else None
 
 
+@pytest.mark.slow
 def test_sigkill_mid_edit_leaves_every_edit_whole(tmp_path, record_property):
     path = tmp_path / "crash.db"
     journals: list[Path] = []

@@ -51,6 +51,7 @@ def test_a_day_exported_and_replayed_gives_identical_tables(tmp_path, overrides)
     assert len(tables["edits"]) > 0
 
 
+@pytest.mark.slow
 def test_kbsim_trace_export_round_trip_through_results(tmp_path):
     """A run of `kbsim run`, exported with `kbsim trace export` and run again as a replay."""
     from kbsim.experiment.results import load_results

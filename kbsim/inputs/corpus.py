@@ -33,7 +33,6 @@ import os
 import re
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,11 +40,11 @@ import numpy as np
 import yaml
 
 from kbsim.inputs.errors import InputError, decode_utf8
+from kbsim.inputs.loaded import SAMPLE, LoadedCorpus
+from kbsim.inputs.sample import sample_corpus
 
 __all__ = ["MAX_CONTENT_CHARS", "MIN_TITLE_CHARS", "SAMPLE", "LoadedCorpus", "load_corpus"]
 
-#: ``corpus.source`` naming the sample knowledge base kbsim ships (:mod:`kbsim.inputs.sample`).
-SAMPLE = "kbsim:sample"
 #: The most characters an article's content may hold. tools.json bounds queries and
 #: limits but not content; kbsim bounds it for loaded articles, because a read returns the
 #: whole content and that is what one read can cost an agent (about 25,000 tokens).
@@ -60,31 +59,6 @@ FIELDS = ("id", "title", "content", "popularity")
 _ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _BATCH_BYTES = 1 << 22
-
-
-@dataclass(frozen=True, eq=False)
-class LoadedCorpus:
-    """Articles read from a source, in publication order (kbsim numbers them
-    ``art-000001``, ``art-000002``, ... in this order).
-
-    ``ids`` are the source's own ids (a folder's relative paths, an ``id`` field), or
-    None; ``weights`` the popularity of each article, or None; ``digest`` a SHA-256 of
-    every byte read, so that results can tell one version of the files from another.
-    """
-
-    source: str
-    titles: tuple[str, ...]
-    contents: tuple[str, ...]
-    ids: tuple[str, ...] | None
-    weights: np.ndarray | None
-    digest: str
-
-    def __len__(self) -> int:
-        return len(self.titles)
-
-    def articles(self) -> Iterator[tuple[str, str]]:
-        """``(title, content)`` pairs, in order."""
-        return zip(self.titles, self.contents, strict=True)
 
 
 # -- one article at a time: the rules every format shares -------------------------------------
@@ -400,8 +374,6 @@ def load_corpus(source: str | os.PathLike[str]) -> LoadedCorpus:
             :data:`MAX_CONTENT_CHARS`, an unknown kind of file.
     """
     if str(source) == SAMPLE:
-        from kbsim.inputs.sample import sample_corpus
-
         return sample_corpus()
     path = Path(source)
     if not path.exists():

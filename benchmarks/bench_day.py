@@ -28,19 +28,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import straightforward  # noqa: E402
 from results_file import machine_line, write_section  # noqa: E402
 
+import kbsim.sim.checks  # noqa: E402
 import kbsim.sim.day  # noqa: E402
 import kbsim.sim.processes  # noqa: E402
+import kbsim.sim.world  # noqa: E402
 from kbsim.params import DayParams  # noqa: E402
 from kbsim.sim import run_day  # noqa: E402
 from kbsim.sim.activity import arrival_times  # noqa: E402
-from kbsim.sim.day import streams  # noqa: E402
+from kbsim.sim.world import streams  # noqa: E402
 from kbsim.store import BM25Index, MemoryStore  # noqa: E402
 
-#: Non-overlapping parts of a day, timed by wrapping the function where the day calls it.
+#: Non-overlapping parts of a day, timed by wrapping the function where the day calls it
+#: (each strategy's check calls its function in kbsim.sim.checks).
 PARTS = (
-    ("title check: a search per cited title (ranked in one batch)", kbsim.sim.processes, "check_by_title"),
-    ("re-read check: a read per cited article", kbsim.sim.processes, "check_by_rereading"),
-    ("poll check: event pages, then reads", kbsim.sim.processes, "check_by_polling"),
+    ("title check: a search per cited title (ranked in one batch)", kbsim.sim.checks, "check_by_title"),
+    ("re-read check: a read per cited article", kbsim.sim.checks, "check_by_rereading"),
+    ("poll check: event pages, then reads", kbsim.sim.checks, "check_by_polling"),
     ("ground truth and its comparison", kbsim.sim.processes, "true_staleness"),
     ("ground truth and its comparison", kbsim.sim.processes, "verify_exact"),
     ("people's saves in the store (re-indexing)", MemoryStore, "save_article"),
@@ -337,7 +340,7 @@ def where_time_goes_at_scale(scale: int) -> None:
     run_day(DayParams(), 0)
     params = scaled(scale)
     start = time.perf_counter()
-    kbsim.sim.day.starting_knowledge_base(params.corpus, 1)
+    kbsim.sim.world.starting_knowledge_base(params.corpus, 1)
     build_s = time.perf_counter() - start
     totals: dict[str, float] = {}
     with timed_parts(totals):

@@ -25,7 +25,7 @@ from results_file import machine_line, write_section  # noqa: E402
 
 import kbsim.store.bm25 as bm25  # noqa: E402
 from kbsim.params import DayParams  # noqa: E402
-from kbsim.sim.day import KB_ID, starting_knowledge_base  # noqa: E402
+from kbsim.sim.world import KB_ID, starting_knowledge_base  # noqa: E402
 from kbsim.store import BM25Index  # noqa: E402
 
 

@@ -35,8 +35,10 @@ from kbsim.inputs.corpus import write_corpus  # noqa: E402
 from kbsim.inputs.sample import sample_articles  # noqa: E402
 from kbsim.inputs.traces import write_questions_trace, write_saves_trace  # noqa: E402
 from kbsim.params import DayParams  # noqa: E402
-from kbsim.sim.day import simulate_day, starting_knowledge_base  # noqa: E402
-from kbsim.sim.replay import export_day, load_traces  # noqa: E402
+from kbsim.sim.day import simulate_day  # noqa: E402
+from kbsim.sim.export import export_day  # noqa: E402
+from kbsim.sim.replay import load_traces  # noqa: E402
+from kbsim.sim.world import starting_knowledge_base  # noqa: E402
 
 TITLE = "Your own knowledge base"
 
@@ -55,7 +57,7 @@ def load_once(path: str) -> dict:
         "import json, time\n"
         "from kbsim.inputs import load_corpus\n"
         "from kbsim.params import CorpusParams\n"
-        "from kbsim.sim.day import starting_knowledge_base\n"
+        "from kbsim.sim.world import starting_knowledge_base\n"
         f"path = {path!r}\n"
         "t = time.perf_counter(); corpus = load_corpus(path); read = time.perf_counter() - t\n"
         "t = time.perf_counter(); starting_knowledge_base(CorpusParams(source=path), 1)\n"

@@ -36,7 +36,7 @@ import kbsim  # noqa: E402
 from kbsim.params import DayParams  # noqa: E402
 from kbsim.sim import run_day  # noqa: E402
 from kbsim.sim.corpus import Corpus  # noqa: E402
-from kbsim.sim.day import starting_knowledge_base  # noqa: E402
+from kbsim.sim.world import starting_knowledge_base  # noqa: E402
 from kbsim.store import StoreFactory  # noqa: E402
 
 KB = "kb-bench"

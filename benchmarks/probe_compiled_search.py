@@ -53,7 +53,7 @@ from bench_day import scaled  # noqa: E402
 from results_file import machine_line, write_section  # noqa: E402
 
 from kbsim.params import DayParams  # noqa: E402
-from kbsim.sim.day import KB_ID, starting_knowledge_base  # noqa: E402
+from kbsim.sim.world import KB_ID, starting_knowledge_base  # noqa: E402
 from kbsim.store.tokens import tokenize  # noqa: E402
 
 try:

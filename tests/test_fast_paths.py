@@ -21,17 +21,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kbsim.sim.checks as checks
-import kbsim.sim.processes as processes
 import kbsim.store.bm25 as bm25
 import kbsim.store.bulk as bulk
 import kbsim.store.memory as memory_module
 from kbsim import SQLiteStore
 from kbsim.params import DayParams
-from kbsim.sim import day as day_module
-from kbsim.sim import simulate_day
+from kbsim.sim import simulate_day, world
 from kbsim.sim.corpus import _SYLLABLES, Corpus, make_vocabulary, vocabulary_word
-from kbsim.sim.day import streams
 from kbsim.sim.popularity import ATTEMPTS, UNIFORMS_PER_DRAW, Popularity
+from kbsim.sim.world import streams
 from kbsim.store import ArticleWords, BM25Index, MemoryStore, ToolError, validate_arguments
 from kbsim.store import schema as schema_module
 from kbsim.store.rules import (
@@ -218,15 +216,16 @@ def test_every_title_check_of_a_day_equals_the_per_call_check(monkeypatch, seed,
     """At every check of random days, the batched title check and the call-by-call one
     flag the same citations with the same calls and bytes."""
     compared = []
+    batched = checks.check_by_title
 
     def both(client, kb_id, citations, limit):
-        fast = checks.check_by_title(client, kb_id, citations, limit)
+        fast = batched(client, kb_id, citations, limit)
         plain = checks.check_by_title_per_call(client, kb_id, citations, limit)
         assert dataclasses.asdict(fast) == dataclasses.asdict(plain)
         compared.append(plain.calls)
         return fast
 
-    monkeypatch.setattr(processes, "check_by_title", both)
+    monkeypatch.setattr(checks, "check_by_title", both)
     simulate_day(DayParams.model_validate(overrides), seed)
     assert compared and sum(compared) > 0
 
@@ -237,7 +236,7 @@ def test_a_day_gives_the_same_tables_on_the_plain_call_by_call_paths(monkeypatch
     ``client.call``: every table (calls and bytes of each check included) is identical."""
     params = DayParams.model_validate(overrides)
     fast, _ = simulate_day(params, seed)
-    monkeypatch.setattr(processes, "check_by_title", checks.check_by_title_per_call)
+    monkeypatch.setattr(checks, "check_by_title", checks.check_by_title_per_call)
     monkeypatch.setattr(checks, "reread_articles", checks.reread_articles_per_call)
     plain, _ = simulate_day(params, seed)
     assert fast.keys() == plain.keys()
@@ -513,7 +512,7 @@ def test_a_frozen_index_copies_and_searches_as_before(monkeypatch, chunk):
 
 def test_a_day_on_a_frozen_starting_knowledge_base_gives_the_same_tables(monkeypatch):
     params = DayParams(corpus={"articles": 150}, saves={"count": 120}, questions={"count": 40})
-    caches = (day_module._synthetic_knowledge_base, day_module._knowledge_base_from, day_module._published)
+    caches = (world._synthetic_knowledge_base, world._knowledge_base_from, world._published)
     try:
         for cache in caches:
             cache.cache_clear()
@@ -522,7 +521,7 @@ def test_a_day_on_a_frozen_starting_knowledge_base_gives_the_same_tables(monkeyp
         for cache in caches:
             cache.cache_clear()
         monkeypatch.setattr(bm25, "_FREEZE_POSTINGS", 0)
-        template = day_module.starting_knowledge_base(params.corpus, 4).template
+        template = world.starting_knowledge_base(params.corpus, 4).template
         assert all(kb.index._frozen is not None for kb in template._kbs.values())
         for _ in range(2):  # two days copied from the one frozen template
             tables = simulate_day(params, 4)[0]

@@ -3,7 +3,9 @@ another kbsim are not reused, and more seeds or sweep points extend what exists.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 import shutil
 import textwrap
 from pathlib import Path
@@ -248,28 +250,62 @@ def test_runs_of_an_older_layout_without_checksums_are_recomputed(done, capsys, 
     assert len(in_process) == 8
 
 
-def test_a_new_results_layout_recomputes_every_run_and_load_results_refuses_the_old(
-    done, monkeypatch, capsys, in_process
-):
-    """The path a change of the metrics table takes: bump RESULTS_LAYOUT, and nothing old is used."""
-    import kbsim.experiment.results
-    from kbsim.experiment.results import RESULTS_LAYOUT, DamagedResultsError
+def test_the_results_layout_is_computed_from_the_tables_the_metrics_and_the_strategies(monkeypatch):
+    """Nothing to bump by hand: a new metric, a metric's new kind, a new column of a day's table
+    or a new check strategy each give another layout; a metric's label (not in any file) does not."""
+    import kbsim.sim.tables
+    from kbsim.experiment.results import results_layout
+    from kbsim.sim.checks import reread_check
+    from kbsim.sim.strategies import Strategy, register_strategy, unregister_strategy
+    from kbsim.stats.metrics import METRICS, Metric
+
+    layout = results_layout()
+    assert re.fullmatch(r"[0-9a-f]{12}", layout) and results_layout() == layout
+    with monkeypatch.context() as patch:
+        patch.setitem(METRICS, "calls_per_check", dataclasses.replace(METRICS["calls_per_check"], label="another"))
+        assert results_layout() == layout
+        patch.setitem(METRICS, "calls_per_check", dataclasses.replace(METRICS["calls_per_check"], kind="ratio"))
+        assert results_layout() != layout
+    with monkeypatch.context() as patch:
+        patch.setitem(METRICS, "toy_share", Metric("toy_share", "proportion", "a metric of the test's", "share"))
+        assert results_layout() != layout
+    with monkeypatch.context() as patch:
+        patch.setitem(kbsim.sim.tables.DERIVED_COLUMNS, "saves", (("toy_s", "float"),))
+        assert results_layout() != layout
+    register_strategy(Strategy("toy", "toy re-read", exact=False, check=reread_check))
+    try:
+        assert results_layout() != layout
+    finally:
+        unregister_strategy("toy")
+    assert results_layout() == layout
+
+
+def test_adding_a_metric_recomputes_every_run_and_load_results_refuses_the_old(done, monkeypatch, capsys, in_process):
+    """The path a change of the metrics table takes: add a metric to the registry, and the
+    layout (computed, not bumped) changes, so nothing stored before is used."""
+    from kbsim.experiment.results import DamagedResultsError, results_layout
+    from kbsim.stats.metrics import METRICS, Metric
 
     config, out, directory, before = done
-    monkeypatch.setattr(kbsim.experiment.results, "RESULTS_LAYOUT", RESULTS_LAYOUT + 1)
-    with pytest.raises(DamagedResultsError, match=f"written by kbsim .* with results layout {RESULTS_LAYOUT}"):
+    old = results_layout()
+    assert {json.loads(path.read_text())["layout"] for path in directory.glob("runs/*/run.json")} == {old}
+    monkeypatch.setitem(METRICS, "toy_share", Metric("toy_share", "proportion", "a metric of the test's", "share"))
+    new = results_layout()
+    assert new != old
+    with pytest.raises(DamagedResultsError, match=f"written by kbsim .* with results layout {old}"):
         load_results(directory)
     capsys.readouterr()
     in_process.clear()
     assert main(run_cli(config, out)) == 0
     err = capsys.readouterr().err
     assert (
-        f"8 runs were written by kbsim {kbsim.__version__} with results layout {RESULTS_LAYOUT} "
-        f"(this is kbsim {kbsim.__version__} with layout {RESULTS_LAYOUT + 1}); recomputing them"
+        f"8 runs were written by kbsim {kbsim.__version__} with results layout {old} "
+        f"(this is kbsim {kbsim.__version__} with layout {new}); recomputing them"
     ) in err
     assert len(in_process) == 8
     for path in directory.glob("runs/*/run.json"):
-        assert json.loads(path.read_text())["layout"] == RESULTS_LAYOUT + 1
+        assert json.loads(path.read_text())["layout"] == new
+    assert json.loads((directory / "manifest.json").read_text())["layout"] == new
     assert len(load_results(directory)["runs"]) == 8
     in_process.clear()
     assert main(run_cli(config, out)) == 0 and in_process == []  # and now they are reused

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import kbsim.sim.processes as processes
+import kbsim.sim.checks as checks
 from kbsim.params import DayParams
 from kbsim.sim import StalenessMismatch, run_day
 from kbsim.sim.checks import CheckOutcome, flag_citations, reread_articles
@@ -101,7 +101,7 @@ def test_broken_poll_paging_is_caught(monkeypatch):
 
     params = small(checks={"poll_page_size": 5}, edit={"delay_s": None})
     run_day(params, 1)  # the real strategy passes with small pages
-    monkeypatch.setattr(processes, "check_by_polling", first_page_only)
+    monkeypatch.setattr(checks, "check_by_polling", first_page_only)
     with pytest.raises(StalenessMismatch, match=r"check \d+: strategy 'poll' disagrees"):
         run_day(params, 1)
 

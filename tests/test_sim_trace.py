@@ -8,10 +8,10 @@ import simpy
 from kbsim.params import DayParams
 from kbsim.sim.activity import QuestionArrival, SaveArrival
 from kbsim.sim.corpus import Corpus
-from kbsim.sim.day import Day
 from kbsim.sim.popularity import Popularity
 from kbsim.sim.processes import agent_edit, asker, checker, editor
 from kbsim.sim.records import DayLog, TraceEntry
+from kbsim.sim.world import Day
 from kbsim.store import MemoryStore
 
 KB = "kb-1"

@@ -14,7 +14,7 @@ from kbsim.inputs import InputError
 from kbsim.inputs.traces import write_questions_trace, write_saves_trace
 from kbsim.params import DayParams
 from kbsim.sim import run_day, simulate_day
-from kbsim.sim.replay import export_day
+from kbsim.sim.export import export_day
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = {"day_hours": 4, "corpus": {"articles": 120}, "questions": {"count": 60}, "saves": {"count": 150}}

@@ -6,6 +6,7 @@ import sys
 
 
 def register(subparsers) -> None:
+    """Add ``kbsim experiments`` to the command line."""
     parser = subparsers.add_parser(
         "experiments",
         help="list the shipped experiments (kbsim run NAME runs one from any folder)",
@@ -17,6 +18,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    """List the shipped experiments: name, runs and description; exit 2 when none is found."""
     from kbsim.experiment.config import ConfigError
     from kbsim.experiment.load import load_config
     from kbsim.experiment.shipped import SHIPPED_DIR, shipped_experiments

@@ -39,7 +39,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from kbsim.sim.replay import export_run
+    from kbsim.sim.export import export_run
 
     run_dir = Path(args.run_dir)
     out = Path(args.out) if args.out else Path(f"trace-{run_dir.resolve().name}")

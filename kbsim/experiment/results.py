@@ -11,7 +11,7 @@
 A run's id hashes its parameters and seed, so runs are shared by every config that
 asks for them: adding seeds or sweep points reuses what exists. A run counts as done
 only if its ``run.json`` parses, was written by this kbsim with this
-:data:`RESULTS_LAYOUT` under the labels (scenario name, swept columns) the config gives
+:func:`results_layout` under the labels (scenario name, swept columns) the config gives
 it, and every file it lists has the recorded size and sha256. Anything else is
 recomputed; :func:`load_results` refuses it with a message saying what to run.
 
@@ -37,12 +37,15 @@ import pandas as pd
 
 from kbsim.errors import UsageError
 from kbsim.experiment.config import ConfigError
+from kbsim.sim.strategies import strategy_names
+from kbsim.sim.tables import schema_digest
+from kbsim.sim.world import STREAMS
+from kbsim.stats.metrics import COLUMNS, METRICS
 from kbsim.version import __version__
 
 __all__ = [
     "DONE",
     "MANIFEST",
-    "RESULTS_LAYOUT",
     "SUMMARY",
     "CONTRASTS",
     "DamagedResultsError",
@@ -54,14 +57,9 @@ __all__ = [
     "atomic_write",
     "check_run",
     "load_results",
+    "results_layout",
 ]
 
-#: The layout of what a run writes: its tables, their columns and what they mean. Bump it
-#: with any change that alters a run's files for the same parameters and seed (the metrics
-#: table, a table's columns, the random streams): runs of another layout are recomputed.
-#: 3: kbsim.stats metric rows, the detections table, per-draw random blocks;
-#: 4: people's saves carry their popularity rank.
-RESULTS_LAYOUT = 4
 MANIFEST = "manifest.json"
 DONE = "run.json"
 SUMMARY = "summary.csv"
@@ -113,6 +111,26 @@ def json_bytes(obj: Any) -> bytes:
     return (json.dumps(obj, indent=2, sort_keys=False) + "\n").encode()
 
 
+def results_layout() -> str:
+    """The layout of what a run writes, as a short hash: runs of another layout are recomputed.
+
+    Computed, never bumped by hand, from what shapes a run's files for the same parameters
+    and seed: the day's tables (names, columns and their types,
+    :func:`kbsim.sim.tables.schema_digest`), the metrics (each registered metric's name and
+    kind, the columns of a metric row), the registered check strategies (each has rows in
+    the checks, detections and metrics tables) and the random streams. Adding a metric, a
+    column or a strategy changes it. (Layouts 1 to 4 were integers, bumped by hand.)
+    """
+    parts = {
+        "tables": schema_digest(),
+        "metrics": [[metric.name, metric.kind] for metric in METRICS.values()],
+        "metric_columns": list(COLUMNS),
+        "strategies": list(strategy_names()),
+        "streams": list(STREAMS),
+    }
+    return hashlib.sha256(json.dumps(parts, separators=(",", ":")).encode()).hexdigest()[:12]
+
+
 def _file_entry(data: bytes) -> dict:
     return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
@@ -145,7 +163,7 @@ def run_marker(record: dict, files: dict[str, bytes], **extra: Any) -> dict:
     """The ``run.json`` of a run: its labels, this kbsim and layout, each file's size and sha256."""
 
     return {
-        "layout": RESULTS_LAYOUT,
+        "layout": results_layout(),
         "kbsim_version": __version__,
         **record,
         "tables": sorted(name.removesuffix(".parquet") for name in files),
@@ -175,12 +193,12 @@ def check_run(run_dir: Path, labels: dict, keep: bool = False, only: Collection[
         return RunCheck(DAMAGED, f"{DONE} is not valid JSON ({_json_problem(exc)})")
     if not isinstance(marker, dict):
         return RunCheck(DAMAGED, f"{DONE} holds {type(marker).__name__}, expected an object")
-    layout, version = marker.get("layout", 1), marker.get("kbsim_version")
-    if layout != RESULTS_LAYOUT or version != __version__:
+    layout, version, current = marker.get("layout", 1), marker.get("kbsim_version"), results_layout()
+    if layout != current or version != __version__:
         return RunCheck(
             STALE,
             f"written by kbsim {version or '(unknown)'} with results layout {layout} "
-            f"(this is kbsim {__version__} with layout {RESULTS_LAYOUT})",
+            f"(this is kbsim {__version__} with layout {current})",
         )
     files = marker.get("files")
     if not isinstance(files, dict) or "metrics.parquet" not in files:

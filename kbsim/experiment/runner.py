@@ -157,7 +157,7 @@ def run_experiment(
     and a folder holding files kbsim did not write, without a manifest, is refused.
 
     A stored run is reused only if :func:`kbsim.experiment.results.check_run` verifies it (sizes,
-    sha256, this kbsim and :data:`~kbsim.experiment.results.RESULTS_LAYOUT`, this config's labels);
+    sha256, this kbsim and :func:`~kbsim.experiment.results.results_layout`, this config's labels);
     otherwise it is recomputed, with one line per damaged run. A read-only folder is
     fine as long as nothing needs writing.
 
@@ -287,7 +287,7 @@ def _manifest(config: ExperimentConfig, runs: list[RunSpec]) -> dict:
 
     return {
         "format": MANIFEST_FORMAT,
-        "layout": kbsim.experiment.results.RESULTS_LAYOUT,
+        "layout": kbsim.experiment.results.results_layout(),
         "experiment": config.name,
         "fingerprint": config.fingerprint(runs),
         "kbsim_version": __version__,

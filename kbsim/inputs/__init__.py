@@ -7,7 +7,8 @@ reads and writes logs of saves and questions. Every bad input is an
 column or field.
 """
 
-from kbsim.inputs.corpus import MAX_CONTENT_CHARS, SAMPLE, LoadedCorpus, load_corpus
+from kbsim.inputs.corpus import MAX_CONTENT_CHARS, load_corpus
 from kbsim.inputs.errors import InputError
+from kbsim.inputs.loaded import SAMPLE, LoadedCorpus
 
 __all__ = ["MAX_CONTENT_CHARS", "SAMPLE", "InputError", "LoadedCorpus", "load_corpus"]

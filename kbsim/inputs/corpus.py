@@ -39,7 +39,6 @@ import re
 import unicodedata
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,12 +46,12 @@ import numpy as np
 import yaml
 
 from kbsim.inputs.errors import InputError, decode_utf8
+from kbsim.inputs.loaded import SAMPLE, LoadedCorpus
+from kbsim.inputs.sample import SAMPLES, sample
 from kbsim.store.rules import article_id_for, article_id_problem
 
 __all__ = ["MAX_CONTENT_CHARS", "MIN_TITLE_CHARS", "SAMPLE", "LoadedCorpus", "load_corpus"]
 
-#: ``corpus.source`` naming the sample knowledge base kbsim ships (:mod:`kbsim.inputs.sample`).
-SAMPLE = "kbsim:sample"
 #: The most characters an article's content may hold. tools.json bounds queries and
 #: limits but not content; kbsim bounds it for loaded articles, because a read returns the
 #: whole content and that is what one read can cost an agent (about 25,000 tokens).
@@ -67,34 +66,6 @@ FIELDS = ("id", "title", "content", "popularity")
 _ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _BATCH_BYTES = 1 << 22
-
-
-@dataclass(frozen=True, eq=False)
-class LoadedCorpus:
-    """Articles read from a source, in publication order.
-
-    ``ids`` are the articles' ids, the source's own (a folder's relative paths, an
-    ``id`` field; ``art-NNNNNN`` for a row without one), or None when the source has
-    none (the articles are then ``art-000001``, ``art-000002``, ... in this order);
-    ``weights`` the popularity of each article, or None; ``digest`` a SHA-256 of every
-    byte read, so that results can tell one version of the files from another;
-    ``language`` the language the source declares (the shipped samples), or None.
-    """
-
-    source: str
-    titles: tuple[str, ...]
-    contents: tuple[str, ...]
-    ids: tuple[str, ...] | None
-    weights: np.ndarray | None
-    digest: str
-    language: str | None = None
-
-    def __len__(self) -> int:
-        return len(self.titles)
-
-    def articles(self) -> Iterator[tuple[str, str]]:
-        """``(title, content)`` pairs, in order."""
-        return zip(self.titles, self.contents, strict=True)
 
 
 # -- one article at a time: the rules every format shares -------------------------------------
@@ -426,8 +397,6 @@ def load_corpus(source: str | os.PathLike[str]) -> LoadedCorpus:
             :data:`MAX_CONTENT_CHARS`, an unknown kind of file.
     """
     if str(source).startswith("kbsim:"):
-        from kbsim.inputs.sample import SAMPLES, sample
-
         if str(source) not in SAMPLES:
             raise InputError(str(source), f"no such sample; kbsim ships {', '.join(SAMPLES)}")
         return sample(str(source))

@@ -7,7 +7,7 @@ The day's size is :meth:`kbsim.params.DayParams.sized_to`.
 
 from __future__ import annotations
 
-from kbsim.inputs.corpus import SAMPLE, LoadedCorpus
+from kbsim.inputs.loaded import SAMPLE, LoadedCorpus
 from kbsim.params import CorpusParams
 from kbsim.store.analyzer import ASCII, Analyzer, analyzer_for
 

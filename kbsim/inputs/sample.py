@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 from functools import cache
 
-from kbsim.inputs.corpus import SAMPLE, LoadedCorpus
+from kbsim.inputs.loaded import SAMPLE, LoadedCorpus
 from kbsim.inputs.sample_topics import TOPICS
 
 __all__ = ["SAMPLES", "SAMPLE_ARTICLES", "SAMPLE_DE", "SAMPLE_HI", "render", "sample_articles", "sample_corpus"]
@@ -404,7 +404,7 @@ def sample_articles() -> tuple[tuple[str, str], ...]:
 
 @cache
 def sample_corpus() -> LoadedCorpus:
-    """The sample as a :class:`~kbsim.inputs.corpus.LoadedCorpus` (no ids, no popularity)."""
+    """The sample as a :class:`~kbsim.inputs.loaded.LoadedCorpus` (no ids, no popularity)."""
     articles = sample_articles()
     digest = hashlib.sha256("\0".join(f"{t}\0{c}" for t, c in articles).encode()).hexdigest()
     return LoadedCorpus(SAMPLE, tuple(t for t, _ in articles), tuple(c for _, c in articles), None, None, digest)

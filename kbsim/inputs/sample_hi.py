@@ -31,6 +31,7 @@ TOPICS: dict[str, tuple[str, str, str]] = {}
 
 
 def topic(name: str, team: str, ticket_details: str, articles: str) -> None:
+    """Declare one topic of the sample: who supports it, what a ticket should say, its articles."""
     TOPICS[name] = (team, ticket_details, articles)
 
 

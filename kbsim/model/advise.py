@@ -31,6 +31,7 @@ import pandas as pd
 from kbsim.errors import UsageError
 from kbsim.model import analytic
 from kbsim.params import DayParams
+from kbsim.sim.strategies import get_strategy, strategy_names
 from kbsim.units import format_bytes, format_duration
 
 #: Check intervals an answer chooses among (seconds): round durations a builder would
@@ -40,15 +41,12 @@ CANDIDATE_INTERVALS_S = (
     60, 120, 180, 300, 600, 900, 1200, 1800, 2700, 3600, 5400, 7200, 10800, 14400, 21600,
     28800, 43200, 86400,
 )
-#: The exact strategies an answer chooses among; the title check misses content changes.
-EXACT = ("poll", "reread")
 #: What a target may bound, and the CLI flag that sets it.
 TARGETS = {
     "detection_latency_s": "--max-latency",
     "detection_latency_p90_s": "--max-latency",
     "stale_exposure": "--max-exposure",
 }
-STRATEGY_NAMES = {"title": "title lookup", "reread": "re-read", "poll": "poll events"}
 COSTS = ("calls", "bytes")
 #: Bounds on a day that the model answers instantly (and a simulation could still run).
 MAX_DAY_HOURS = 168.0
@@ -179,7 +177,7 @@ class Option:
     bytes_per_hour: float
 
     def describe(self) -> str:
-        return f"{STRATEGY_NAMES[self.strategy]} every {format_duration(self.interval_s)}"
+        return f"{get_strategy(self.strategy).label} every {format_duration(self.interval_s)}"
 
 
 @dataclass(frozen=True)
@@ -348,7 +346,8 @@ def advise(
     achieved = options[target.metric].fillna(0.0)
     options["meets"] = achieved <= target.limit * (1 + 1e-9)
     options["pareto"] = False
-    exact = options[options["strategy"].isin(EXACT)]
+    # the exact strategies an answer chooses among (the title check misses content changes)
+    exact = options[options["strategy"].isin(strategy_names(exact=True))]
     options.loc[exact.index, "pareto"] = pareto_optimal(exact[column], exact[target.metric].fillna(0.0))
     feasible = exact[options.loc[exact.index, "meets"]]
     if feasible.empty:

@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from kbsim.params import DayParams
+from kbsim.sim.strategies import strategies
 
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(96)
 
@@ -473,14 +474,15 @@ class FreshnessModel:
     def check_policy(self, intervals_s) -> pd.DataFrame:
         """Detection, exposure and cost per hour of each strategy at each check interval.
 
-        One row per interval and strategy (``title``, ``reread``, ``poll``), with the
+        One row per interval and strategy (``title``, ``reread``, ``poll``: the registered
+        strategies, :mod:`kbsim.sim.strategies`, that the model has a cost for), with the
         metrics of :mod:`kbsim.stats.metrics` as the day computes them: checks at every
         multiple of the interval up to the end of the day (the last at
         ``floor(day / interval) * interval``); ``detected_share`` and the latencies over
         the citations stale by the last check; ``stale_exposure`` the citation-time
         stale and not yet flagged (up to the end of the day) over the citation-time
         held; ``calls_per_hour`` and ``bytes_per_hour`` every check's cost over the
-        day's hours. ``exact`` is False for the title check, whose model is reasonable
+        day's hours. ``exact`` is the strategy's: False for the title check, whose model is reasonable
         rather than exact (its searches are the distinct cited (article, title) pairs, the
         extra titles of retitled articles counted roughly, and it has no p90).
 
@@ -501,14 +503,16 @@ class FreshnessModel:
                 )
             detection = flows.detection(interval)
             cost = self._policy_cost(interval)
-            for strategy in ("title", "reread", "poll"):
+            for strategy in strategies():
+                if strategy.name not in cost:  # a strategy the model has no cost for
+                    continue
                 rows.append(
                     {
                         "interval_s": float(interval),
-                        "strategy": strategy,
-                        **detection[strategy],
-                        **cost[strategy],
-                        "exact": strategy != "title",
+                        "strategy": strategy.name,
+                        **detection[strategy.name],
+                        **cost[strategy.name],
+                        "exact": strategy.exact,
                     }
                 )
         return pd.DataFrame(rows)
@@ -662,7 +666,8 @@ class _Flows:
         return 0.5 * (lo + hi)
 
     def detection(self, interval_s: float) -> dict[str, dict[str, float]]:
-        """Detected share, mean and p90 latency, and stale exposure of each strategy."""
+        """Detected share, mean and p90 latency, and stale exposure of the title check and of
+        each exact strategy (registered in :mod:`kbsim.sim.strategies`)."""
         stale, exact_wait, exact_exposed = self._waits(self.stale, interval_s)
         visible, title_wait, title_exposed = self._waits(self.visible, interval_s)
         day = self.times[-1]
@@ -690,7 +695,8 @@ class _Flows:
             if self.held_s > 0
             else math.nan,
         }
-        return {"title": title, "reread": exact, "poll": exact}
+        # an exact strategy flags what is stale at every check, whichever it is
+        return {"title": title, **{strategy.name: exact for strategy in strategies(exact=True)}}
 
 
 def _day_flows(model: FreshnessModel) -> _Flows:

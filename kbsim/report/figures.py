@@ -26,6 +26,7 @@ from kbsim.report.experiments import (
     sweep_frame,
     sweep_points,
 )
+from kbsim.sim.strategies import strategy_names
 from kbsim.stats.summary import MetricSelector
 from kbsim.units import format_duration
 
@@ -248,7 +249,7 @@ def _frontier_frame(summary: pd.DataFrame, key: str, volume: str) -> pd.DataFram
 
     measures = {"calls": "calls_per_hour", "latency": "detection_latency_s", "exposure": "stale_exposure"}
     frames = []
-    for strategy in ("title", "reread", "poll"):
+    for strategy in strategy_names():
         parts = []
         for short, metric in measures.items():
             rows = summary[MetricSelector(metric, strategy=strategy).mask(summary)]

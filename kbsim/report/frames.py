@@ -10,41 +10,43 @@ Metrics and their intervals come from :mod:`kbsim.stats`, and only from there.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from kbsim.sim.records import CheckRecord, CitationRecord, DetectionRecord, EditRecord, SaveRecord
+from kbsim.experiment.results import load_results as _load_results
+from kbsim.sim.tables import DAY_TABLES, NATIVE_COLUMNS, key_columns
 from kbsim.stats.intervals import estimate
 from kbsim.stats.summary import STRUCTURE, SUMMARY_VALUES
 
+__all__ = [
+    "DAY_TABLES",
+    "NATIVE_COLUMNS",
+    "TABLE_NAMES",
+    "concat_tables",
+    "cost_by_citations_held",
+    "day_tables",
+    "inside_ci",
+    "key_columns",
+    "load_results",
+    "select",
+    "staleness_by_hour",
+]
+
 Tables = Mapping[str, pd.DataFrame]
 
-#: Columns a day writes itself; any other column of a result table is a run key.
-NATIVE_COLUMNS = frozenset(
-    {
-        f.name
-        for record in (CitationRecord, CheckRecord, DetectionRecord, EditRecord, SaveRecord)
-        for f in fields(record)
-    }
-    | {"first_stale_s", "retitled_s", "gone_s", "stale_at_end", "gone_at_end", "seed", "run_id"}
-)
-#: The tables a day writes (``run_day``'s output).
-DAY_TABLES = ("citations", "checks", "detections", "edits", "saves")
-#: The tables of a results directory this module reads (the day's and the runner's metrics).
+#: The tables of a results directory this module reads (the day's, :data:`DAY_TABLES` of
+#: :mod:`kbsim.sim.tables`, and the runner's metrics).
 TABLE_NAMES = (*DAY_TABLES, "metrics")
 
 
 def load_results(path: str | Path) -> dict[str, pd.DataFrame]:
     """All tables of one experiment's results directory (the runner's layout)."""
-    from kbsim.experiment.runner import load_results as runner_load
-
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"results directory {str(path)!r} does not exist")
-    return runner_load(path)
+    return _load_results(path)
 
 
 def day_tables(tables_by_seed: Mapping[int, Tables], **keys) -> dict[str, pd.DataFrame]:
@@ -76,11 +78,6 @@ def concat_tables(*many: Tables) -> dict[str, pd.DataFrame]:
 
 def _key_label(keys: Mapping) -> str:
     return "".join(f"{k}={v}/" for k, v in keys.items())
-
-
-def key_columns(table: pd.DataFrame) -> list[str]:
-    """The run keys of a result table: scenario and swept parameters (not the seed)."""
-    return [c for c in table.columns if c not in NATIVE_COLUMNS]
 
 
 def select(summary_frame: pd.DataFrame, metric: str, **where) -> pd.DataFrame:
@@ -138,15 +135,6 @@ def cost_by_citations_held(checks: pd.DataFrame) -> pd.DataFrame:
         rows,
         columns=["strategy", "check_index", "held", "measure", "value", "ci_low", "ci_high", "seeds"],
     )
-
-
-def cited_articles_by_held(citations: pd.DataFrame, checks: pd.DataFrame) -> pd.DataFrame:
-    """Distinct cited articles against citations held at each check (the re-read cost)."""
-    rows = []
-    for (run_id, time_s, held), _ in checks.groupby(["run_id", "time_s", "citations_held"]):
-        mine = citations[(citations["run_id"] == run_id) & (citations["asked_s"] <= time_s)]
-        rows.append((run_id, time_s, held, mine["article_id"].nunique()))
-    return pd.DataFrame(rows, columns=["run_id", "time_s", "citations_held", "distinct_articles"])
 
 
 def inside_ci(observed: pd.DataFrame, predicted: pd.Series | np.ndarray) -> np.ndarray:

@@ -12,6 +12,7 @@ import pandas as pd
 from kbsim.model import analytic
 from kbsim.report import frames
 from kbsim.report.experiments import Experiment, match, staleness_days, sweep_frame, sweep_points
+from kbsim.sim.strategies import strategy_names
 from kbsim.stats.summary import MetricSelector
 from kbsim.units import format_duration
 
@@ -81,13 +82,14 @@ def edit_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
 
 
 def check_cost_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
-    """Simulated calls per check of re-read and poll per save volume beside the model."""
+    """Simulated calls per check of the exact strategies (re-read and poll) per save volume
+    beside the model."""
     experiment, key = exps["save_volume_sweep"], "saves.count"
     summary = sweep_frame(experiment, key)
     rows = []
     for _, point in sweep_points(experiment, key).iterrows():
         model = analytic.predict_check_cost(point["params"])
-        for strategy in ("reread", "poll"):
+        for strategy in strategy_names(exact=True):
             mine = summary[MetricSelector("calls_per_check", strategy=strategy).mask(summary)]
             hit = mine[mine[key] == point[key]]
             value, low, high = hit[["value", "ci_low", "ci_high"]].iloc[0]

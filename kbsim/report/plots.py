@@ -24,10 +24,11 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, PercentFormatter  # noqa: E402
 
+from kbsim.sim.strategies import strategies  # noqa: E402
 from kbsim.stats.summary import MetricSelector  # noqa: E402
 from kbsim.units import format_bytes, format_duration  # noqa: E402
 
-#: One colour per series kind, used the same way in every figure.
+#: One colour per series kind (each strategy's by its name), used the same way in every figure.
 COLOURS = {
     "zipf": "#1f77b4",
     "control": "#ff7f0e",
@@ -40,7 +41,6 @@ COLOURS = {
     "gone_rate": "#7f7f7f",
     "retry_success": "#2ca02c",
 }
-STRATEGY_LABELS = {"title": "title lookup", "reread": "re-read", "poll": "poll events"}
 ANALYTIC_STYLE = {"color": "black", "linestyle": "--", "linewidth": 1.2}
 _RC = {
     "font.size": 10,
@@ -117,10 +117,6 @@ def _metric(frame: pd.DataFrame, metric: str, strategy: str = "") -> pd.DataFram
     """Summary rows of one metric (one strategy's), at the end of the day when it is
     measured over time, selected by the structure columns."""
     return frame[MetricSelector(metric, strategy=strategy).mask(frame)]
-
-
-def _analytic_label(label: str = "analytic model") -> str:
-    return label
 
 
 def _duration(seconds: float) -> str:
@@ -382,51 +378,51 @@ def check_cost(
     fig, axes = _figure(ncols=2, nrows=2, width=10.0, height=7.4)
     for row, measure in enumerate(("calls", "bytes")):
         ax = axes[row, 0]
-        for strategy in ("title", "reread", "poll"):
-            rows = _metric(by_saves, f"{measure}_per_check", strategy)
+        for strategy in strategies():
+            rows = _metric(by_saves, f"{measure}_per_check", strategy.name)
             _band(
                 ax,
                 rows[saves_column],
                 rows["value"],
                 rows["ci_low"],
                 rows["ci_high"],
-                COLOURS[strategy],
-                STRATEGY_LABELS[strategy],
+                COLOURS[strategy.name],
+                strategy.label,
             )
-            if measure == "calls" and analytic_saves is not None and strategy != "title":
+            if measure == "calls" and analytic_saves is not None and strategy.exact:
                 line = analytic_saves.sort_values(saves_column)
                 ax.plot(
                     line[saves_column],
-                    line[f"{strategy}_calls"],
-                    color=COLOURS[strategy],
+                    line[f"{strategy.name}_calls"],
+                    color=COLOURS[strategy.name],
                     linestyle="--",
                     linewidth=1.2,
-                    label=f"{STRATEGY_LABELS[strategy]} (analytic)",
+                    label=f"{strategy.label} (analytic)",
                 )
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
         ax.set_xlabel("saves by people per day (log scale)")
         ax = axes[row, 1]
-        for strategy in ("title", "reread", "poll"):
-            rows = by_held[(by_held["strategy"] == strategy) & (by_held["measure"] == measure)]
+        for strategy in strategies():
+            rows = by_held[(by_held["strategy"] == strategy.name) & (by_held["measure"] == measure)]
             _band(
                 ax,
                 rows["held"],
                 rows["value"],
                 rows["ci_low"],
                 rows["ci_high"],
-                COLOURS[strategy],
-                STRATEGY_LABELS[strategy],
+                COLOURS[strategy.name],
+                strategy.label,
             )
-            if measure == "calls" and analytic_held is not None and strategy != "title":
+            if measure == "calls" and analytic_held is not None and strategy.exact:
                 line = analytic_held.sort_values("held")
                 ax.plot(
                     line["held"],
-                    line[f"{strategy}_calls"],
-                    color=COLOURS[strategy],
+                    line[f"{strategy.name}_calls"],
+                    color=COLOURS[strategy.name],
                     linestyle="--",
                     linewidth=1.2,
-                    label=f"{STRATEGY_LABELS[strategy]} (analytic)",
+                    label=f"{strategy.label} (analytic)",
                 )
         ax.set_xlabel("citations held at the check")
     for col in range(2):
@@ -690,36 +686,37 @@ def check_frontier(
         for row, (short, metric, ylabel) in enumerate(panels):
             ax = axes[row, col]
             mine = observed[observed[volume_column] == volume]
-            for strategy in ("title", "reread", "poll"):
-                rows = mine[mine["strategy"] == strategy].sort_values(interval_column)
-                colour = COLOURS[strategy]
+            for strategy in strategies():
+                name = strategy.name
+                rows = mine[mine["strategy"] == name].sort_values(interval_column)
+                colour = COLOURS[name]
                 x, y = rows["calls"].to_numpy(float), rows[short].to_numpy(float)
                 xerr = np.vstack([x - rows["calls_low"], rows["calls_high"] - x]).clip(0)
                 yerr = np.vstack([y - rows[f"{short}_low"], rows[f"{short}_high"] - y]).clip(0)
                 ax.errorbar(
                     x, y, xerr=xerr, yerr=yerr, fmt="o-", color=colour, markersize=3.5, linewidth=1.4,
-                    elinewidth=0.7, label=f"{STRATEGY_LABELS[strategy]} (simulated, 95% CI)",
+                    elinewidth=0.7, label=f"{strategy.label} (simulated, 95% CI)",
                 )
                 best = rows[rows[f"pareto_{short}"].astype(bool)]
                 ax.scatter(
                     best["calls"], best[short], s=95, facecolors="none", edgecolors="black", linewidths=1.1,
                     zorder=5, label="Pareto-optimal (simulated)",
                 )
-                if strategy != "title" and len(rows):
-                    labelled = [0, len(rows) // 2] + ([len(rows) - 1] if strategy == "poll" else [])
+                if strategy.exact and len(rows):  # the intervals along the exact strategies' curves
+                    labelled = [0, len(rows) // 2] + ([len(rows) - 1] if name == "poll" else [])
                     for _, point in rows.iloc[sorted(set(labelled))].iterrows():
                         ax.annotate(
                             f"every {_duration(point[interval_column])}", (point["calls"], point[short]),
-                            textcoords="offset points", xytext=(5, -10 if strategy == "poll" else 5),
+                            textcoords="offset points", xytext=(5, -10 if name == "poll" else 5),
                             fontsize=7, color=colour,
                         )
                 if analytic is not None:
-                    line = analytic[(analytic[volume_column] == volume) & (analytic["strategy"] == strategy)]
+                    line = analytic[(analytic[volume_column] == volume) & (analytic["strategy"] == name)]
                     line = line.sort_values("interval_s")
-                    exact = strategy != "title"
+                    exact = strategy.exact
                     ax.plot(
                         line["calls_per_hour"], line[metric], color=colour, linestyle="--" if exact else ":",
-                        linewidth=1.1, label=f"{STRATEGY_LABELS[strategy]} (analytic{'' if exact else ', rough'})",
+                        linewidth=1.1, label=f"{strategy.label} (analytic{'' if exact else ', rough'})",
                     )
             ax.set_xscale("log")
             ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}" if v >= 1 else f"{v:g}"))

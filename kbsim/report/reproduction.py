@@ -31,6 +31,7 @@ import pandas as pd
 from kbsim.model import analytic
 from kbsim.report.experiments import Experiment, match
 from kbsim.report.tables import format_estimate, markdown_table
+from kbsim.sim.strategies import strategy_names
 from kbsim.stats.intervals import Estimate, estimate
 from kbsim.stats.summary import MetricSelector
 from kbsim.units import format_duration
@@ -362,7 +363,7 @@ def _check_rows(data: Writeup) -> list[Row]:
         )
     )
     checks = data.tables("checks")
-    exact = checks[checks["strategy"].isin(["reread", "poll"])]
+    exact = checks[checks["strategy"].isin(strategy_names(exact=True))]
     agree = bool(
         (exact["flagged"] == exact["true_stale"]).all() and (exact["true_positives"] == exact["true_stale"]).all()
     )
@@ -521,7 +522,7 @@ def _counts_rows(data: Writeup, params, model: pd.DataFrame) -> list[Row]:
         )
     )
     checks = data.tables("checks")
-    exact = checks[checks["strategy"].isin(["reread", "poll"])]
+    exact = checks[checks["strategy"].isin(strategy_names(exact=True))]
     labelled = bool((exact["flagged_gone"] == exact["true_gone"]).all())
     rows.append(
         Row(

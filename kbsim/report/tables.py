@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from kbsim.report.experiments import Experiment, match, role, staleness_days
+from kbsim.sim.strategies import strategy_names
 from kbsim.stats.metrics import METRICS
 from kbsim.stats.summary import MetricSelector, underpowered
 from kbsim.units import format_bytes, format_duration
@@ -189,20 +190,22 @@ def reference_results(exps: Mapping[str, Experiment]) -> pd.DataFrame:
 
 # -- the terminal -----------------------------------------------------------------------------
 
-#: The rows ``kbsim run`` prints, by their readable names; every metric, per hour too,
-#: is in summary.csv.
-HEADLINE = (
-    _row("stale_citation_share", "stale_citation_share@end"),
-    _row("stale_answer_share", "stale_answer_share@end"),
-    _row("gone_citation_share", "gone_citation_share@end"),
-    _row("title_recall", "title_recall@end"),
-    *(_row("calls_per_check", f"calls_per_check[{s}]", "count", strategy=s) for s in ("title", "reread", "poll")),
-    *(_row("bytes_per_check", f"bytes_per_check[{s}]", "bytes", strategy=s) for s in ("title", "reread", "poll")),
-    _row("rejection_rate", "rejection_rate"),
-    _row("gone_rate", "gone_rate"),
-    _row("retry_success", "retry_success"),
-    _row("replay_success", "replay_success"),
-)
+def headline_rows() -> tuple[Row, ...]:
+    """The rows ``kbsim run`` prints, by their readable names, each registered strategy's
+    cost among them; every metric, per hour too, is in summary.csv."""
+    names = strategy_names()
+    return (
+        _row("stale_citation_share", "stale_citation_share@end"),
+        _row("stale_answer_share", "stale_answer_share@end"),
+        _row("gone_citation_share", "gone_citation_share@end"),
+        _row("title_recall", "title_recall@end"),
+        *(_row("calls_per_check", f"calls_per_check[{s}]", "count", strategy=s) for s in names),
+        *(_row("bytes_per_check", f"bytes_per_check[{s}]", "bytes", strategy=s) for s in names),
+        _row("rejection_rate", "rejection_rate"),
+        _row("gone_rate", "gone_rate"),
+        _row("retry_success", "retry_success"),
+        _row("replay_success", "replay_success"),
+    )
 
 
 def point_label(row, keys: list[str]) -> str:
@@ -225,10 +228,11 @@ def format_summary(summary: pd.DataFrame, keys: list[str], max_columns: int = 10
     """
     points = summary[keys].drop_duplicates() if keys else pd.DataFrame([{}])
     labels, cells = [], {}
+    headline = headline_rows()
     for point in points.to_dict("records"):
         group = " ".join(_label(point[k]) for k in keys) or "all"
         mine = match(summary, point) if keys else summary
-        column = {row.label: cell(mine, row) for row in HEADLINE}
+        column = {row.label: cell(mine, row) for row in headline}
         if all(text == "n/a" for text in column.values()):
             continue
         labels.append(group)

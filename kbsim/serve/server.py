@@ -33,9 +33,10 @@ from kbsim.errors import UsageError
 from kbsim.inputs import InputError
 from kbsim.params import DayParams
 from kbsim.sim.activity import repeating_saves
-from kbsim.sim.day import open_day, starting_knowledge_base
+from kbsim.sim.day import open_day
 from kbsim.sim.processes import editor
 from kbsim.sim.records import DayLog
+from kbsim.sim.world import starting_knowledge_base
 from kbsim.store import MemoryStore, SQLiteStore, StoreFileError, ToolError, parse_version, tool_definitions
 from kbsim.store.timefmt import MAX_VERSION_US, MIN_VERSION_US
 from kbsim.version import __version__

@@ -2,13 +2,13 @@
 
 A source is a callable ``source(day) -> iterable of arrivals``. The day's
 actors take whatever their source yields, so synthetic arrivals and a
-replayed log are interchangeable parts of a :class:`~kbsim.sim.day.Day`:
+replayed log are interchangeable parts of a :class:`~kbsim.sim.world.Day`:
 
 - :func:`synthetic_saves` and :func:`synthetic_questions`: the model's
   arrivals (uniform times or a Poisson number of them, the save mix), with
   targets left to the day's popularity;
 - :class:`ReplayedSaves` and :class:`ReplayedQuestions` (in
-  :mod:`kbsim.sim.traces`): the rows of a trace, each naming its article,
+  :mod:`kbsim.sim.replay`): the rows of a trace, each naming its article,
   at exactly the recorded times.
 
 What an arrival leaves open (``None``) is decided when it happens, from the
@@ -29,7 +29,7 @@ import numpy as np
 from kbsim.params import DayParams
 
 if TYPE_CHECKING:
-    from kbsim.sim.day import Day
+    from kbsim.sim.world import Day
 
 SAVE_KINDS = ("content", "content_and_title", "unpublish")
 

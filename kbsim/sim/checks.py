@@ -2,20 +2,24 @@
 
 Plain functions over a tool client (no SimPy): each returns what it flagged
 and what it cost. A citation is flagged "gone" (unpublished) or "changed".
+:func:`title_check`, :func:`reread_check` and :func:`poll_check` run them at a
+check of a day (the ``check`` of each strategy in :mod:`kbsim.sim.strategies`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kbsim.sim.records import CitationRecord
 from kbsim.store import Client, Store, ToolError, json_size
 
+if TYPE_CHECKING:
+    from kbsim.sim.world import Day
+
 GONE = "gone"
 CHANGED = "changed"
-#: The three strategies, in the order every check runs and records them.
-STRATEGIES = ("title", "reread", "poll")
 
 
 class StalenessMismatch(AssertionError):
@@ -162,6 +166,8 @@ def reread_articles_per_call(
 
 
 def flag_citations(citations: Sequence[CitationRecord], known: dict[str, str | None]) -> dict[int, str]:
+    """Index -> GONE/CHANGED of each citation whose article's current version is ``known``
+    (None: gone) and is not the version it cited; citations of other articles are not flagged."""
     flagged: dict[int, str] = {}
     for index, cited in enumerate(citations):
         if cited.article_id not in known:
@@ -244,6 +250,29 @@ def check_by_polling(
     state.known.update(reread_articles(outcome, client, kb_id, to_read))
     outcome.flagged = flag_citations(citations, state.known)
     return outcome
+
+
+# -- the checks as a day runs them (each strategy's ``check``) -------------------------------
+
+
+def title_check(day: Day, held: Sequence[CitationRecord], state: None) -> CheckOutcome:
+    """:func:`check_by_title` at a check of ``day``, with its ``checks.title_search_limit``."""
+    return check_by_title(day.client, day.kb_id, held, day.params.checks.title_search_limit)
+
+
+def reread_check(day: Day, held: Sequence[CitationRecord], state: None) -> CheckOutcome:
+    """:func:`check_by_rereading` at a check of ``day``."""
+    return check_by_rereading(day.client, day.kb_id, held)
+
+
+def poll_start(day: Day) -> PollState:
+    """The poll's state when the day's checker starts: a cursor at the latest sequence."""
+    return PollState(cursor=day.store.latest_sequence(day.kb_id))
+
+
+def poll_check(day: Day, held: Sequence[CitationRecord], state: PollState) -> CheckOutcome:
+    """:func:`check_by_polling` at a check of ``day``, from (and advancing) its ``state``."""
+    return check_by_polling(day.client, day.kb_id, held, state, day.params.checks.poll_page_size)
 
 
 def verify_exact(check_index: int, strategy: str, flagged: dict[int, str], truth: dict[int, str]) -> None:

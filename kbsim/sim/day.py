@@ -1,217 +1,37 @@
-"""One simulated day: a :class:`Day` (the world its actors share), its sources of
-activity, a store, run, tabulated.
+"""One simulated day: a :class:`~kbsim.sim.world.Day` (the world its actors share), its
+sources of activity, a store, run, tabulated.
 
 :func:`run_day` is the whole of it. Its parts can be swapped by passing them in:
 the store (``store=`` a factory of an empty backend), people's saves and
 questions (``saves=``, ``questions=``: synthetic arrivals or a replayed log,
 :mod:`kbsim.sim.activity`). ``kbsim serve`` builds its served day from the
-same parts (:func:`open_day` over its own store).
+same parts (:func:`open_day` over its own store). The world is in
+:mod:`kbsim.sim.world`, the tables in :mod:`kbsim.sim.tables`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from functools import lru_cache
-from operator import attrgetter
 from statistics import NormalDist
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 import simpy
 
-from kbsim.params import DEFAULT_STORE_BACKEND, CorpusParams, DayParams
+from kbsim.params import DayParams
 from kbsim.sim.activity import QuestionSource, SaveSource
-from kbsim.sim.checks import STRATEGIES
-from kbsim.sim.corpus import Corpus, RevisingCorpus, TextCorpus
 from kbsim.sim.popularity import Popularity, correlated_ranking
 from kbsim.sim.processes import Answer, agent_edit, asker, checker, editor
-from kbsim.sim.records import CheckRecord, CitationRecord, DayLog, DetectionRecord, EditRecord, SaveRecord
+from kbsim.sim.records import DayLog
 from kbsim.sim.replay import activity_sources
-from kbsim.store import ArticleWords, Client, MemoryStore, Store, StoreFactory, parse_version, store_backend
-from kbsim.store.analyzer import ASCII, Analyzer
+from kbsim.sim.tables import tabulate
+from kbsim.sim.world import KB_ID, Day, StartingKnowledgeBase, day_store, starting_knowledge_base, streams
+from kbsim.store import Store, StoreFactory
 
-if TYPE_CHECKING:
-    from kbsim.inputs import LoadedCorpus
+__all__ = ["agent_edits", "open_day", "run_day", "simulate_day"]
 
-__all__ = [
-    "KB_ID",
-    "STREAMS",
-    "Day",
-    "StartingKnowledgeBase",
-    "day_store",
-    "open_day",
-    "run_day",
-    "simulate_day",
-    "starting_knowledge_base",
-    "streams",
-    "tabulate",
-]
-
-KB_ID = "kb-1"
-#: Named random streams, spawned in this order (a new stream goes last, so the others keep
-#: their numbers). ``save_targets`` and ``question_draws`` hand each save and question its
-#: own block of uniforms (see :meth:`Popularity.draw`); ``save_ranking`` is the noise of a
-#: save ranking correlated with the question ranking (``saves.rank_correlation``).
-STREAMS = ("corpus", "editors", "askers", "agent", "tail", "save_targets", "question_draws", "save_ranking")
 _STANDARD_NORMAL = NormalDist()
-
-
-def streams(seed: int) -> dict[str, np.random.Generator]:
-    """One independent generator per named stream, all from ``SeedSequence(seed)``."""
-    children = np.random.SeedSequence(seed).spawn(len(STREAMS))
-    return {name: np.random.default_rng(child) for name, child in zip(STREAMS, children, strict=True)}
-
-
-# -- the knowledge base a day starts from -------------------------------------------------
-
-
-@dataclass(frozen=True, eq=False)
-class StartingKnowledgeBase:
-    """A seed's knowledge base at time 0: the corpus that writes people's text, the
-    articles in publication order, and their popularity ranking.
-
-    ``ranking[r]`` is the index into ``article_ids`` of the article at popularity
-    rank ``r`` (0 = most popular): a seeded shuffle, or the order of ``weights`` (a
-    corpus from files with a popularity column). ``template`` holds every article
-    published at 0; it is copied for each day, never changed.
-    """
-
-    corpus: Corpus | TextCorpus | RevisingCorpus
-    article_ids: tuple[str, ...]
-    ranking: np.ndarray
-    template: MemoryStore
-    weights: np.ndarray | None = None
-    #: the corpus's own ids of the articles (a corpus from files that has them), or None
-    source_ids: tuple[str, ...] | None = None
-    #: how the knowledge base's text becomes search terms
-    analyzer: Analyzer = ASCII
-
-    def articles(self) -> Iterator[tuple[str, str]]:
-        """``(title, content)`` of every article, in publication order."""
-        for article_id in self.article_ids:
-            article = self.template.article_state(KB_ID, article_id)
-            yield article.title, article.content
-
-    def popularity(self, s: float) -> Popularity:
-        """Zipf popularity with exponent ``s`` over the ranking (``s = 0``: uniform)."""
-        return Popularity(list(self.article_ids), self.ranking, s)
-
-
-def starting_knowledge_base(corpus_params: CorpusParams, seed: int) -> StartingKnowledgeBase:
-    """The corpus, the published knowledge base and the popularity ranking of a seed.
-
-    Built once per ``(corpus params, seed)`` in a process and copied for each
-    day (the days of a sweep share their seed's corpus); never mutated. A corpus
-    from files is read once per version of the files (:func:`kbsim.inputs.load_corpus`)
-    and published once, whatever the seed; only its ranking is the seed's.
-    """
-    if corpus_params.source is None:
-        return _synthetic_knowledge_base(corpus_params, seed)
-    from kbsim.inputs import load_corpus
-    from kbsim.inputs.resolve import corpus_analyzer, corpus_edits
-
-    loaded = load_corpus(corpus_params.source)
-    analyzer, edits = corpus_analyzer(corpus_params, loaded), corpus_edits(corpus_params, loaded)
-    return _knowledge_base_from(loaded, seed, analyzer, edits)
-
-
-@lru_cache(maxsize=8)
-def _synthetic_knowledge_base(corpus_params: CorpusParams, seed: int) -> StartingKnowledgeBase:
-    rng = streams(seed)["corpus"]
-    corpus = Corpus.build(corpus_params)
-    template = MemoryStore()
-    articles, body_words, title_words = corpus.articles_and_words(rng)
-    words = ArticleWords(corpus.vocabulary, body_words, title_words)  # indexed in bulk, checked
-    article_ids = template.create_knowledge_base_from_words(KB_ID, articles, words, at=0.0)
-    ranking = rng.permutation(len(article_ids))
-    return StartingKnowledgeBase(corpus, tuple(article_ids), ranking, template)
-
-
-@lru_cache(maxsize=8)
-def _knowledge_base_from(loaded: LoadedCorpus, seed: int, analyzer: Analyzer = ASCII,
-                         edits: str = "swap_lines") -> StartingKnowledgeBase:
-    """A corpus from files: its articles in file order, by their own ids (else art-NNNNNN);
-    ranked by its popularity weights (ties in file order), or, without them, by the seed's
-    shuffle as the synthetic corpus is."""
-    template, text = _published(loaded, analyzer, edits)
-    article_ids = tuple(template.published_article_ids(KB_ID))
-    if loaded.weights is not None:
-        ranking = np.argsort(-loaded.weights, kind="stable")
-    else:
-        ranking = streams(seed)["corpus"].permutation(len(article_ids))
-    return StartingKnowledgeBase(text, article_ids, ranking, template, loaded.weights, loaded.ids, analyzer)
-
-
-@lru_cache(maxsize=2)
-def _published(loaded: LoadedCorpus, analyzer: Analyzer, edits: str) -> tuple[MemoryStore, TextCorpus | RevisingCorpus]:
-    template = MemoryStore()
-    ids = template.create_knowledge_base(KB_ID, loaded.articles(), at=0.0, article_ids=loaded.ids, analyzer=analyzer)
-    if edits == "revise":
-        return template, RevisingCorpus.from_articles(loaded.titles, loaded.contents, ids)
-    return template, TextCorpus.from_articles(loaded.titles, loaded.contents)
-
-
-def day_store(starting: StartingKnowledgeBase, params: DayParams, store: StoreFactory | None = None) -> Store:
-    """A store holding the starting knowledge base as ``KB_ID``, with the day's retention.
-
-    ``store`` builds an empty backend from the retention window, which is then
-    filled with every article at time 0 (one transaction); without it, the backend
-    ``params.store.backend`` names is (for the default, ``memory``, the in-memory
-    template is copied, which gives the same state faster).
-    """
-    if store is None and params.store.backend != DEFAULT_STORE_BACKEND:
-        store = store_backend(params.store.backend)
-    if store is None:
-        return starting.template.copy(event_retention_s=params.event_retention_s)
-    backend = store(params.event_retention_s)
-    own = {} if starting.source_ids is None else {"article_ids": starting.source_ids}
-    if not starting.analyzer.is_default:  # a backend without these keywords still runs the study
-        own["analyzer"] = starting.analyzer
-    ids = backend.create_knowledge_base(KB_ID, starting.articles(), at=0.0, **own)
-    if tuple(ids) != starting.article_ids:
-        raise RuntimeError(
-            f"{backend!r} numbered the starting articles {ids[:3]}..., not "
-            f"{list(starting.article_ids[:3])}...: a backend must number articles in publication order"
-        )
-    return backend
-
-
-# -- the day --------------------------------------------------------------------------------
-
-
-@dataclass(eq=False)
-class Day:
-    """The world a day's actors share: ``editor(day, arrivals)``, ``asker(day, ...)``,
-    ``checker(day)``, ``agent_edit(day, ...)`` read everything from it.
-
-    ``questions_by`` and ``saves_by`` are the popularity people draw the article of a
-    question and of a save by (when their arrival does not name it); ``corpus`` writes
-    the text of people's saves.
-    """
-
-    env: simpy.Environment
-    store: Store
-    client: Client
-    kb_id: str
-    params: DayParams
-    streams: dict[str, np.random.Generator]
-    log: DayLog
-    corpus: Corpus | TextCorpus
-    questions_by: Popularity
-    saves_by: Popularity
-    #: agent edit processes started so far (the day runs until they are done)
-    edits: list = field(default_factory=list)
-
-    def is_published(self, article_id: str) -> bool:
-        return self.store.current_version(self.kb_id, article_id) is not None
-
-    def unpublished_ids(self) -> list[str]:
-        """Every unpublished article's id: of the articles the day ranks (each one in its
-        store), exactly those :meth:`is_published` refuses."""
-        return self.store.unpublished_article_ids(self.kb_id)
 
 
 def open_day(
@@ -347,7 +167,7 @@ def simulate_day(
         saves, questions: sources of people's activity (default: what ``params``
             says: the model's synthetic arrivals, or the traces it names, replayed).
         keep_activity: also keep each save's text and each question's query in the
-            log (what :func:`kbsim.sim.traces.export_day` writes).
+            log (what :func:`kbsim.sim.export.export_day` writes).
     """
     starting = starting_knowledge_base(params.corpus, seed)
     params = params.sized_to(len(starting.article_ids))  # a corpus from files: saves and questions per article
@@ -370,96 +190,3 @@ def simulate_day(
     # day's memory) is let go before they are built, not beside them.
     del day, asking, checking
     return tabulate(log, params, seed), log
-
-
-def tabulate(log: DayLog, params: DayParams, seed: int) -> dict[str, pd.DataFrame]:
-    """The day's records as tidy tables, one row per record, ``seed`` on every row."""
-    staleness = _staleness_columns(log.citations, log.saves, params.day_s)
-    return {
-        "citations": _frame(log.citations, CitationRecord, seed, staleness),
-        "checks": _frame(log.checks, CheckRecord, seed),
-        "detections": _columns_frame(_detection_columns(log), seed),
-        "edits": _frame(log.edits, EditRecord, seed),
-        "saves": _frame(log.saves, SaveRecord, seed),
-    }
-
-
-def _detection_columns(log: DayLog) -> dict[str, list]:
-    """The detections table as columns: one row per citation and strategy, its first flag
-    and the last check's verdict (the fields of :class:`DetectionRecord`).
-
-    Empty when the day had no check (every citation is then censored at time 0).
-    """
-    fields = list(DetectionRecord.__dataclass_fields__)
-    if log.last_check_s is None:
-        return {name: [] for name in fields}
-    answer_ids = [cited.answer_id for cited in log.citations]
-    positions = [cited.position for cited in log.citations]
-    n = len(answer_ids)
-    columns: dict[str, list] = {name: [] for name in fields}
-    missing = (math.nan, "")
-    for strategy in STRATEGIES:
-        first = log.first_flags.get(strategy, {})
-        last = log.last_flags.get(strategy, {})
-        firsts = [first.get(index, missing) for index in range(n)]
-        columns["answer_id"] += answer_ids
-        columns["position"] += positions
-        columns["strategy"] += [strategy] * n
-        columns["first_flagged_s"] += [flagged_s for flagged_s, _ in firsts]
-        columns["first_label"] += [label for _, label in firsts]
-        columns["flagged_at_last_check"] += [index in last for index in range(n)]
-        columns["last_check_s"] += [log.last_check_s] * n
-    return columns
-
-
-def _frame(records: list, record_type, seed: int, extra: dict[str, pd.Series] | None = None) -> pd.DataFrame:
-    """Built column by column: ``seed``, the record's fields, then ``extra``."""
-    fields = list(record_type.__dataclass_fields__)
-    rows = list(map(attrgetter(*fields), records)) if len(fields) > 1 else [(getattr(r, fields[0]),) for r in records]
-    values = zip(*rows, strict=True) if records else ([] for _ in fields)
-    return _columns_frame(dict(zip(fields, map(list, values), strict=True)), seed, extra)
-
-
-def _columns_frame(columns: dict[str, list], seed: int, extra: dict[str, pd.Series] | None = None) -> pd.DataFrame:
-    """``seed``, then the given columns (each a list, one value a row), then ``extra``."""
-    n = len(next(iter(columns.values()), []))
-    frame: dict = {"seed": pd.Series(seed, index=range(n), dtype="int64")}
-    for name, values in columns.items():
-        frame[name] = values if n else pd.Series(dtype=object)
-    return pd.DataFrame({**frame, **(extra or {})})
-
-
-def _staleness_columns(
-    citations: list[CitationRecord], saves: list[SaveRecord], day_s: float
-) -> dict[str, pd.Series]:
-    """When each citation went stale (the first save after its version), when its article was
-    first retitled after it, and when unpublished (NaN: not within the simulated time)."""
-    version_us = lru_cache(maxsize=None)(parse_version)  # a cited version is usually a save's too
-    by_article: dict[str, list[tuple[int, float, str]]] = {}
-    for save in saves:
-        by_article.setdefault(save.article_id, []).append((version_us(save.version), save.time_s, save.kind))
-    first_stale, retitled_s, gone_s = [], [], []
-    for cited in citations:
-        cited_us = version_us(cited.cited_version)
-        stale_at, retitled_at, gone_at = math.nan, math.nan, math.nan
-        for save_us, time_s, kind in by_article.get(cited.article_id, ()):
-            if save_us > cited_us:
-                if math.isnan(stale_at):
-                    stale_at = time_s
-                if kind == "content_and_title" and math.isnan(retitled_at):
-                    retitled_at = time_s
-                if kind == "unpublish":
-                    gone_at = time_s
-                    break
-        first_stale.append(stale_at)
-        retitled_s.append(retitled_at)
-        gone_s.append(gone_at)
-    first_stale_s = pd.Series(first_stale, dtype=float)
-    gone = pd.Series(gone_s, dtype=float)
-    return {
-        "first_stale_s": first_stale_s,
-        "retitled_s": pd.Series(retitled_s, dtype=float),
-        "gone_s": gone,
-        "stale_at_end": first_stale_s <= day_s,
-        "gone_at_end": gone <= day_s,
-    }

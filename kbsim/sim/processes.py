@@ -1,6 +1,6 @@
 """The actors of the simulated day, as SimPy generator functions (the day first).
 
-Each takes the :class:`~kbsim.sim.day.Day` it acts in (environment, store,
+Each takes the :class:`~kbsim.sim.world.Day` it acts in (environment, store,
 the agent's client, parameters, random streams, log, popularity) and, for
 people, the arrivals it acts on. They never print or write files: they
 call the store (people) or the agent's tool client (the agent) and append
@@ -16,21 +16,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kbsim.sim.activity import QuestionArrival, SaveArrival, delay_until
-from kbsim.sim.checks import (
-    STRATEGIES,
-    PollState,
-    check_by_polling,
-    check_by_rereading,
-    check_by_title,
-    true_staleness,
-    verify_exact,
-)
+from kbsim.sim.checks import true_staleness, verify_exact
 from kbsim.sim.popularity import UNIFORMS_PER_DRAW
 from kbsim.sim.records import CheckRecord, CitationRecord, EditRecord, SaveRecord
+from kbsim.sim.strategies import strategies
 from kbsim.store import Client, Store, ToolError
 
 if TYPE_CHECKING:
-    from kbsim.sim.day import Day
+    from kbsim.sim.world import Day
 
 #: Uniforms the asker draws for each question whatever happens (see :func:`question_draws`).
 QUERY_WORD_UNIFORMS = 24
@@ -201,27 +194,26 @@ def asker(day: Day, arrivals: Iterable[QuestionArrival], on_answer: Callable[[An
 
 
 def checker(day: Day):
-    """The agent checking every citation it has given, three ways, at every interval.
+    """The agent checking every citation it has given, each registered way
+    (:mod:`kbsim.sim.strategies`), at every interval.
 
-    Re-read and poll must agree exactly with the store's ground truth; a
-    disagreement raises :class:`~kbsim.sim.checks.StalenessMismatch`.
+    The exact strategies (re-read and poll) must agree exactly with the store's ground
+    truth; a disagreement raises :class:`~kbsim.sim.checks.StalenessMismatch`. The
+    strategies are those registered when the checker starts, each with its own state.
     """
-    env, client, store, kb_id, log, params = day.env, day.client, day.store, day.kb_id, day.log, day.params
+    env, store, kb_id, log, params = day.env, day.store, day.kb_id, day.log, day.params
     checks = params.checks
-    state = PollState(cursor=store.latest_sequence(kb_id))
+    running = strategies()
+    states = {strategy.name: None if strategy.start is None else strategy.start(day) for strategy in running}
     check_index = 1
     while check_index * checks.interval_s <= params.day_s + 1e-9:
         yield env.timeout(check_index * checks.interval_s - env.now)
         held = log.citations
         truth = true_staleness(store, kb_id, held)
-        outcomes = {
-            "title": check_by_title(client, kb_id, held, checks.title_search_limit),
-            "reread": check_by_rereading(client, kb_id, held),
-            "poll": check_by_polling(client, kb_id, held, state, checks.poll_page_size),
-        }
-        assert tuple(outcomes) == STRATEGIES
-        verify_exact(check_index, "reread", outcomes["reread"].flagged, truth)
-        verify_exact(check_index, "poll", outcomes["poll"].flagged, truth)
+        outcomes = {strategy.name: strategy.check(day, held, states[strategy.name]) for strategy in running}
+        for strategy in running:
+            if strategy.exact:
+                verify_exact(check_index, strategy.name, outcomes[strategy.name].flagged, truth)
         true_gone = sum(1 for v in truth.values() if v == "gone")
         for strategy, outcome in outcomes.items():
             flagged = outcome.flagged

@@ -1,7 +1,7 @@
 """What the processes append while a day runs: plain frozen records.
 
 Each list becomes one tidy table (one column per field) in
-:func:`kbsim.sim.day.run_day`; nothing here knows about SimPy or pandas.
+:func:`kbsim.sim.tables.tabulate`; nothing here knows about SimPy or pandas.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class CheckRecord:
 
     check_index: int
     time_s: float
-    strategy: str  # "title" | "reread" | "poll"
+    strategy: str  # a registered strategy's name: "title" | "reread" | "poll" | ... (kbsim.sim.strategies)
     calls: int
     bytes: int
     citations_held: int

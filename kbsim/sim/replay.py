@@ -1,4 +1,4 @@
-"""Trace-driven days: replay logs of saves and questions, and export a day as such logs.
+"""Trace-driven days: logs of saves and questions read into a day's sources of activity.
 
 :class:`ReplayedSaves` and :class:`ReplayedQuestions` are sources of activity
 (:mod:`kbsim.sim.activity`) built from the rows of a trace: each arrival names its
@@ -7,15 +7,13 @@ agent's edits over them as over synthetic arrivals, from the same random streams
 every replayed save and question still draws its block of uniforms, and when edits
 run past the end of the day people keep saving at the trace's rate (``tail`` stream).
 
-:func:`export_day` turns a simulated day into the rows that replay it, and
-:func:`export_run` does so for a run of a results directory (``kbsim trace export``):
+The other way, a simulated day written as such logs, is :mod:`kbsim.sim.export`:
 exported and replayed, a day gives identical tables.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,18 +21,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pandas as pd
-
-from kbsim.errors import UsageError
-from kbsim.inputs.traces import (
-    ArticleIndex,
-    QuestionRow,
-    SaveRow,
-    read_questions_trace,
-    read_saves_trace,
-    write_questions_trace,
-    write_saves_trace,
-)
+from kbsim.inputs import LoadedCorpus, load_corpus
+from kbsim.inputs.traces import ArticleIndex, QuestionRow, SaveRow, read_questions_trace, read_saves_trace
 from kbsim.params import DayParams
 from kbsim.sim.activity import (
     QuestionArrival,
@@ -45,11 +33,11 @@ from kbsim.sim.activity import (
     synthetic_saves,
     tail_saves,
 )
-from kbsim.sim.records import DayLog
+from kbsim.sim.world import starting_knowledge_base
 from kbsim.store import DAY_START, article_id_for
 
 if TYPE_CHECKING:
-    from kbsim.sim.day import Day
+    from kbsim.sim.world import Day
 
 __all__ = [
     "ReplayedQuestions",
@@ -57,8 +45,6 @@ __all__ = [
     "activity_sources",
     "article_index",
     "check_inputs",
-    "export_day",
-    "export_run",
     "input_digests",
     "load_traces",
 ]
@@ -100,18 +86,13 @@ def article_index(params: DayParams, seed: int) -> ArticleIndex:
     the synthetic corpus's titles are the seed's.
     """
     if params.corpus.source is not None:
-        from kbsim.inputs import load_corpus
-
-        loaded = load_corpus(params.corpus.source)
-        return _file_index(loaded)
-    from kbsim.sim.day import starting_knowledge_base
-
+        return _file_index(load_corpus(params.corpus.source))
     starting = starting_knowledge_base(params.corpus, seed)
     return ArticleIndex(starting.article_ids, [title for title, _ in starting.articles()])
 
 
 @lru_cache(maxsize=4)
-def _file_index(loaded) -> ArticleIndex:
+def _file_index(loaded: LoadedCorpus) -> ArticleIndex:
     ids = loaded.ids or [article_id_for(number) for number in range(1, len(loaded) + 1)]
     return ArticleIndex(ids, loaded.titles)
 
@@ -153,8 +134,6 @@ def load_traces(params: DayParams, seed: int) -> tuple[tuple[SaveRow, ...] | Non
 
 
 def _corpus_signature(params: DayParams) -> str:
-    from kbsim.inputs import load_corpus
-
     return load_corpus(params.corpus.source).digest
 
 
@@ -167,8 +146,6 @@ def check_inputs(params: DayParams, seeds: list[int]) -> None:
         InputError: naming the file, and the line and column where there is one.
     """
     if params.corpus.source is not None:
-        from kbsim.inputs import load_corpus
-
         load_corpus(params.corpus.source)
     if params.saves.trace is None and params.questions.trace is None:
         return
@@ -203,64 +180,3 @@ def activity_sources(params: DayParams, seed: int) -> tuple[SaveSource, Question
         synthetic_saves if saves is None else ReplayedSaves(saves),
         synthetic_questions if questions is None else ReplayedQuestions(questions),
     )
-
-
-# -- export ----------------------------------------------------------------------------------------
-
-
-def export_day(log: DayLog, day_s: float) -> tuple[list[SaveRow], list[QuestionRow]]:
-    """The rows that replay a day kept with ``keep_activity``: people's saves within the day
-    (with the text they wrote) and every question (time, article, query)."""
-    if log.save_texts is None or log.questions is None:
-        raise ValueError("the day did not keep its activity: simulate it with keep_activity=True")
-    if any(save.kind == "publish" for save in log.saves):
-        raise ValueError("a day whose people publish new articles (saves.replace_unpublished) cannot be "
-                         "exported as traces: a trace names only the articles the day starts with")
-    people = [save for save in log.saves if save.actor == "people"]
-    saves = [
-        SaveRow(save.time_s, save.article_id, save.kind, title, content)
-        for save, (title, content) in zip(people, log.save_texts, strict=True)
-        if save.time_s <= day_s
-    ]
-    questions = [QuestionRow(time_s, article_id, query) for time_s, article_id, query in log.questions]
-    return saves, questions
-
-
-class ExportError(UsageError, RuntimeError):
-    """A run that cannot be exported: names the run directory and why."""
-
-
-def export_run(run_dir: str | Path, out_dir: str | Path, *, overwrite: bool = False) -> tuple[Path, Path]:
-    """Write ``saves.csv`` and ``questions.csv`` that replay the run in ``run_dir``.
-
-    The run's day is simulated again from its ``run.json`` (parameters and seed), with
-    its activity kept, and its tables must equal the run's own: what is written is
-    exactly what that run did.
-    """
-    from kbsim.sim.day import simulate_day
-
-    run_dir, out_dir = Path(run_dir), Path(out_dir)
-    try:
-        marker = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-        params, seed = DayParams.model_validate(marker["params"]), int(marker["seed"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ExportError(f"{run_dir}: not a completed run of a results directory (run.json: {exc})") from None
-    targets = (out_dir / "saves.csv", out_dir / "questions.csv")
-    existing = [str(path) for path in targets if path.exists()]
-    if existing and not overwrite:
-        raise ExportError(f"{existing[0]} exists; choose another --out or pass --force")
-    if params.saves.replace_unpublished:
-        raise ExportError(f"{run_dir}: a day with saves.replace_unpublished cannot be exported as traces "
-                          "(a trace names only the articles the day starts with)")
-    tables, log = simulate_day(params, seed, keep_activity=True)
-    for name in ("saves", "citations"):
-        stored = pd.read_parquet(run_dir / f"{name}.parquet")
-        columns = list(tables[name].columns)
-        if list(stored.columns[-len(columns):]) != columns or not stored[columns].reset_index(drop=True).equals(
-                tables[name]):
-            raise ExportError(
-                f"{run_dir}: this kbsim simulates a different {name} table for the run's parameters and seed; "
-                "export it with the kbsim that wrote it")
-    saves, questions = export_day(log, params.day_s)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    return write_saves_trace(targets[0], saves), write_questions_trace(targets[1], questions)

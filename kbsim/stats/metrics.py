@@ -3,9 +3,10 @@
 A run's metrics are long, tidy rows: ``metric`` (the name in :data:`METRICS`),
 its structure as columns (``at_s``: the time it is measured at, NaN when it
 is not measured at a time; ``at_end``: whether that time is the end of the day
-(or the day's last check, for what checks measure); ``strategy``: title /
-reread / poll or ""; ``subset``: a part of the citations, "" for all of them),
-then ``value``, ``successes`` and ``trials``. ``name`` is a readable label built from those columns
+(or the day's last check, for what checks measure); ``strategy``: a registered
+strategy's name (:mod:`kbsim.sim.strategies`: title / reread / poll) or "";
+``subset``: a part of the citations, "" for all of them), then ``value``,
+``successes`` and ``trials``. ``name`` is a readable label built from those columns
 (``stale_citation_share@end``, ``calls_per_check[poll]``,
 ``title_recall{retitled}``) for the terminal and for ``--precision``; nothing
 parses it back.
@@ -23,7 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-STRATEGIES = ("title", "reread", "poll")
+from kbsim.sim.strategies import strategy_names
+from kbsim.sim.tables import DAY_TABLES, key_columns
+
 #: Staleness causes at a check, in the order the title check's recall is split by.
 CAUSES = ("gone", "retitled", "content")
 #: The columns of a run's metric rows, in order.
@@ -218,7 +221,7 @@ def _staleness(rows: _Rows, citations: pd.DataFrame, day_s: float) -> None:
 def _check_cost(rows: _Rows, checks: pd.DataFrame, day_s: float) -> None:
     by_strategy = {name: group for name, group in checks.groupby("strategy", sort=False)}
     hours = day_s / 3600.0
-    for strategy in STRATEGIES:
+    for strategy in strategy_names():
         mine = by_strategy.get(strategy)
         if mine is None:
             continue
@@ -308,8 +311,6 @@ def metrics_by_run(
     run's rows when it computes the run, and those are the ones the study reads.
     ``day_s`` may map a scenario to its day length.
     """
-    from kbsim.report.frames import DAY_TABLES, key_columns
-
     frames = [t for name, t in tables.items() if name in DAY_TABLES and len(t)]
     if not frames:
         raise ValueError("no rows in any result table")

@@ -1,4 +1,4 @@
-"""Analyzers: how a knowledge base's text becomes search terms, chosen per knowledge base.
+r"""Analyzers: how a knowledge base's text becomes search terms, chosen per knowledge base.
 
 Two kinds, the same in every backend (a knowledge base records its analyzer's
 :attr:`Analyzer.name`, and both backends index and query through it):

@@ -1,0 +1,78 @@
+"""A simulated day written as traces: the logs of saves and questions that replay it.
+
+:func:`export_day` turns a day simulated with ``keep_activity`` into the rows that
+replay it, and :func:`export_run` does so for a run of a results directory (``kbsim
+trace export``). Exported and replayed (:mod:`kbsim.sim.replay`), a day gives identical
+tables.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from kbsim.errors import UsageError
+from kbsim.inputs.traces import QuestionRow, SaveRow, write_questions_trace, write_saves_trace
+from kbsim.params import DayParams
+from kbsim.sim.day import simulate_day
+from kbsim.sim.records import DayLog
+
+__all__ = ["ExportError", "export_day", "export_run"]
+
+
+def export_day(log: DayLog, day_s: float) -> tuple[list[SaveRow], list[QuestionRow]]:
+    """The rows that replay a day kept with ``keep_activity``: people's saves within the day
+    (with the text they wrote) and every question (time, article, query)."""
+    if log.save_texts is None or log.questions is None:
+        raise ValueError("the day did not keep its activity: simulate it with keep_activity=True")
+    if any(save.kind == "publish" for save in log.saves):
+        raise ValueError("a day whose people publish new articles (saves.replace_unpublished) cannot be "
+                         "exported as traces: a trace names only the articles the day starts with")
+    people = [save for save in log.saves if save.actor == "people"]
+    saves = [
+        SaveRow(save.time_s, save.article_id, save.kind, title, content)
+        for save, (title, content) in zip(people, log.save_texts, strict=True)
+        if save.time_s <= day_s
+    ]
+    questions = [QuestionRow(time_s, article_id, query) for time_s, article_id, query in log.questions]
+    return saves, questions
+
+
+class ExportError(UsageError, RuntimeError):
+    """A run that cannot be exported: names the run directory and why."""
+
+
+def export_run(run_dir: str | Path, out_dir: str | Path, *, overwrite: bool = False) -> tuple[Path, Path]:
+    """Write ``saves.csv`` and ``questions.csv`` that replay the run in ``run_dir``.
+
+    The run's day is simulated again from its ``run.json`` (parameters and seed), with
+    its activity kept, and its tables must equal the run's own: what is written is
+    exactly what that run did.
+    """
+    run_dir, out_dir = Path(run_dir), Path(out_dir)
+    try:
+        marker = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+        params, seed = DayParams.model_validate(marker["params"]), int(marker["seed"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ExportError(f"{run_dir}: not a completed run of a results directory (run.json: {exc})") from None
+    targets = (out_dir / "saves.csv", out_dir / "questions.csv")
+    existing = [str(path) for path in targets if path.exists()]
+    if existing and not overwrite:
+        raise ExportError(f"{existing[0]} exists; choose another --out or pass --force")
+    if params.saves.replace_unpublished:
+        raise ExportError(f"{run_dir}: a day with saves.replace_unpublished cannot be exported as traces "
+                          "(a trace names only the articles the day starts with)")
+    tables, log = simulate_day(params, seed, keep_activity=True)
+    for name in ("saves", "citations"):
+        stored = pd.read_parquet(run_dir / f"{name}.parquet")
+        columns = list(tables[name].columns)
+        if list(stored.columns[-len(columns):]) != columns or not stored[columns].reset_index(drop=True).equals(
+                tables[name]):
+            raise ExportError(
+                f"{run_dir}: this kbsim simulates a different {name} table for the run's parameters and seed; "
+                "export it with the kbsim that wrote it")
+    saves, questions = export_day(log, params.day_s)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return write_saves_trace(targets[0], saves), write_questions_trace(targets[1], questions)

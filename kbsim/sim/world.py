@@ -1,0 +1,196 @@
+"""The world a day's processes act in: its random streams, the knowledge base it starts
+from, the store that holds it, and the :class:`Day` that carries them to every actor.
+
+Nothing here runs: :mod:`kbsim.sim.day` opens a :class:`Day` over a store and runs its
+actors (:mod:`kbsim.sim.processes`); :mod:`kbsim.sim.replay` indexes the starting
+articles for traces to name them. Both read the world from here, and neither is
+imported by it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+import simpy
+
+from kbsim.inputs import LoadedCorpus, load_corpus
+from kbsim.inputs.resolve import corpus_analyzer, corpus_edits
+from kbsim.params import DEFAULT_STORE_BACKEND, CorpusParams, DayParams
+from kbsim.sim.corpus import Corpus, RevisingCorpus, TextCorpus
+from kbsim.sim.popularity import Popularity
+from kbsim.sim.records import DayLog
+from kbsim.store import ArticleWords, Client, MemoryStore, Store, StoreFactory, store_backend
+from kbsim.store.analyzer import ASCII, Analyzer
+
+__all__ = [
+    "KB_ID",
+    "STREAMS",
+    "Day",
+    "StartingKnowledgeBase",
+    "day_store",
+    "starting_knowledge_base",
+    "streams",
+]
+
+KB_ID = "kb-1"
+#: Named random streams, spawned in this order (a new stream goes last, so the others keep
+#: their numbers). ``save_targets`` and ``question_draws`` hand each save and question its
+#: own block of uniforms (see :meth:`Popularity.draw`); ``save_ranking`` is the noise of a
+#: save ranking correlated with the question ranking (``saves.rank_correlation``).
+STREAMS = ("corpus", "editors", "askers", "agent", "tail", "save_targets", "question_draws", "save_ranking")
+
+
+def streams(seed: int) -> dict[str, np.random.Generator]:
+    """One independent generator per named stream, all from ``SeedSequence(seed)``."""
+    children = np.random.SeedSequence(seed).spawn(len(STREAMS))
+    return {name: np.random.default_rng(child) for name, child in zip(STREAMS, children, strict=True)}
+
+
+# -- the knowledge base a day starts from -------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class StartingKnowledgeBase:
+    """A seed's knowledge base at time 0: the corpus that writes people's text, the
+    articles in publication order, and their popularity ranking.
+
+    ``ranking[r]`` is the index into ``article_ids`` of the article at popularity
+    rank ``r`` (0 = most popular): a seeded shuffle, or the order of ``weights`` (a
+    corpus from files with a popularity column). ``template`` holds every article
+    published at 0; it is copied for each day, never changed.
+    """
+
+    corpus: Corpus | TextCorpus | RevisingCorpus
+    article_ids: tuple[str, ...]
+    ranking: np.ndarray
+    template: MemoryStore
+    weights: np.ndarray | None = None
+    #: the corpus's own ids of the articles (a corpus from files that has them), or None
+    source_ids: tuple[str, ...] | None = None
+    #: how the knowledge base's text becomes search terms
+    analyzer: Analyzer = ASCII
+
+    def articles(self) -> Iterator[tuple[str, str]]:
+        """``(title, content)`` of every article, in publication order."""
+        for article_id in self.article_ids:
+            article = self.template.article_state(KB_ID, article_id)
+            yield article.title, article.content
+
+    def popularity(self, s: float) -> Popularity:
+        """Zipf popularity with exponent ``s`` over the ranking (``s = 0``: uniform)."""
+        return Popularity(list(self.article_ids), self.ranking, s)
+
+
+def starting_knowledge_base(corpus_params: CorpusParams, seed: int) -> StartingKnowledgeBase:
+    """The corpus, the published knowledge base and the popularity ranking of a seed.
+
+    Built once per ``(corpus params, seed)`` in a process and copied for each
+    day (the days of a sweep share their seed's corpus); never mutated. A corpus
+    from files is read once per version of the files (:func:`kbsim.inputs.load_corpus`)
+    and published once, whatever the seed; only its ranking is the seed's.
+    """
+    if corpus_params.source is None:
+        return _synthetic_knowledge_base(corpus_params, seed)
+    loaded = load_corpus(corpus_params.source)
+    analyzer, edits = corpus_analyzer(corpus_params, loaded), corpus_edits(corpus_params, loaded)
+    return _knowledge_base_from(loaded, seed, analyzer, edits)
+
+
+@lru_cache(maxsize=8)
+def _synthetic_knowledge_base(corpus_params: CorpusParams, seed: int) -> StartingKnowledgeBase:
+    rng = streams(seed)["corpus"]
+    corpus = Corpus.build(corpus_params)
+    template = MemoryStore()
+    articles, body_words, title_words = corpus.articles_and_words(rng)
+    words = ArticleWords(corpus.vocabulary, body_words, title_words)  # indexed in bulk, checked
+    article_ids = template.create_knowledge_base_from_words(KB_ID, articles, words, at=0.0)
+    ranking = rng.permutation(len(article_ids))
+    return StartingKnowledgeBase(corpus, tuple(article_ids), ranking, template)
+
+
+@lru_cache(maxsize=8)
+def _knowledge_base_from(loaded: LoadedCorpus, seed: int, analyzer: Analyzer = ASCII,
+                         edits: str = "swap_lines") -> StartingKnowledgeBase:
+    """A corpus from files: its articles in file order, by their own ids (else art-NNNNNN);
+    ranked by its popularity weights (ties in file order), or, without them, by the seed's
+    shuffle as the synthetic corpus is."""
+    template, text = _published(loaded, analyzer, edits)
+    article_ids = tuple(template.published_article_ids(KB_ID))
+    if loaded.weights is not None:
+        ranking = np.argsort(-loaded.weights, kind="stable")
+    else:
+        ranking = streams(seed)["corpus"].permutation(len(article_ids))
+    return StartingKnowledgeBase(text, article_ids, ranking, template, loaded.weights, loaded.ids, analyzer)
+
+
+@lru_cache(maxsize=2)
+def _published(loaded: LoadedCorpus, analyzer: Analyzer, edits: str) -> tuple[MemoryStore, TextCorpus | RevisingCorpus]:
+    template = MemoryStore()
+    ids = template.create_knowledge_base(KB_ID, loaded.articles(), at=0.0, article_ids=loaded.ids, analyzer=analyzer)
+    if edits == "revise":
+        return template, RevisingCorpus.from_articles(loaded.titles, loaded.contents, ids)
+    return template, TextCorpus.from_articles(loaded.titles, loaded.contents)
+
+
+def day_store(starting: StartingKnowledgeBase, params: DayParams, store: StoreFactory | None = None) -> Store:
+    """A store holding the starting knowledge base as ``KB_ID``, with the day's retention.
+
+    ``store`` builds an empty backend from the retention window, which is then
+    filled with every article at time 0 (one transaction); without it, the backend
+    ``params.store.backend`` names is (for the default, ``memory``, the in-memory
+    template is copied, which gives the same state faster).
+    """
+    if store is None and params.store.backend != DEFAULT_STORE_BACKEND:
+        store = store_backend(params.store.backend)
+    if store is None:
+        return starting.template.copy(event_retention_s=params.event_retention_s)
+    backend = store(params.event_retention_s)
+    own = {} if starting.source_ids is None else {"article_ids": starting.source_ids}
+    if not starting.analyzer.is_default:  # a backend without these keywords still runs the study
+        own["analyzer"] = starting.analyzer
+    ids = backend.create_knowledge_base(KB_ID, starting.articles(), at=0.0, **own)
+    if tuple(ids) != starting.article_ids:
+        raise RuntimeError(
+            f"{backend!r} numbered the starting articles {ids[:3]}..., not "
+            f"{list(starting.article_ids[:3])}...: a backend must number articles in publication order"
+        )
+    return backend
+
+
+# -- the day --------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Day:
+    """The world a day's actors share: ``editor(day, arrivals)``, ``asker(day, ...)``,
+    ``checker(day)``, ``agent_edit(day, ...)`` read everything from it.
+
+    ``questions_by`` and ``saves_by`` are the popularity people draw the article of a
+    question and of a save by (when their arrival does not name it); ``corpus`` writes
+    the text of people's saves. :func:`kbsim.sim.day.open_day` builds one.
+    """
+
+    env: simpy.Environment
+    store: Store
+    client: Client
+    kb_id: str
+    params: DayParams
+    streams: dict[str, np.random.Generator]
+    log: DayLog
+    corpus: Corpus | TextCorpus
+    questions_by: Popularity
+    saves_by: Popularity
+    #: agent edit processes started so far (the day runs until they are done)
+    edits: list = field(default_factory=list)
+
+    def is_published(self, article_id: str) -> bool:
+        """Whether the article is published now (people draw only published articles)."""
+        return self.store.current_version(self.kb_id, article_id) is not None
+
+    def unpublished_ids(self) -> list[str]:
+        """Every unpublished article's id: of the articles the day ranks (each one in its
+        store), exactly those :meth:`is_published` refuses."""
+        return self.store.unpublished_article_ids(self.kb_id)

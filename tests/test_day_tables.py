@@ -1,0 +1,62 @@
+"""kbsim.sim.tables owns the day's tables: what it declares is what a day writes, and the
+layers above read the names from it."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import kbsim.report.frames as frames
+import kbsim.sim.tables as tables
+import kbsim.stats.metrics as metrics
+from kbsim.params import DayParams
+from kbsim.sim import run_day
+
+#: How a declared type reads back from pandas when every value is there (text: ``str`` from pandas 3 on).
+PANDAS_DTYPES = {"int": ("int64",), "float": ("float64",), "str": ("str", "object"), "bool": ("bool",)}
+
+
+@pytest.fixture(scope="module")
+def day():
+    params = {"day_hours": 3, "corpus": {"articles": 80}, "questions": {"count": 40}, "saves": {"count": 90}}
+    return run_day(DayParams.model_validate({**params, "edit": {"delay_s": 600}}), 2)
+
+
+def test_a_day_writes_the_declared_tables_and_columns(day):
+    assert tuple(day) == tables.DAY_TABLES
+    for name, frame in day.items():
+        declared = tables.table_columns(name)
+        assert list(frame.columns) == [column for column, _ in declared], name
+        assert len(frame), name
+        for column, kind in declared:
+            if kind in PANDAS_DTYPES:  # an optional field (bool | None) reads back as object or bool
+                assert str(frame[column].dtype) in PANDAS_DTYPES[kind], (name, column)
+
+
+def test_an_empty_day_has_the_same_columns():
+    empty = run_day(DayParams(day_hours=1, questions={"count": 0}, saves={"count": 0}, corpus={"articles": 20}), 1)
+    for name, frame in empty.items():
+        assert list(frame.columns) == [column for column, _ in tables.table_columns(name)], name
+
+
+def test_the_layers_above_read_the_names_from_the_tables_module():
+    assert frames.DAY_TABLES is tables.DAY_TABLES and frames.key_columns is tables.key_columns
+    assert metrics.DAY_TABLES is tables.DAY_TABLES
+    assert {"first_stale_s", "gone_at_end", "seed", "run_id", "strategy"} <= tables.NATIVE_COLUMNS
+    with pytest.raises(KeyError, match="no day table 'metrics'"):
+        tables.table_columns("metrics")
+
+
+def test_the_schema_digest_is_short_stable_and_follows_every_column(monkeypatch):
+    digest = tables.schema_digest()
+    assert re.fullmatch(r"[0-9a-f]{16}", digest) and tables.schema_digest() == digest
+    monkeypatch.setitem(tables.DERIVED_COLUMNS, "citations", (*tables.DERIVED_COLUMNS["citations"], ("x_s", "float")))
+    assert tables.schema_digest() != digest
+    monkeypatch.undo()
+    assert tables.schema_digest() == digest
+    monkeypatch.setitem(
+        tables.DERIVED_COLUMNS, "citations", tuple((c, "int" if c == "gone_s" else t) for c, t in
+                                                    tables.DERIVED_COLUMNS["citations"])
+    )
+    assert tables.schema_digest() != digest

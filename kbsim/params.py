@@ -209,8 +209,12 @@ class EditParams(_Frozen):
     """The edit experiment: edit the first cited article some time after answering.
 
     ``delay_s`` is ``None`` for a day without edits; otherwise it is the fixed
-    delay, the mean (exponential) or the median (lognormal).
+    delay, the mean (exponential) or the median (lognormal). ``compare_and_swap`` and
+    ``idempotency_key`` are the write-up's fourth piece of advice, each a switch
+    (issue 27; off: the harm it prevents, measured).
     """
+
+    _OMITTED_WHEN_DEFAULT = ("compare_and_swap", "idempotency_key")
 
     share: float = Field(0.25, ge=0, le=1, description="share of answers followed by an edit")
     delay_s: float | None = Field(None, ge=0)
@@ -225,10 +229,62 @@ class EditParams(_Frozen):
         description="edit exactly the share of answers (every fourth for 0.25) instead of each with "
         "that probability",
     )
+    compare_and_swap: bool = Field(
+        True,
+        description="edits carry the cited version as expected_version and the store refuses a stale one; "
+        "false: blind overwrites (the edit replaces whatever is current)",
+    )
+    idempotency_key: bool = Field(
+        True,
+        description="a retry after a lost reply resends the same idempotency key (a replay); false: each "
+        "request carries a fresh key, so a retry after a lost reply writes again",
+    )
 
     @property
     def enabled(self) -> bool:
         return self.delay_s is not None and self.share > 0
+
+
+class TransportParams(_Frozen):
+    """The wire between the agent and the store: each tool call's request, or its reply
+    (after the store applied it), is lost with probability ``loss_rate``; the agent waits
+    ``timeout_s``, then retries after a backoff doubling from ``backoff_s``."""
+
+    loss_rate: float = Field(0.0, ge=0, le=0.5, description="probability of each of the two losses per call")
+    timeout_s: float = Field(30.0, gt=0, description="how long the agent waits for a reply before retrying")
+    backoff_s: float = Field(1.0, ge=0, description="the first retry's backoff; each further one doubles")
+    max_retries: int = Field(
+        3, ge=0, le=20,
+        description="retries of an edit after its first try (read-only tools are retried until answered)",
+    )
+
+
+class CitationParams(_Frozen):
+    """What a citation carries (the write-up's first piece of advice)."""
+
+    carries_version: bool = Field(
+        True,
+        description="the citation carries updated_at; false: only the id, so a check must compare the "
+        "whole re-read text with the text cited",
+    )
+
+
+class EventParams(_Frozen):
+    """What the knowledge base's event log records (the third piece of advice)."""
+
+    log_unpublish: bool = Field(
+        True, description="an unpublish writes an event; false: the article just stops being readable"
+    )
+
+
+class AgentParams(_Frozen):
+    """How many agents share the knowledge base with the people (kbsim.sim.agents)."""
+
+    count: int = Field(
+        1, ge=1, le=50,
+        description="agents; the day's questions are dealt to them in turn (question i to agent i mod N), "
+        "each with its own client, citations, cursor, checks and edits",
+    )
 
 
 class StoreParams(_Frozen):
@@ -250,7 +306,7 @@ class DayParams(_Frozen):
     """One simulated day (defaults: the reference study's Zipf day, no edits)."""
 
     _OMITTED_WHEN_NONE = ("day_start",)
-    _OMITTED_WHEN_DEFAULT = ("store",)
+    _OMITTED_WHEN_DEFAULT = ("store", "transport", "citation", "events", "agents")
 
     day_hours: float = Field(8.0, gt=0)
     zipf_s: float = Field(0.9, ge=0, le=5, description="Zipf exponent of article popularity")
@@ -270,6 +326,10 @@ class DayParams(_Frozen):
     checks: CheckParams = CheckParams()
     edit: EditParams = EditParams()
     store: StoreParams = StoreParams()
+    transport: TransportParams = TransportParams()
+    citation: CitationParams = CitationParams()
+    events: EventParams = EventParams()
+    agents: AgentParams = AgentParams()
     day_start: str | None = Field(
         None,
         description="the instant (ISO 8601 with a time zone) that ISO times in traces count from; "
@@ -291,6 +351,14 @@ class DayParams(_Frozen):
     @property
     def day_s(self) -> float:
         return self.day_hours * 3600.0
+
+    @property
+    def uses_design_switches(self) -> bool:
+        """Whether any of issue 27's switches is away from today's behaviour (then the day
+        runs :func:`kbsim.sim.agents.run_agents` and writes its extra tables)."""
+        edit = self.edit
+        return not (edit.compare_and_swap and edit.idempotency_key and self.transport.loss_rate == 0
+                    and self.citation.carries_version and self.events.log_unpublish and self.agents.count == 1)
 
     def sized_to(self, articles: int) -> DayParams:
         """This day with its counts of saves and questions set for a corpus of ``articles``:

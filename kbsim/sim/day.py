@@ -21,6 +21,7 @@ import simpy
 
 from kbsim.params import DayParams
 from kbsim.sim.activity import QuestionSource, SaveSource
+from kbsim.sim.agents import Agents, on_answer_of, switched_checker, switched_edit
 from kbsim.sim.popularity import Popularity, correlated_ranking
 from kbsim.sim.processes import Answer, agent_edit, asker, checker, editor
 from kbsim.sim.records import DayLog
@@ -101,11 +102,13 @@ def _approval_delays(params: DayParams, uniforms: np.ndarray) -> Iterator[float]
             yield float(edit.delay_s * math.exp(edit.lognormal_sigma * _STANDARD_NORMAL.inv_cdf(u)))
 
 
-def agent_edits(day: Day) -> Callable[[Answer], None]:
+def agent_edits(day: Day, edit=agent_edit) -> Callable[[Answer], None]:
     """What the agent does after each answer: maybe edit its first citation (``on_answer``).
 
     Draws from the ``agent`` stream for every answer, edits on or off, so the same
     answers are edited (after the same uniform delays) in every day of a sweep.
+    ``edit(day, answer, delays)`` is the edit process (a switched day's is
+    :func:`kbsim.sim.agents.switched_edit`).
     """
     params, rng = day.params, day.streams["agent"]
     retries_per_edit = 1 + params.edit.max_retries
@@ -119,7 +122,7 @@ def agent_edits(day: Day) -> Callable[[Answer], None]:
         uniforms = rng.random(retries_per_edit)
         if params.edit.enabled and chosen and answer.citations:
             delays = _approval_delays(params, uniforms)
-            day.edits.append(day.env.process(agent_edit(day, answer, delays)))
+            day.edits.append(day.env.process(edit(day, answer, delays)))
 
     return on_answer
 
@@ -180,13 +183,23 @@ def simulate_day(
         saves = given_saves if saves is None else saves
         questions = given_questions if questions is None else questions
     env = day.env
+    agents = Agents.open(day) if params.uses_design_switches else None
+    if agents is not None:  # issue 27's switches: the agents of kbsim.sim.agents
+        day.client = agents.desk
+        edits = agent_edits(day, lambda _day, answer, delays: switched_edit(agents, answer, delays))
+        on_answer, checks = on_answer_of(agents, edits), switched_checker(agents)
+    else:
+        on_answer, checks = agent_edits(day), checker(day)
     env.process(editor(day, saves(day)))
-    asking = env.process(asker(day, questions(day), agent_edits(day)))
-    checking = env.process(checker(day))
+    asking = env.process(asker(day, questions(day), on_answer))
+    checking = env.process(checks)
     env.run(until=simpy.AllOf(env, [asking, checking]))
     if day.edits:
         env.run(until=simpy.AllOf(env, day.edits))
     # The tables need only the log: the day's store (its search index is most of a large
     # day's memory) is let go before they are built, not beside them.
     del day, asking, checking
-    return tabulate(log, params, seed), log
+    tables = tabulate(log, params, seed)
+    if agents is not None:
+        tables.update(agents.tables(seed))
+    return tables, log

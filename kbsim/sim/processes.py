@@ -82,7 +82,7 @@ def editor(day: Day, arrivals: Iterable[SaveArrival]):
                 continue
         kind, title, content = arrival.kind, None, None
         if kind == "unpublish":
-            version = store.unpublish_article(kb_id, article_id, at=env.now)
+            version = _unpublish(day, article_id)
         else:
             if kind == "content_and_title":
                 title = arrival.title
@@ -98,6 +98,14 @@ def editor(day: Day, arrivals: Iterable[SaveArrival]):
         log.note("people", env.now, f"{kind} {article_id}")
         if kind == "unpublish" and day.params.saves.replace_unpublished:
             _replace(day, article_id, rank)
+
+
+def _unpublish(day: Day, article_id: str) -> str:
+    """People unpublishing an article; with ``events.log_unpublish: false`` it writes no
+    event (the keyword is passed only then, so any backend runs the default day)."""
+    if day.params.events.log_unpublish:
+        return day.store.unpublish_article(day.kb_id, article_id, at=day.env.now)
+    return day.store.unpublish_article(day.kb_id, article_id, at=day.env.now, log_event=False)
 
 
 def _replace(day: Day, old_id: str, rank: int) -> None:

@@ -39,8 +39,10 @@ KB_ID = "kb-1"
 #: Named random streams, spawned in this order (a new stream goes last, so the others keep
 #: their numbers). ``save_targets`` and ``question_draws`` hand each save and question its
 #: own block of uniforms (see :meth:`Popularity.draw`); ``save_ranking`` is the noise of a
-#: save ranking correlated with the question ranking (``saves.rank_correlation``).
-STREAMS = ("corpus", "editors", "askers", "agent", "tail", "save_targets", "question_draws", "save_ranking")
+#: save ranking correlated with the question ranking (``saves.rank_correlation``);
+#: ``transport`` the lossy wire's losses (drawn only when ``transport.loss_rate`` > 0).
+STREAMS = ("corpus", "editors", "askers", "agent", "tail", "save_targets", "question_draws", "save_ranking",
+           "transport")
 
 
 def streams(seed: int) -> dict[str, np.random.Generator]:

@@ -110,6 +110,36 @@ METRICS: dict[str, Metric] = {
         Metric("gone_rate", "proportion", "edits that found the article unpublished", "share"),
         Metric("retry_success", "proportion", "retries after a conflict that applied", "share", min_seeds=2),
         Metric(
+            "lost_update_share",
+            "proportion",
+            "people's saves silently replaced by an agent edit built on an older read",
+            "share",
+        ),
+        Metric("duplicate_write_share", "proportion", "intended edits the store applied more than once", "share"),
+        Metric("conflict_writer_share", "proportion", "conflicts whose newer version this writer wrote", "share"),
+        Metric("retry_calls_per_hour", "mean", "tool requests resent after a lost request or reply", "count"),
+        Metric("retry_bytes_per_hour", "mean", "bytes of replies lost on the wire", "bytes"),
+        Metric("gone_flagged_share", "proportion", "citations gone by the last check that it flags gone", "share"),
+        Metric(
+            "gone_as_changed_share",
+            "proportion",
+            "citations gone by the last check that the poll flags changed (a version seen before the unpublish)",
+            "share",
+        ),
+        Metric(
+            "text_missed_share",
+            "proportion",
+            "citations stale by version at a check that comparing text misses (the cited text restored)",
+            "share",
+        ),
+        Metric("cited_text_bytes", "mean", "cited text an agent without versions keeps to compare with", "bytes"),
+        Metric(
+            "shared_consumer_saving",
+            "mean",
+            "poll calls per check the agents' own cursors make beyond one shared consumer",
+            "count",
+        ),
+        Metric(
             "replay_success",
             "invariant",
             "replays of an applied edit that returned its first result and wrote nothing",
@@ -192,6 +222,7 @@ def run_metrics(tables: Mapping[str, pd.DataFrame], day_s: float | None = None) 
     if detections is not None and len(detections):
         _detection(rows, citations, detections, day_s)
     _edits(rows, edits)
+    _design_choices(rows, tables, day_s)
     return rows.frame()
 
 
@@ -300,6 +331,65 @@ def _edits(rows: _Rows, edits: pd.DataFrame) -> None:
     rows.share("retry_success", (retried["retry_outcome"] == "applied").sum(), len(retried))
     applied = edits["replay_ok"].notna()
     rows.share("replay_success", (edits.loc[applied, "replay_ok"] == True).sum(), applied.sum())  # noqa: E712
+
+
+def _design_choices(rows: _Rows, tables: Mapping[str, pd.DataFrame], day_s: float) -> None:
+    """What each piece of the write-up's advice buys (issue 27): lost updates, duplicate
+    writes, conflicts by writer, the transport's retries, gone against changed, and what
+    checking without versions and with several cursors costs.
+
+    A day at the defaults has no ``intents`` table: its edits ran with compare-and-swap and
+    idempotency keys over a perfect wire, where the day checks at every step that no
+    update is lost and nothing applied twice, so both shares are 0 of its trials.
+    """
+    edits, saves = tables["edits"], tables["saves"]
+    intents = tables.get("intents")
+    if len(edits):
+        people = saves[(saves["actor"] == "people") & saves["kind"].isin(["content", "content_and_title"])]
+        lost = 0 if intents is None else int(intents["people_overwritten"].sum())
+        dup = 0 if intents is None else int((intents["applications"] > 1).sum())
+        rows.share("lost_update_share", lost, len(people))
+        rows.share("duplicate_write_share", dup, len(edits))
+    if intents is not None and len(intents):
+        writers = intents[["conflicts_people", "conflicts_agents", "conflicts_self"]].sum()
+        for writer, column in (("people", "conflicts_people"), ("agents", "conflicts_agents"),
+                               ("self", "conflicts_self")):
+            rows.share("conflict_writer_share", writers[column], writers.sum(), subset=writer)
+        if intents["agent"].nunique() > 1:
+            for agent, mine in intents.groupby("agent"):
+                subset = f"agent {agent}"
+                rows.share("rejection_rate", (mine["outcome"] == "conflict").sum(), len(mine), subset=subset)
+                rows.share("duplicate_write_share", (mine["applications"] > 1).sum(), len(mine), subset=subset)
+                rows.add("edits_made", len(mine), subset=subset)
+                rows.share("lost_update_share", mine["people_overwritten"].sum(), len(people), subset=subset)
+    transport = tables.get("transport")
+    hours = day_s / 3600.0 if day_s else math.nan
+    resent = 0.0 if transport is None else float((transport["sends"] - transport["calls"]).sum())
+    lost_bytes = 0.0 if transport is None else float(transport["retry_bytes"].sum())
+    rows.add("retry_calls_per_hour", resent / hours)
+    rows.add("retry_bytes_per_hour", lost_bytes / hours)
+    checks = tables["checks"]
+    if len(checks):
+        last = checks[checks["check_index"] == checks["check_index"].max()]
+        for record in last.itertuples(index=False):
+            rows.share("gone_flagged_share", record.flagged_gone, record.true_gone, strategy=record.strategy)
+            if record.strategy == "poll":
+                as_changed = max(record.flagged_changed - record.true_changed, 0)
+                rows.share("gone_as_changed_share", as_changed, record.true_gone, strategy="poll")
+    text = tables.get("text_checks")
+    if text is not None and len(text):
+        for strategy, mine in text.groupby("strategy", sort=False):
+            rows.share("text_missed_share", mine["missed_restored"].sum(), mine["true_stale"].sum(), strategy=strategy)
+        rows.add("cited_text_bytes", text["kept_bytes"].iloc[-1])
+    own = tables.get("agent_checks")
+    if own is not None and len(own) and len(checks):
+        own_polls = own[own["strategy"] == "poll"].groupby("check_index")["calls"].sum()
+        shared = checks[checks["strategy"] == "poll"].set_index("check_index")["calls"]
+        rows.add("shared_consumer_saving", float((own_polls - shared.reindex(own_polls.index)).mean()))
+        for agent, mine in own.groupby("agent"):
+            for strategy, group in mine.groupby("strategy"):
+                rows.add("calls_per_check", group["calls"].mean(), strategy=strategy, subset=f"agent {agent}")
+                rows.add("bytes_per_check", group["bytes"].mean(), strategy=strategy, subset=f"agent {agent}")
 
 
 def metrics_by_run(

@@ -229,8 +229,12 @@ class MemoryStore:
         article = self._published(kb_id, article_id)
         return self._apply_update(self._kbs[kb_id], article, at_us, content, title)
 
-    def unpublish_article(self, kb_id: str, article_id: str, *, at: float) -> str:
-        """Take an article out of search and reads; returns its final ``updated_at``."""
+    def unpublish_article(self, kb_id: str, article_id: str, *, at: float, log_event: bool = True) -> str:
+        """Take an article out of search and reads; returns its final ``updated_at``.
+
+        ``log_event=False`` writes no ``article.unpublished`` event: the article simply stops
+        being readable (``events.log_unpublish: false``, issue 27).
+        """
         check_text(kb_id, "kb_id")
         check_text(article_id, "article_id")
         at_us = check_at(at)
@@ -240,7 +244,8 @@ class MemoryStore:
         article.published = False
         kb.unpublished.add(article_id)
         kb.index.remove(article_id)
-        self._append_event(kb, "article.unpublished", article_id, article.version_us)
+        if log_event:
+            self._append_event(kb, "article.unpublished", article_id, article.version_us)
         return article.updated_at
 
     # -- ground truth (never through the agent's tools) ------------------------

@@ -451,8 +451,12 @@ class SQLiteStore:
             version = self._apply_update(conn, row, at_us, content, title)
         return format_version(version)
 
-    def unpublish_article(self, kb_id: str, article_id: str, *, at: float) -> str:
-        """Take an article out of search and reads; returns its final ``updated_at``."""
+    def unpublish_article(self, kb_id: str, article_id: str, *, at: float, log_event: bool = True) -> str:
+        """Take an article out of search and reads; returns its final ``updated_at``.
+
+        ``log_event=False`` writes no ``article.unpublished`` event: the article simply stops
+        being readable (``events.log_unpublish: false``, issue 27).
+        """
         check_text(kb_id, "kb_id")
         check_text(article_id, "article_id")
         at_us = check_at(at)
@@ -470,7 +474,8 @@ class SQLiteStore:
                 "UPDATE knowledge_bases SET published = published - 1 WHERE kb_rowid = ?",
                 (row.kb_rowid,),
             )
-            self._append_event(conn, row.kb_rowid, "article.unpublished", article_id, version)
+            if log_event:
+                self._append_event(conn, row.kb_rowid, "article.unpublished", article_id, version)
         return format_version(version)
 
     # -- ground truth (never through the agent's tools) ------------------------------

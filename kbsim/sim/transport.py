@@ -1,0 +1,131 @@
+"""A lossy wire between an agent and the store (``transport.*``, issue 27).
+
+Each tool call can lose its request before the store sees it, or its reply after the
+store applied it, each with probability ``loss_rate`` (one uniform a call: below
+``loss_rate`` the request is lost, below twice it the reply). The agent notices only a
+missing reply: it waits ``timeout_s``, then a backoff doubling from ``backoff_s``, and
+sends again.
+
+:class:`LossyClient` wraps the agent's :class:`~kbsim.store.Client` with the same four
+methods. Read-only tools (search, read, poll) are simply repeated until a reply arrives,
+at the same instant: the wait is counted (``wait_s``), not spent, so the day's other
+actors keep their times. Edits are where a loss matters; the edit process in
+:mod:`kbsim.sim.agents` sends them one try at a time (:meth:`LossyClient.loss`) and
+spends the waits in simulated time. Plain code, no SimPy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kbsim.params import TransportParams
+from kbsim.store import Client, ToolError, json_size
+
+__all__ = ["REPLY_LOST", "REQUEST_LOST", "LossyClient", "TransportRecord", "TransportLedger", "backoff_s"]
+
+REQUEST_LOST = "request"
+REPLY_LOST = "reply"
+
+
+@dataclass(frozen=True, slots=True)
+class TransportRecord:
+    """What one agent's calls of one tool cost the wire in a day (the ``transport`` table)."""
+
+    agent: str  # "0", "1", ... or "desk" (the questions' searches and reads)
+    tool: str
+    calls: int  # calls the agent meant to make
+    sends: int  # requests sent, retries included
+    lost_requests: int
+    lost_replies: int
+    retry_bytes: int  # bytes of replies sent and lost (the re-sent reply is the call's own)
+    wait_s: float  # timeouts and backoffs waited
+
+
+def backoff_s(params: TransportParams, retry: int) -> float:
+    """The wait before retry number ``retry`` (1 = the first): the timeout, then the backoff."""
+    return params.timeout_s + params.backoff_s * 2.0 ** (retry - 1)
+
+
+class TransportLedger:
+    """Counts per tool, turned into :class:`TransportRecord` rows at the end of the day."""
+
+    def __init__(self, agent: str) -> None:
+        self.agent = agent
+        self.counts: dict[str, list[float]] = {}
+
+    def add(self, tool: str, *, calls=0, sends=0, lost_requests=0, lost_replies=0, retry_bytes=0, wait_s=0.0):
+        row = self.counts.setdefault(tool, [0, 0, 0, 0, 0, 0.0])
+        for i, value in enumerate((calls, sends, lost_requests, lost_replies, retry_bytes, wait_s)):
+            row[i] += value
+
+    def records(self) -> list[TransportRecord]:
+        return [
+            TransportRecord(self.agent, tool, int(c), int(s), int(q), int(r), int(b), float(w))
+            for tool, (c, s, q, r, b, w) in sorted(self.counts.items())
+        ]
+
+
+class LossyClient:
+    """The agent's client behind a lossy wire; answers exactly as the wrapped client does.
+
+    With ``loss_rate`` 0 it draws nothing (a day at the default never touches the
+    ``transport`` stream).
+    """
+
+    def __init__(self, client: Client, rng: np.random.Generator, params: TransportParams, agent: str) -> None:
+        self.client = client
+        self.store, self.grants, self.clock = client.store, client.grants, client.clock
+        self.rng = rng
+        self.params = params
+        self.ledger = TransportLedger(agent)
+
+    def loss(self) -> str | None:
+        """What happens to one send: :data:`REQUEST_LOST`, :data:`REPLY_LOST` or None."""
+        p = self.params.loss_rate
+        if p <= 0:
+            return None
+        u = self.rng.random()
+        return REQUEST_LOST if u < p else REPLY_LOST if u < 2 * p else None
+
+    def _deliver(self, tool: str, size: int) -> None:
+        """Draw sends until one reply arrives, counting what the lost ones cost."""
+        retry = 0
+        while True:
+            loss = self.loss()
+            self.ledger.add(tool, sends=1)
+            if loss is None:
+                break
+            retry += 1
+            self.ledger.add(tool, wait_s=backoff_s(self.params, retry))
+            if loss == REQUEST_LOST:
+                self.ledger.add(tool, lost_requests=1)
+            else:
+                self.ledger.add(tool, lost_replies=1, retry_bytes=size)
+        self.ledger.add(tool, calls=1)
+
+    def call_sized(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], int]:
+        try:
+            result, size = self.client.call_sized(name, arguments)
+        except ToolError as error:
+            self._deliver(name, json_size({"error": error.to_dict()}))
+            raise
+        self._deliver(name, size)
+        return result, size
+
+    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return self.call_sized(name, arguments)[0]
+
+    def search_many(self, kb_id: str, queries: list[str], limit: int):
+        answers = self.client.search_many(kb_id, queries, limit)
+        for _, size in answers:
+            self._deliver("search_knowledge_base", size)
+        return answers
+
+    def read_many(self, kb_id: str, article_ids: list[str]):
+        answers = self.client.read_many(kb_id, article_ids)
+        for _, size in answers:
+            self._deliver("read_knowledge_article", size)
+        return answers

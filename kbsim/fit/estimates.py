@@ -213,6 +213,35 @@ class Fit:
         frame = frame.sort_values(["questions", "saves"], ascending=False, kind="stable").reset_index(drop=True)
         return frame
 
+    def rank_frequency(self) -> pd.DataFrame:
+        """The rank-frequency curves for the figure: per ``what`` and rank (1 = the most counted),
+        the ``observed`` count, the fitted law's ``expected`` sorted count with its 5th to 95th
+        percentile (``low``, ``high``: what logs drawn from the law give), and the law itself,
+        ``law = N w_r``."""
+        rows = []
+        for what, p in self.popularity.items():
+            n = self.log.n_articles
+            observed = np.zeros(n)
+            observed[: len(p.counts)] = p.counts
+            observed = np.sort(observed)[::-1]
+            law = observed.sum() * pop.zipf_weights(n, p.exponent.value)
+            rows.append(pd.DataFrame({
+                "what": what, "rank": np.arange(1, n + 1), "observed": observed, "expected": p.gof.expected,
+                "low": p.gof.low, "high": p.gof.high, "law": law, "exponent": p.exponent.value,
+                "p_value": p.gof.p_value, "estimator": p.chosen}))
+        return pd.concat(rows, ignore_index=True)
+
+    def hourly_profile(self) -> pd.DataFrame:
+        """Hourly rates (events per hour, mean over days, with 95% intervals) of saves and
+        questions, at each local hour of the log's active window."""
+        first, end = self.window
+        frames = []
+        for what, prof in self.profiles.items():
+            rows = prof.hourly[(prof.hourly["hour"] >= first) & (prof.hourly["hour"] < end)].copy()
+            rows.insert(0, "what", what)
+            frames.append(rows)
+        return pd.concat(frames, ignore_index=True)
+
     def to_dict(self) -> dict:
         """The fit as plain JSON-able values (``kbsim fit --json``)."""
         log = self.log

@@ -364,7 +364,7 @@ class Activity:
     """Saves or questions of a log, one entry per event, sorted by time.
 
     Attributes:
-        time_s: seconds since the log's first day began (its local midnight).
+        time_s: seconds since the log's first day began (its local midnight), on the POSIX clock.
         day: index of the event's day in :attr:`Log.dates`.
         hour: local time of day in hours (0 to 24).
         article: index into :attr:`Log.articles`.
@@ -499,13 +499,17 @@ def build_log(
     every = [*saves, *(questions or ())]
     dates = sorted({event.local.date() for event in every})
     day_index = {day: i for i, day in enumerate(dates)}
-    first = min(every, key=lambda event: event.instant)
-    day_starts = tuple(_local_midnight(day, first, tz) for day in dates)
-    origin = day_starts[0]
+    first_of_day: dict[date, RawEvent] = {}
+    for event in every:
+        known = first_of_day.get(event.local.date())
+        if known is None or event.instant < known.instant:
+            first_of_day[event.local.date()] = event
+    day_starts = tuple(_local_midnight(day, first_of_day[day], tz) for day in dates)
+    origin = day_starts[0].timestamp()  # POSIX seconds: exact across a change of offset (summer time)
 
     def activity(events: Sequence[RawEvent], source: str, with_kind: bool) -> Activity:
         ordered = sorted(events, key=lambda event: event.instant)
-        time_s = np.array([(event.instant - origin).total_seconds() for event in ordered])
+        time_s = np.array([event.instant.timestamp() - origin for event in ordered])
         day = np.array([day_index[event.local.date()] for event in ordered], dtype=int)
         local = [event.local for event in ordered]
         hour = np.array([t.hour + t.minute / 60 + (t.second + t.microsecond / 1e6) / 3600 for t in local])
@@ -527,6 +531,7 @@ def build_log(
 
 
 def _local_midnight(day: date, first: RawEvent, tz: tzinfo | None) -> datetime:
+    """The day's local midnight: in ``tz``, else in the offset its first event was written with."""
     midnight = datetime(day.year, day.month, day.day)
     if tz is not None:
         return midnight.replace(tzinfo=tz)

@@ -56,6 +56,8 @@ __all__ = [
 
 #: The exponents a fit may return (kbsim's ``zipf_s`` takes 0 to 5).
 EXPONENT_RANGE = (0.0, 5.0)
+#: The grid the likelihood is first evaluated on before a local search refines its best point.
+GRID_STEP = 0.05
 #: Ranks fitted one by one; above, runs of ranks of nearly equal weight are fitted as one.
 SINGLE_RANKS = 500
 _GROUPS = 1500
@@ -115,7 +117,9 @@ def mle_exponent(counts, n: int) -> float:
     """The Zipf exponent maximising the likelihood of per-article ``counts`` marginal over the
     ranking (module doc), with ``n`` articles in all (those absent from ``counts`` have 0).
 
-    NaN when there is nothing to fit (no event). Bounded to :data:`EXPONENT_RANGE`.
+    NaN when there is nothing to fit (no event). Bounded to :data:`EXPONENT_RANGE`. The
+    likelihood is evaluated on a grid of :data:`GRID_STEP` first (it has local maxima), then
+    refined between the best point's neighbours.
     """
     from scipy.optimize import minimize_scalar
     from scipy.special import gammaln
@@ -137,7 +141,12 @@ def mle_exponent(counts, n: int) -> float:
         mixture = _logsumexp(log_pmf + log_sizes[None, :], axis=1) - math.log(n)
         return -float(np.dot(how_many, mixture))
 
-    result = minimize_scalar(negative_log_likelihood, bounds=EXPONENT_RANGE, method="bounded",
+    # The likelihood has local maxima (a large count is caught by one rank or the next as the
+    # exponent moves), so a grid finds the best one and a bounded search refines it.
+    grid = np.arange(EXPONENT_RANGE[0], EXPONENT_RANGE[1] + 1e-9, GRID_STEP)
+    best = int(np.argmin([negative_log_likelihood(float(x)) for x in grid]))
+    low, high = grid[max(0, best - 1)], grid[min(len(grid) - 1, best + 1)]
+    result = minimize_scalar(negative_log_likelihood, bounds=(float(low), float(high)), method="bounded",
                              options={"xatol": 1e-6})
     return float(result.x)
 

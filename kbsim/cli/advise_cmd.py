@@ -17,6 +17,8 @@ import os
 import re
 import sys
 
+from kbsim.cli import advise_day
+
 EPILOG = """\
 examples:
   kbsim advise --max-latency 15min            # the reference day: 400 articles, 300 saves, 120 questions
@@ -24,6 +26,8 @@ examples:
                --max-latency 15min
   kbsim advise --max-exposure 2% --cost bytes --json
   kbsim advise --max-latency 15min --verify --seeds 10 --out results
+  kbsim advise --config my-day.yaml --max-latency 15min   # the day kbsim fit wrote; simulated if need be
+  kbsim advise --trace saves.csv questions.csv --articles 2000 --max-exposure 2%
 """
 
 
@@ -52,6 +56,7 @@ def register(subparsers) -> None:
         default="zipf",
         help="whether people edit the popular articles (zipf) or all alike (uniform)",
     )
+    advise_day.add_arguments(parser)
     target = parser.add_argument_group("the target (one of)").add_mutually_exclusive_group(required=True)
     target.add_argument("--max-latency", metavar="DURATION", help="detection latency at most this, e.g. 15min")
     target.add_argument(
@@ -144,6 +149,8 @@ def run(args) -> int:
     from kbsim.model import advise
     from kbsim.model.advise import AdviceError
 
+    if advise_day.given(args):  # a config or a log gives the day
+        return advise_day.run(args)
     try:
         params, target, options, seeds, workers = _question(args)
         answer = advise.advise(params, target, **options)

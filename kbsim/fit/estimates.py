@@ -567,8 +567,9 @@ def _profile(what: str, s: _Days, window: tuple[int, int], burst: Burstiness) ->
 def _popularity(what: str, s: _Days, n: int, bursty: bool, replicates: int) -> Popularity:
     days = len(s.totals)
     pooled = s.counts.sum(axis=0)
-    mle_loo = [pop.mle_exponent(pooled - s.counts[d], n) for d in range(days)] if days > 1 else []
-    mle = jackknife(pop.mle_exponent(pooled, n), mle_loo, bounds=pop.EXPONENT_RANGE, unit="days")
+    mle_full = pop.mle_exponent(pooled, n)
+    mle_loo = [pop.mle_exponent(pooled - s.counts[d], n, near=mle_full) for d in range(days)] if days > 1 else []
+    mle = jackknife(mle_full, mle_loo, bounds=pop.EXPONENT_RANGE, unit="days")
     mle = replace(mle, method="maximum likelihood over ranks, n known, marginal over the ranking; " + mle.method)
     moment, moment_loo = None, []
     if days >= 2:
@@ -581,7 +582,10 @@ def _popularity(what: str, s: _Days, n: int, bursty: bool, replicates: int) -> P
             moment = replace(moment, method="cross-day moment (sum of w^2 from pairs of days); " + moment.method)
     chosen = "moment" if bursty and moment is not None else "mle"
     exponent, loo = (moment, moment_loo) if chosen == "moment" else (mle, mle_loo)
-    gof = pop.goodness_of_fit(pooled, s.run_sizes, n, exponent.value, replicates=replicates)
+    # the replicates keep the log's bursts only when it has some: on independent events a "run" is a
+    # coincidence, likelier the more popular the article, which a reassigned run would not be
+    runs = s.run_sizes if bursty else np.ones(int(pooled.sum()))
+    gof = pop.goodness_of_fit(pooled, runs, n, exponent.value, replicates=replicates)
     return Popularity(what, exponent, chosen, mle, moment, gof, pooled, tuple(loo))
 
 

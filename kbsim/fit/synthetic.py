@@ -54,6 +54,9 @@ class KnownDays:
     saves_per_day: float = 300.0
     questions_per_day: float = 120.0
     zipf_s: float = 0.9
+    #: ``q`` of a Zipf-Mandelbrot law, weights ``(rank + q)^-s``: 0 is Zipf's law itself; a
+    #: positive ``q`` flattens the head (what the goodness-of-fit test should notice)
+    zipf_offset: float = 0.0
     rank_correlation: float = 1.0
     mix: tuple[float, float, float] = (0.85, 0.10, 0.05)
     hours: tuple[int, int] = (9, 17)
@@ -105,8 +108,8 @@ class KnownDays:
         return truth
 
 
-def _zipf(n: int, s: float) -> np.ndarray:
-    weights = np.arange(1, n + 1, dtype=float) ** -s
+def _zipf(n: int, s: float, offset: float = 0.0) -> np.ndarray:
+    weights = (np.arange(1, n + 1, dtype=float) + offset) ** -s
     return weights / weights.sum()
 
 
@@ -129,7 +132,7 @@ def popularities(known: KnownDays, seed: int) -> tuple[np.ndarray, np.ndarray]:
     n, rng = known.articles, _streams(seed)["ranking"]
     question_ranking = rng.permutation(n)
     save_ranking = correlated_ranking(question_ranking, known.rank_correlation, rng)
-    weights = _zipf(n, known.zipf_s)
+    weights = _zipf(n, known.zipf_s, known.zipf_offset)
     p_question, p_save = np.empty(n), np.empty(n)
     p_question[question_ranking] = weights
     p_save[save_ranking] = weights

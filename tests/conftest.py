@@ -21,6 +21,11 @@ BACKENDS = {
 }
 
 
+def pytest_configure(config):
+    """Register the ``slow`` marker (tests over ~20 s; deselect them with ``-m "not slow"``)."""
+    config.addinivalue_line("markers", "slow: a test that takes more than about 20 seconds")
+
+
 @pytest.fixture(params=sorted(BACKENDS))
 def store(request, tmp_path):
     """A factory: ``store(**options)`` builds a fresh, empty store of one backend."""

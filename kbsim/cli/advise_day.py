@@ -132,78 +132,13 @@ def _load(path: str):
     return config
 
 
-def _merged(base: dict, override: dict) -> dict:
-    """A scenario's parameters: ``override`` deep-merged into the config's ``base``."""
-    out = dict(base)
-    for key, value in override.items():
-        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
-    return out
-
-
-def _fit_of_config(params: dict, scenarios: dict, source: str | None):
-    """The fit of the traces a config replays (None when it replays none)."""
-    from datetime import datetime
-
-    from kbsim.fit.estimates import fit_log
-    from kbsim.fit.logs import build_log, read_events
-    from kbsim.params import DayParams
-    from kbsim.store import DAY_START
-
-    saves, questions, any_questions = [], [], False
-    n = None
-    for body in scenarios.values():
-        day = DayParams.model_validate(_merged(params, body))
-        if day.saves.trace is None:
-            continue
-        start = DAY_START if day.day_start is None else datetime.fromisoformat(day.day_start)
-        saves += read_events(day.saves.trace, "saves", day_start=start)[0]
-        if day.questions.trace is not None:
-            questions += read_events(day.questions.trace, "questions", day_start=start)[0]
-            any_questions = True
-        n = day.corpus.articles if day.corpus.source is None else None
-    if not saves:
-        return None
-    corpus = DayParams.model_validate(params).corpus.source
-    log = build_log(saves, questions if any_questions else None, articles=n, corpus=corpus,
-                    sources=(source or "saves traces", "questions traces" if any_questions else None))
-    return fit_log(log)
-
-
-def _model_params(params: dict, fit):
-    """The analytic model's day: the config's numbers (a fit's where it replays a log), its corpus
-    as a synthetic one of as many articles."""
-    from kbsim.inputs import load_corpus
-    from kbsim.params import CorpusParams, DayParams
-
-    day = DayParams.model_validate(params)
-    articles = day.corpus.articles if day.corpus.source is None else len(load_corpus(day.corpus.source))
-    saves = day.saves.model_copy(update={"trace": None})
-    questions = day.questions.model_copy(update={"trace": None})
-    update = {"corpus": CorpusParams(articles=articles), "saves": saves, "questions": questions}
-    if fit is not None:
-        popularity = fit.popularity.get("questions", fit.popularity["saves"])
-        mix = day.saves.mix.model_copy(update={kind: fit.mix[kind].value for kind in fit.mix})
-        saves = saves.model_copy(update={"count": int(round(fit.saves_per_day.value)), "mix": mix})
-        update["saves"] = saves
-        if fit.questions_per_day is not None:
-            update["questions"] = questions.model_copy(update={"count": int(round(fit.questions_per_day.value))})
-        update["zipf_s"] = float(popularity.exponent.value)
-    return day.model_copy(update=update)
-
-
-def _synthetic_gaps(day) -> list[str]:
-    if day.saves.popularity == "zipf" and day.saves.rank_correlation < 0.95:
-        return [f"saves follow the questions' ranking only in part (rank_correlation {day.saves.rank_correlation:g}); "
-                "the model takes them to share it"]
-    return []
-
-
 def run(args: argparse.Namespace) -> int:
     from kbsim.experiment.config import ConfigError
     from kbsim.experiment.results import ResultsError
     from kbsim.experiment.runner import TooLargeError
     from kbsim.experiment.simulated_advice import EDIT_DELAYS_S, simulate_advice
     from kbsim.fit import FitInputError
+    from kbsim.fit.from_config import model_day, replayed_fit, synthetic_gaps
     from kbsim.inputs import InputError
     from kbsim.model import advise
     from kbsim.model.advise import AdviceError
@@ -224,15 +159,15 @@ def run(args: argparse.Namespace) -> int:
         config = _load(str(path))
         params, scenarios = _day_of(config)
         if fit is None:
-            fit = _fit_of_config(params, scenarios, str(path))
-        day = _model_params(params, fit)
+            fit = replayed_fit(params, scenarios, str(path))
+        day = model_day(params, fit)
         day = day.model_copy(update={"edit": day.edit.model_copy(update={"share": edit_share})})
         answer = advise.advise(day, target, **options)
     except (AdviceError, InputError, FitInputError, ConfigError) as exc:
         return _error(str(exc))
     except OSError as exc:
         return _error(f"{exc.filename}: {exc.strerror}")
-    gaps = fit.model_gaps() if fit is not None else _synthetic_gaps(day)
+    gaps = fit.model_gaps() if fit is not None else synthetic_gaps(day)
     replayed = fit is not None and any("trace" in json.dumps(body) for body in scenarios.values())
     p = day
     output: dict = {"day": {"source": origin, "days": len(scenarios) if replayed else None},

@@ -94,10 +94,12 @@ def _mix(fit: Fit) -> dict[str, float]:
 
 
 def write_config(fit: Fit, path: str | Path, *, command: str = "kbsim fit", seeds: int | None = None,
-                 name: str | None = None) -> WrittenConfig:
+                 name: str | None = None, replay: bool | None = None) -> WrittenConfig:
     """Write the experiment config of ``fit`` at ``path`` (and, when it replays the log, one
     saves and one questions trace per day in ``<stem>-traces/``), with ``<stem>-popularity.csv``:
-    every article's saves and questions. See the module doc for what the config holds.
+    every article's saves and questions. See the module doc for what the config holds;
+    ``replay`` forces the choice (True: replay the log even when a synthetic day would do,
+    to simulate the log itself; False: the synthetic day whatever the log).
 
     Raises:
         OSError: the folder cannot be written.
@@ -106,7 +108,7 @@ def write_config(fit: Fit, path: str | Path, *, command: str = "kbsim fit", seed
     folder, stem = path.parent, path.stem
     log = fit.log
     reasons = tuple(fit.replay_reasons())
-    replay = bool(reasons)
+    replay = bool(reasons) if replay is None else replay
     ids = article_order(fit)
     first, end = fit.window
     day_hours = float(end - first)
@@ -124,13 +126,18 @@ def write_config(fit: Fit, path: str | Path, *, command: str = "kbsim fit", seed
         "# Every value says where it came from: an estimate over the log's days with its 95% interval",
         "# (kbsim fit prints how each was made), or an assumption.",
     ]
-    if replay:
+    if replay and not reasons:
+        lines += ["#", "# The log is Poisson-like, but this config replays it as asked (each scenario one day of it)."]
+    elif replay:
         lines += ["#", "# The analytic model's Poisson day does not stand for this log:"]
         lines += [f"#   - {reason}" for reason in reasons]
         lines += [
             "# so each scenario below replays one day of the log as traces (docs/fit.md says why replay and not",
             "# a model of sessions). The numbers in params are what the analytic model and kbsim serve --live use.",
         ]
+    elif reasons:
+        lines += ["#", "# The synthetic day of the fitted numbers, as asked, though it does not stand for this log:"]
+        lines += [f"#   - {reason}" for reason in reasons]
     else:
         lines += ["#", "# The log is Poisson-like (no bursts, a flat profile, a Zipf law that fits): the config is the",
                   "# synthetic day of the fitted numbers."]

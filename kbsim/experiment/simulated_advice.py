@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -231,8 +232,11 @@ def simulate_advice(
     name = f"advise-sim-{_digest([base, scenarios, seeds])}"
 
     def run(config: dict):
-        result = run_experiment(config_from_dict(config), out_dir, workers=workers, progress=log is not None,
-                                log=log, yes=yes)
+        with warnings.catch_warnings():
+            # tqdm.auto looks for ipywidgets inside a kernel; no bar is shown there anyway
+            warnings.filterwarnings("ignore", message="IProgress not found")
+            result = run_experiment(config_from_dict(config), out_dir, workers=workers, progress=log is not None,
+                                    log=log, yes=yes)
         if result.failures:
             raise RuntimeError(f"{len(result.failures)} simulated days failed; see {result.directory}/errors")
         return result

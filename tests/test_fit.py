@@ -303,3 +303,29 @@ def test_kbsim_figures_keeps_the_sections_below_its_marker(tmp_path):
     page = _write(tmp_path / "results.md", f"generated\n{KEPT_MARKER}\n## Mine\nkept\n")
     assert kept_sections(page) == f"\n{KEPT_MARKER}\n## Mine\nkept\n"
     assert kept_sections(_write(tmp_path / "other.md", "generated only\n")) == ""
+
+
+def test_one_day_gives_estimates_without_intervals_and_says_so(tmp_path, capsys):
+    """kbsim's own trace of one day (seconds from the day start) fits; with one day nothing has an
+    interval, the JSON says so with nulls, and the written config still loads."""
+    known = KnownDays(articles=80, days=1, saves_per_day=120.0, questions_per_day=50.0, hours=(9, 12))
+    saves_rows, question_rows = generate_events(known, 2)
+    start = saves_rows[0].instant.replace(hour=9, minute=0, second=0)
+    for name, rows, header in (("saves.csv", saves_rows, ("time", "article", "kind")),
+                               ("questions.csv", question_rows, ("time", "article"))):
+        with (tmp_path / name).open("w", encoding="utf-8", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(header)
+            for row in rows:
+                seconds = (row.instant - start).total_seconds()
+                writer.writerow([repr(seconds), row.article] + ([row.kind] if row.kind else []))
+    day_start = start.isoformat()
+    assert main(["fit", str(tmp_path / "saves.csv"), str(tmp_path / "questions.csv"), "--articles", "80",
+                 "--day-start", day_start, "--json", "--write-config", str(tmp_path / "one.yaml")]) == 0
+    fitted = json.loads(capsys.readouterr().out)
+    assert fitted["log"]["days"] == 1 and fitted["log"]["active_hours"][0] == 9
+    assert fitted["saves_per_day"]["low"] is None and fitted["popularity"]["saves"]["zipf_exponent"]["low"] is None
+    assert any("one day: no interval" in note for note in fitted["log"]["notes"])
+    from kbsim.experiment.config import load_config
+
+    assert load_config(tmp_path / "one.yaml").runs()

@@ -268,8 +268,8 @@ class Fit:
             out["popularity"][what] = {
                 "zipf_exponent": _est(p.exponent), "estimator": p.chosen, "mle": _est(p.mle),
                 "moment": None if p.moment is None else _est(p.moment),
-                "goodness_of_fit": {"statistic": p.gof.statistic, "p_value": p.gof.p_value, "method": p.gof.method,
-                                    "fits": p.fits},
+                "goodness_of_fit": {"statistic": _finite(p.gof.statistic), "p_value": _finite(p.gof.p_value),
+                                    "method": p.gof.method, "fits": p.fits},
                 "empirical_top": [
                     {"article": name, "count": int(count)}
                     for name, count in sorted(zip(log.articles, p.counts, strict=True), key=lambda x: -x[1])[:20]

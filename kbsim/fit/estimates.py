@@ -34,9 +34,11 @@ __all__ = [
     "BURST_WINDOW_S",
     "PEAK_RATIO",
     "Burstiness",
+    "DaySums",
     "Fit",
     "Popularity",
     "Profile",
+    "day_sums",
     "fit_log",
 ]
 
@@ -115,6 +117,8 @@ class Burstiness:
 
     @property
     def bursty(self) -> bool:
+        """At least :data:`BURST_RATIO` times a Poisson day's share, the paired interval above 1
+        (with one day, the ratio alone)."""
         if math.isnan(self.ratio.value):
             return False
         low = self.ratio.low if not math.isnan(self.ratio.low) else self.ratio.value
@@ -126,8 +130,9 @@ class Profile:
     """Hourly rates of saves or questions (events per hour at each local hour, over days),
     and whether they are flat over the day's active hours.
 
-    ``test``: ``(statistic, p_value, method)`` of the hypothesis that every active hour
-    has the same rate; ``peak``: the busiest active hour's rate over the mean active hour's.
+    ``statistic``, ``p_value`` and ``test_method``: the test of the hypothesis that every
+    active hour has the same rate; ``peak``: the busiest active hour's rate over the mean
+    active hour's.
     """
 
     what: str
@@ -140,6 +145,7 @@ class Profile:
 
     @property
     def far_from_flat(self) -> bool:
+        """A flat profile rejected at 1%, and a busiest hour at :data:`PEAK_RATIO` times the mean or more."""
         return bool(self.p_value < 0.01 and self.peak.value >= PEAK_RATIO)
 
 
@@ -406,8 +412,9 @@ def _line(label: str, value: Estimate, unit: str) -> str:
 
 
 @dataclass(frozen=True)
-class _Days:
-    """One activity's per-day sums, from which every estimate and its leave-one-out are cut."""
+class DaySums:
+    """One activity's per-day sums, from which every estimate and its leave-one-out are cut
+    (:func:`day_sums`)."""
 
     totals: np.ndarray  # events per day
     counts: np.ndarray  # days x named articles
@@ -421,7 +428,10 @@ class _Days:
     kinds: np.ndarray | None  # days x save kinds
 
 
-def _day_sums(activity: Activity, days: int, articles: int, window_s: float, seed: int = 0) -> _Days:
+def day_sums(activity: Activity, days: int, articles: int, window_s: float, seed: int = 0) -> DaySums:
+    """The per-day sums of ``activity`` over ``days`` and ``articles`` (named ones), its bursts
+    within ``window_s``, and the Poisson reference from :data:`SHUFFLES` shuffles per day
+    (seeded: the same log, the same reference)."""
     totals = np.bincount(activity.day, minlength=days).astype(float)
     counts = activity.counts(articles, days)
     hour_bin = np.minimum(activity.hour.astype(int), 23)
@@ -450,7 +460,7 @@ def _day_sums(activity: Activity, days: int, articles: int, window_s: float, see
     if activity.kind is not None:
         kinds = np.zeros((days, len(SAVE_KINDS)))
         np.add.at(kinds, (activity.day, activity.kind), 1.0)
-    return _Days(totals, counts, hourly, follows, poisson_follows, chi_square, dof, poisson_chi, run_sizes, kinds)
+    return DaySums(totals, counts, hourly, follows, poisson_follows, chi_square, dof, poisson_chi, run_sizes, kinds)
 
 
 def _pearson(article: np.ndarray, hour: np.ndarray) -> tuple[float, float]:
@@ -478,9 +488,9 @@ def fit_log(log: Log, *, window_s: float = BURST_WINDOW_S, replicates: int = 199
     if not (math.isfinite(window_s) and window_s > 0):
         raise ValueError(f"window_s: expected a positive number of seconds, got {window_s!r}")
     days, named, n = log.days, len(log.articles), log.n_articles
-    sums = {"saves": _day_sums(log.saves, days, named, window_s)}
+    sums = {"saves": day_sums(log.saves, days, named, window_s)}
     if log.questions is not None:
-        sums["questions"] = _day_sums(log.questions, days, named, window_s, seed=1)
+        sums["questions"] = day_sums(log.questions, days, named, window_s, seed=1)
     window = log.window()
     notes = []
     if days < 2:
@@ -508,7 +518,7 @@ def fit_log(log: Log, *, window_s: float = BURST_WINDOW_S, replicates: int = 199
     )
 
 
-def _burstiness(what: str, s: _Days, window_s: float) -> Burstiness:
+def _burstiness(what: str, s: DaySums, window_s: float) -> Burstiness:
     share = _share(s.follows, s.totals)
     poisson = _share(s.poisson_follows, s.totals)
     ratio = contrast("proportion", s.follows, s.totals, s.poisson_follows, s.totals, compare="ratio")
@@ -517,7 +527,7 @@ def _burstiness(what: str, s: _Days, window_s: float) -> Burstiness:
                       _ratio(s.poisson_chi_square, s.dof))
 
 
-def _profile(what: str, s: _Days, window: tuple[int, int], burst: Burstiness) -> Profile:
+def _profile(what: str, s: DaySums, window: tuple[int, int], burst: Burstiness) -> Profile:
     from scipy import stats as scipy_stats
 
     rows = []
@@ -564,7 +574,7 @@ def _profile(what: str, s: _Days, window: tuple[int, int], burst: Burstiness) ->
     return Profile(what, hourly, window, statistic, p, method, peak)
 
 
-def _popularity(what: str, s: _Days, n: int, bursty: bool, replicates: int) -> Popularity:
+def _popularity(what: str, s: DaySums, n: int, bursty: bool, replicates: int) -> Popularity:
     days = len(s.totals)
     pooled = s.counts.sum(axis=0)
     mle_full = pop.mle_exponent(pooled, n)
@@ -589,7 +599,7 @@ def _popularity(what: str, s: _Days, n: int, bursty: bool, replicates: int) -> P
     return Popularity(what, exponent, chosen, mle, moment, gof, pooled, tuple(loo))
 
 
-def _rank_correlation(saves: _Days, questions: _Days, n: int, popularity: dict[str, Popularity]) -> Estimate:
+def _rank_correlation(saves: DaySums, questions: DaySums, n: int, popularity: dict[str, Popularity]) -> Estimate:
     pooled_s, pooled_q = saves.counts.sum(axis=0), questions.counts.sum(axis=0)
     exponents_s, exponents_q = popularity["saves"], popularity["questions"]
     full = pop.rank_correlation(pop.cross_overlap(pooled_s, pooled_q), n, exponents_s.exponent.value,

@@ -352,7 +352,7 @@ def _verdict(table: pd.DataFrame, frame: pd.DataFrame) -> list[str]:
             f"{_pct(two['coverage'].max())}. The daily rates and the questions' exponent hold already (t on 1 "
             "degree of freedom makes their intervals wide); the saves' exponent in sessions does not. From 2 days "
             f"the burst test finds only {_pct(found)} of the session logs bursty (the paired ratio's interval, on "
-            "1 degree of freedom, seldom clears 1); the others take the likelihood, which the bursts bias, and "
+            "1 degree of freedom, is wide); the others take the likelihood, which the bursts bias, and "
             "those found bursty take the cross-day moment, which has no interval from 2 days (leaving one out "
             "leaves no pair of days). So bursty saves' exponent holds from 3 days. "
             "With 1 day nothing has an interval: the spread between days is what every interval rests on, and one "

@@ -28,6 +28,11 @@ BACKENDS = {name: _registered(factory) for name, factory in STORE_BACKENDS.items
 BACKENDS["sqlite"] = lambda path_stem, **o: kbsim.SQLiteStore(f"{path_stem}.db", synchronous="NORMAL", **o)
 
 
+def pytest_configure(config):
+    """Register the ``slow`` marker (tests over ~20 s; deselect them with ``-m "not slow"``)."""
+    config.addinivalue_line("markers", "slow: a test that takes more than about 20 seconds")
+
+
 @pytest.fixture(params=sorted(BACKENDS))
 def store(request, tmp_path):
     """A factory: ``store(**options)`` builds a fresh, empty store of one backend."""

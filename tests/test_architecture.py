@@ -56,6 +56,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kbsim.inputs",),
     ("kbsim.sim",),
     ("kbsim.stats",),
+    ("kbsim.fit",),
     ("kbsim.model",),
     ("kbsim.experiment",),
     ("kbsim.report",),

@@ -34,7 +34,7 @@ def _status() -> str:
     ).stdout
 
 
-def test_the_five_notebooks_are_there_and_committed_executed():
+def test_the_six_notebooks_are_there_and_committed_executed():
     """``make reproduce`` runs them in place (scripts/execute_notebooks.py), so a reader browsing
     the repository sees every figure: each code cell ran once, in order, without an error, and no
     output names a path of the machine that ran it."""
@@ -45,6 +45,7 @@ def test_the_five_notebooks_are_there_and_committed_executed():
         "03_edit_rejections.ipynb",
         "04_reproduction.ipynb",
         "05_check_policy.ipynb",
+        "06_your_logs.ipynb",
     ]
     for path in NOTEBOOKS:
         notebook = nbformat.read(path, as_version=4)

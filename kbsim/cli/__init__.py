@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "kbsim.cli.figures_cmd",
     "kbsim.cli.corpus_cmd",
     "kbsim.cli.trace_cmd",
+    "kbsim.cli.fit_cmd",
     "kbsim.cli.advise_cmd",
 )
 

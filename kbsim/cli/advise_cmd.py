@@ -14,8 +14,10 @@ import argparse
 import json
 import math
 import os
-import re
 import sys
+
+from kbsim.cli import advise_day
+from kbsim.cli.advise_options import duration_option, number_option, share_option
 
 EPILOG = """\
 examples:
@@ -24,6 +26,8 @@ examples:
                --max-latency 15min
   kbsim advise --max-exposure 2% --cost bytes --json
   kbsim advise --max-latency 15min --verify --seeds 10 --out results
+  kbsim advise --config my-day.yaml --max-latency 15min   # the day kbsim fit wrote; simulated if need be
+  kbsim advise --trace saves.csv questions.csv --articles 2000 --max-exposure 2%
 """
 
 
@@ -52,6 +56,7 @@ def register(subparsers) -> None:
         default="zipf",
         help="whether people edit the popular articles (zipf) or all alike (uniform)",
     )
+    advise_day.add_arguments(parser)
     target = parser.add_argument_group("the target (one of)").add_mutually_exclusive_group(required=True)
     target.add_argument("--max-latency", metavar="DURATION", help="detection latency at most this, e.g. 15min")
     target.add_argument(
@@ -81,56 +86,6 @@ def register(subparsers) -> None:
     verify.add_argument("--workers", default=None, metavar="N", help="processes (default: CPU count)")
     verify.add_argument("--yes", action="store_true", help="run a verification above kbsim's size limits")
     parser.set_defaults(func=run, error_prefix="kbsim advise: error: ")
-
-
-def number_option(text: str, flag: str, integral: bool) -> float:
-    """A number from ``text`` (``20,000`` and ``20_000`` too); AdviceError naming ``flag``."""
-    from kbsim.model.advise import AdviceError
-
-    cleaned = re.sub(r"[,_]", "", str(text).strip())
-    try:
-        value = float(cleaned)
-    except ValueError:
-        kind = "a whole number" if integral else "a number"
-        raise AdviceError(flag, f"expected {kind}, got {text!r}") from None
-    if not math.isfinite(value):
-        raise AdviceError(flag, f"expected a finite number, got {text!r}")
-    if integral:
-        if value != int(value):
-            raise AdviceError(flag, f"expected a whole number, got {text!r}")
-        return int(value)
-    return value
-
-
-def duration_option(text: str, flag: str) -> float:
-    """Seconds from ``15min``, ``90s``, ``1.5h``, ``1h30min`` or a bare number
-    (:func:`kbsim.units.parse_duration`); AdviceError naming ``flag``."""
-    from kbsim.model.advise import AdviceError
-    from kbsim.units import parse_duration
-
-    try:
-        return parse_duration(text)
-    except ValueError as exc:
-        raise AdviceError(flag, str(exc)) from None
-
-
-def share_option(text: str, flag: str, *, allow_all: bool = False) -> float:
-    """A share from ``2%`` or ``0.02``; refuses ``2`` (ambiguous) and anything outside (0, 1)
-    (``allow_all``: (0, 1]). AdviceError naming ``flag``."""
-    from kbsim.model.advise import AdviceError
-
-    raw = str(text).strip()
-    percent = raw.endswith("%")
-    try:
-        value = float(raw[:-1] if percent else raw)
-    except ValueError:
-        raise AdviceError(flag, f"expected a share like 2% or 0.02, got {text!r}") from None
-    share = value / 100.0 if percent else value
-    if not percent and value > 1:
-        raise AdviceError(flag, f"expected a share like 2% or 0.02, got {text!r} (write {value:g}% for percent)")
-    if not (math.isfinite(share) and 0 < share and (share < 1 or (allow_all and share == 1))):
-        raise AdviceError(flag, f"expected a share between 0% and 100%, got {text!r}")
-    return share
 
 
 def _question(args):
@@ -170,6 +125,8 @@ def _question(args):
 def run(args) -> int:
     from kbsim.model import advise
 
+    if advise_day.given(args):  # a config or a log gives the day
+        return advise_day.run(args)
     params, target, options, seeds, workers = _question(args)
     answer = advise.advise(params, target, **options)
     p = params

@@ -31,7 +31,8 @@ def register(subparsers) -> None:
                              "declare, else the ascii analyzer)")
     parser.add_argument("--config", metavar="CONFIG",
                         help="YAML file of day parameters, nested or dotted as in a config's "
-                             "params (corpus.articles, saves.count, zipf_s, ...)")
+                             "params (corpus.articles, saves.count, zipf_s, ...), or an experiment "
+                             "config (its params: the day kbsim fit --write-config wrote, say)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
                         help=f"seed of the corpus and of people's saves (default {DEFAULT_SEED})")
     parser.add_argument("--db", metavar="PATH",
@@ -72,7 +73,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kbsim.experiment.load import load_day_params
+    from kbsim.cli.day_config import load_day
     from kbsim.extras import require
     from kbsim.params import DayParams
     from kbsim.serve.server import ServeConfigError, check_busy_timeout, check_speed, serve, serve_stdio, served_corpus
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
             if given:
                 raise ServeConfigError(f"{given[0]} needs --http (stdio has no hosts or origins)")
         transport = serve_stdio if args.http is None else _http_transport(args)
-        params = DayParams() if args.config is None else load_day_params(args.config)
+        params = DayParams() if args.config is None else load_day(args.config)
         params = served_corpus(params, args.corpus, args.language)
         serve(params, seed=args.seed, db=args.db, kb_id=args.kb_id, grants=args.grant,
               live=args.live, speed=args.speed, busy_timeout_s=args.busy_timeout,

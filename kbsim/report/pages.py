@@ -22,6 +22,9 @@ from kbsim.stats.summary import MetricSelector
 #: Columns the report adds to per-run metric rows (not run keys).
 ANNOTATIONS = ("edits", "edit_delay_s", "save_popularity")
 
+#: docs/results.md is rewritten whole by ``kbsim figures``, except what follows this line:
+#: sections other scripts write (validation/bursty_advice.py), kept as they are.
+KEPT_MARKER = "<!-- kept by kbsim figures: the sections below are written by other scripts, named in each -->"
 README_START = "<!-- results:start (rewritten by `kbsim figures`) -->"
 README_END = "<!-- results:end -->"
 #: Figures embedded in README.md; docs/results.md embeds all of them.
@@ -102,8 +105,19 @@ def write_results_markdown(exps: Mapping[str, Experiment], path: str | Path, fig
     for spec in FIGURES:
         lines += [f"![{spec.shows}]({(rel / (spec.name + '.png')).as_posix()})", "", f"*{spec.shows}*", ""]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines))
+    path.write_text("\n".join(lines) + kept_sections(path))
     return path
+
+
+def kept_sections(path: str | Path) -> str:
+    """The part of ``path`` from :data:`KEPT_MARKER` on (empty when the page has none), which
+    rewriting the page keeps."""
+    path = Path(path)
+    if not path.exists():
+        return ""
+    text = path.read_text(encoding="utf-8")
+    at = text.find(KEPT_MARKER)
+    return "" if at < 0 else "\n" + text[at:]
 
 
 #: How the reference study's seed count was chosen (docs/results.md says so with the measured widths).

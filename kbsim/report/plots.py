@@ -162,6 +162,21 @@ def save_figure(fig: Figure, out_dir: str | Path, name: str) -> list[Path]:
     return paths
 
 
+def save_as(fig: Figure, path: str | Path, dpi: int = 150) -> Path:
+    """Write the figure to ``path`` in the format its suffix names (``.png``, ``.svg``, ``.pdf``),
+    with fixed metadata (the same data give the same bytes); close the figure."""
+    path = Path(path)
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix not in ("png", "svg", "pdf"):
+        raise ValueError(f"{path}: expected a .png, .svg or .pdf file name")
+    metadata = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None},
+                "pdf": {"CreationDate": None, "Creator": None, "Producer": None}}[suffix]
+    with plt.rc_context({"svg.hashsalt": "kbsim"}):
+        fig.savefig(path, dpi=dpi, metadata=metadata)
+    plt.close(fig)
+    return path
+
+
 def png_bytes(fig: Figure, dpi: int = 110) -> bytes:
     """The figure as PNG bytes (closes it): for notebooks, which display them as an image."""
     import io
@@ -768,3 +783,49 @@ def safe_edit_delay(observed: pd.DataFrame, volume_column: str, analytic: pd.Dat
     ax.set_ylabel("largest delay between read and edit (log scale)")
     _log_duration_y(ax, np.concatenate([observed["delay_s"].dropna(), observed["shortest"], observed["longest"]]))
     return _finish(fig, caption, "How long an edit may wait for approval", legend_below=2)
+
+
+FIT_COLOURS = {"saves": "#1f77b4", "questions": "#d62728"}
+
+
+def fit_rank_frequency(curves: pd.DataFrame, hourly: pd.DataFrame, caption: str) -> Figure:
+    """What ``kbsim fit`` found in a log: each popularity's rank-frequency curve against the
+    fitted Zipf law, and the hourly profile.
+
+    Args:
+        curves: :meth:`kbsim.fit.Fit.rank_frequency` (per ``what`` and ``rank``: ``observed``,
+            ``expected`` with ``low``/``high``, ``law``, ``exponent``, ``p_value``).
+        hourly: :meth:`kbsim.fit.Fit.hourly_profile` (per ``what`` and ``hour``: ``rate`` with
+            ``low``/``high``).
+    """
+    kinds = list(dict.fromkeys(curves["what"]))
+    fig, axes = _figure(ncols=len(kinds) + 1, width=4.0 * (len(kinds) + 1), height=4.6)
+    for ax, what in zip(axes[0], kinds, strict=False):
+        rows = curves[curves["what"] == what]
+        counted = rows[rows["observed"] > 0]
+        colour = FIT_COLOURS.get(what, "#1f77b4")
+        ax.fill_between(rows["rank"], rows["low"].clip(lower=0.5), rows["high"].clip(lower=0.5), color="black",
+                        alpha=0.12, linewidth=0, label="logs drawn from the fitted law (5-95%)")
+        ax.plot(rows["rank"], rows["expected"].clip(lower=0.5), color="black", linewidth=1.2,
+                label="fitted law: expected sorted counts")
+        ax.plot(rows["rank"], rows["law"], **{**ANALYTIC_STYLE, "linewidth": 0.9}, label="fitted law: N w(rank)")
+        ax.plot(counted["rank"], counted["observed"], "o", markersize=2.6, color=colour, label=f"the log ({what})")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        first = rows.iloc[0]
+        verdict = "fits" if not first["p_value"] < 0.05 else "does not fit"
+        ax.set_title(f"{what}: Zipf s = {first['exponent']:.2f}, p = {first['p_value']:.2g} ({verdict})", fontsize=9.5)
+        ax.set_xlabel("popularity rank (1 = most counted, log scale)")
+        ax.set_ylabel(f"{what} per article over the log (log scale)")
+    ax = axes[0, -1]
+    for what, rows in hourly.groupby("what", sort=False):
+        colour = FIT_COLOURS.get(what, "#1f77b4")
+        x = rows["hour"].to_numpy(float) + 0.5
+        low = rows["low"].fillna(rows["rate"])
+        high = rows["high"].fillna(rows["rate"])
+        _band(ax, x, rows["rate"], low, high, colour, f"{what} per hour (95% CI over days)")
+    ax.set_xlabel("local time of day (hour)")
+    ax.set_ylabel("events per hour, mean over days")
+    ax.set_ylim(bottom=0)
+    ax.set_title("hourly profile", fontsize=9.5)
+    return _finish(fig, caption, "What kbsim fit found in the log", legend_below=3)

@@ -1,0 +1,234 @@
+"""``kbsim advise --config day.yaml`` and ``kbsim advise --trace SAVES [QUESTIONS]``: advice for
+that day, by simulation where the analytic model does not hold.
+
+The day is a config (an experiment such as ``kbsim fit --write-config`` writes, or a file
+of day parameters) or a log of your own (fitted on the spot, its config written under
+``--out``). The analytic model answers first, from the day's numbers. When the day is
+not what the model assumes (:meth:`kbsim.fit.Fit.model_gaps`: bursty saves, a profile
+far from flat, a Zipf law that does not fit, saves that follow the questions' ranking
+only in part), the answer says so and is found again by simulating the day
+(:mod:`kbsim.experiment.simulated_advice`), with where the model and the simulation
+disagree. ``--verify`` simulates even when the model holds.
+
+The simulation is kept small for a laptop: one seed per day of a replayed log (the log's
+days are the replications; seeds change only the text people write and the agent's
+choices), five seeds of a synthetic day, unless ``--seeds`` says otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+from kbsim.cli.advise_options import duration_option, share_option
+
+#: Simulated days per day of a replayed log, and of a synthetic day, when --seeds is not given.
+LOG_SEEDS = 1
+SYNTHETIC_SEEDS = 5
+#: advise's --seeds default (its --verify's); another value is the user's choice.
+_VERIFY_SEEDS_DEFAULT = "20"
+#: The day flags that --config and --trace replace (--articles stays: a trace does not say it).
+_DAY_FLAGS = {"saves_per_day": "300", "questions_per_day": "120", "zipf": "0.9", "day_hours": "8",
+              "citations_per_answer": "2", "saves_popularity": "zipf"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--config`` and ``--trace`` to ``kbsim advise``."""
+    group = parser.add_argument_group("your day from a config or a log (instead of the numbers above)")
+    source = group.add_mutually_exclusive_group()
+    source.add_argument("--config", metavar="CONFIG",
+                        help="an experiment config (kbsim fit --write-config writes one) or a file of day parameters")
+    source.add_argument("--trace", nargs="+", metavar="FILE",
+                        help="SAVES [QUESTIONS]: your logs (any format kbsim fit reads), fitted on the spot; "
+                             "--articles says how many articles the knowledge base holds")
+
+
+def given(args: argparse.Namespace) -> bool:
+    """Whether the arguments give the day by ``--config`` or ``--trace``."""
+    return bool(getattr(args, "config", None) or getattr(args, "trace", None))
+
+
+def _error(message: str) -> int:
+    print(f"kbsim advise: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _question(args):
+    """Target and options from the arguments (AdviceError naming a bad one)."""
+    from kbsim.model.advise import AdviceError, Target
+
+    if args.max_latency is not None:
+        metric = "detection_latency_s" if args.latency_statistic == "mean" else "detection_latency_p90_s"
+        target = Target(metric, duration_option(args.max_latency, "--max-latency"))
+    else:
+        target = Target("stale_exposure", share_option(args.max_exposure, "--max-exposure"))
+    options = {
+        "cost": args.cost,
+        "min_interval_s": duration_option(args.min_interval, "--min-interval"),
+        "max_conflict_rate": share_option(args.max_conflicts, "--max-conflicts"),
+    }
+    edit_share = share_option(args.edit_share, "--edit-share", allow_all=True)
+    seeds = None
+    if str(args.seeds) != _VERIFY_SEEDS_DEFAULT:
+        text = str(args.seeds).strip()
+        if not text.isdigit() or not 1 <= int(text) <= 1000:
+            raise AdviceError("--seeds", f"expected 1 to 1000 simulated days per day, got {args.seeds!r}")
+        seeds = int(text)
+    workers = None
+    if args.workers is not None:
+        text = str(args.workers).strip()
+        if not text.isdigit() or int(text) < 1:
+            raise AdviceError("--workers", f"expected at least 1, got {args.workers!r}")
+        workers = int(text)
+    return target, options, edit_share, seeds, workers
+
+
+def _articles(args) -> int:
+    from kbsim.model.advise import AdviceError
+
+    text = str(args.articles).replace(",", "").replace("_", "").strip()
+    if not text.isdigit() or int(text) < 3:
+        raise AdviceError("--articles", f"expected a whole number of articles (at least 3), got {args.articles!r}")
+    return int(text)
+
+
+def _fitted_config(args, out: str) -> tuple[Path, object]:
+    """Fit ``--trace``'s logs and write their config under ``out``; returns its path and the fit."""
+    from kbsim.cli.fit_cmd import read_and_fit
+    from kbsim.fit.config import write_config
+    from kbsim.model.advise import AdviceError
+
+    if len(args.trace) > 2:
+        raise AdviceError("--trace", f"expected SAVES [QUESTIONS], got {len(args.trace)} files")
+    saves, questions = args.trace[0], (args.trace[1] if len(args.trace) == 2 else None)
+    namespace = argparse.Namespace(saves=saves, questions=questions, articles=str(_articles(args)))
+    log, fit = read_and_fit(namespace)
+    digest = hashlib.sha256()
+    for path in args.trace:
+        digest.update(Path(path).read_bytes())
+    digest.update(str(log.n_articles).encode())
+    folder = Path(out) / f"advise-fit-{digest.hexdigest()[:10]}"
+    written = write_config(fit, folder / "day.yaml", command="kbsim advise --trace " + " ".join(args.trace))
+    return written.path, fit
+
+
+def _day_of(config) -> tuple[dict, dict]:
+    """``(params, scenarios)`` of a loaded experiment config, nested."""
+    return dict(config.params), {name: dict(body) for name, body in config.scenarios.items()}
+
+
+def _load(path: str):
+    """The experiment config at ``path`` (or one made of a file of day parameters): one day,
+    its scenarios being the days of a log."""
+    from kbsim.cli.day_config import load_day_config
+    from kbsim.experiment.config import ConfigError
+
+    config = load_day_config(path)
+    if config.sweep:
+        raise ConfigError(path, "sweep", "kbsim advise --config takes one day (its scenarios may be the days of a "
+                          "log); this config sweeps " + ", ".join(config.sweep))
+    return config
+
+
+def run(args: argparse.Namespace) -> int:
+    """Advise for the day a config or a log gives; simulate it where the analytic model does not hold."""
+    from kbsim.experiment.config import ConfigError
+    from kbsim.experiment.results import ResultsError
+    from kbsim.experiment.runner import TooLargeError
+    from kbsim.experiment.simulated_advice import EDIT_DELAYS_S, simulate_advice
+    from kbsim.fit import FitInputError
+    from kbsim.fit.from_config import model_day, replayed_fit, synthetic_gaps
+    from kbsim.inputs import InputError
+    from kbsim.model import advise
+    from kbsim.model.advise import AdviceError
+
+    changed = [flag for flag, default in _DAY_FLAGS.items() if str(getattr(args, flag)) != default]
+    if changed:
+        option = "--config" if args.config else "--trace"
+        return _error(f"--{changed[0].replace('_', '-')}: does not apply with {option}, which gives the day")
+    try:
+        target, options, edit_share, seeds, workers = _question(args)
+        fit = None
+        if args.trace:
+            path, fit = _fitted_config(args, args.out)
+            origin = f"your log ({', '.join(args.trace)}), fitted; its config: {path}"
+        else:
+            path = Path(args.config)
+            origin = str(path)
+        config = _load(str(path))
+        params, scenarios = _day_of(config)
+        if fit is None:
+            fit = replayed_fit(params, scenarios, str(path))
+        day = model_day(params, fit)
+        day = day.model_copy(update={"edit": day.edit.model_copy(update={"share": edit_share})})
+        answer = advise.advise(day, target, **options)
+    except (AdviceError, InputError, FitInputError, ConfigError) as exc:
+        return _error(str(exc))
+    except OSError as exc:
+        return _error(f"{exc.filename}: {exc.strerror}")
+    gaps = fit.model_gaps() if fit is not None else synthetic_gaps(day)
+    replayed = fit is not None and any("trace" in json.dumps(body) for body in scenarios.values())
+    p = day
+    output: dict = {"day": {"source": origin, "days": len(scenarios) if replayed else None},
+                    "model_gaps": gaps, "advice": answer.to_dict()}
+    if not args.json:
+        print(f"Day: {origin}: {p.corpus.articles:,} articles, {p.saves.count:,} saves and {p.questions.count:,} "
+              f"questions per {p.day_hours:g}-hour day, Zipf s = {p.zipf_s:.3g}"
+              + (f", {len(scenarios)} days of a log replayed" if replayed else "") + ".")
+        print("Predicted by the analytic model (kbsim.model.analytic):", flush=True)
+        print("\n".join(answer.lines()), flush=True)
+    simulate = bool(gaps) or args.verify
+    if gaps and not args.json:
+        print("\nThe analytic model does not hold for this day:")
+        print("\n".join(f"  - {gap}" for gap in gaps))
+        print("so the answer is found again by simulating the day.", flush=True)
+    if not simulate:
+        if args.json:
+            print(json.dumps(output, indent=2, allow_nan=False))
+        return 0
+    unit = "days" if replayed else "seeds"
+    seeds = seeds or (LOG_SEEDS if replayed else SYNTHETIC_SEEDS)
+    workers = workers or os.cpu_count() or 1
+
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    day_config = {"params": params, "scenarios": scenarios}
+    delays = len([d for d in EDIT_DELAYS_S if d <= day.day_s]) + 1
+    log(f"Simulating: the check intervals around the model's answer (wider until the cheapest meeting the target "
+        f"is found), and edits after {delays} delays, on {len(scenarios) if replayed else 1} "
+        f"day{'s' if replayed and len(scenarios) > 1 else ''} x {seeds} seed{'s' if seeds > 1 else ''}, "
+        f"{workers} worker{'s' if workers > 1 else ''} (results in {args.out}/, reused when you ask again).")
+    try:
+        simulated = simulate_advice(day_config, answer, out_dir=args.out, seeds=seeds, unit=unit, workers=workers,
+                                    log=None if args.json else log, yes=args.yes)
+    except TooLargeError as exc:
+        log(f"kbsim advise: error: the simulation: {exc.problem}")
+        log("  (the answer above is the model's; lower --seeds, or pass --yes to simulate anyway)")
+        return 2
+    except (ConfigError, ResultsError) as exc:
+        return _error(f"the simulation: {exc}")
+    except RuntimeError as exc:
+        log(f"kbsim advise: {exc}")
+        return 1
+    output["simulated"] = simulated.to_dict()
+    if args.json:
+        print(json.dumps(output, indent=2, allow_nan=False, default=_plain))
+        return 0
+    print(f"\nSimulated ({simulated.units} {simulated.unit} per point, {simulated.runs} runs; 95% intervals over "
+          f"{simulated.unit}):")
+    print("\n".join(simulated.lines()))
+    print("\n".join(simulated.comparison_lines()), flush=True)
+    return 0
+
+
+def _plain(value):
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not JSON: {value!r}")

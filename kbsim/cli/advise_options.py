@@ -1,0 +1,55 @@
+"""The values ``kbsim advise`` (and ``kbsim fit``) read from their options: numbers, durations
+and shares, each refused with an :class:`~kbsim.model.advise.AdviceError` that names the flag."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from kbsim.model.advise import AdviceError
+from kbsim.units import parse_duration
+
+__all__ = ["duration_option", "number_option", "share_option"]
+
+
+def number_option(text: str, flag: str, integral: bool) -> float:
+    """A number from ``text`` (``20,000`` and ``20_000`` too); AdviceError naming ``flag``."""
+    cleaned = re.sub(r"[,_]", "", str(text).strip())
+    try:
+        value = float(cleaned)
+    except ValueError:
+        kind = "a whole number" if integral else "a number"
+        raise AdviceError(flag, f"expected {kind}, got {text!r}") from None
+    if not math.isfinite(value):
+        raise AdviceError(flag, f"expected a finite number, got {text!r}")
+    if integral:
+        if value != int(value):
+            raise AdviceError(flag, f"expected a whole number, got {text!r}")
+        return int(value)
+    return value
+
+
+def duration_option(text: str, flag: str) -> float:
+    """Seconds from ``15min``, ``90s``, ``1.5h``, ``1h30min`` or a bare number
+    (:func:`kbsim.units.parse_duration`); AdviceError naming ``flag``."""
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise AdviceError(flag, str(exc)) from None
+
+
+def share_option(text: str, flag: str, *, allow_all: bool = False) -> float:
+    """A share from ``2%`` or ``0.02``; refuses ``2`` (ambiguous) and anything outside (0, 1)
+    (``allow_all``: (0, 1]). AdviceError naming ``flag``."""
+    raw = str(text).strip()
+    percent = raw.endswith("%")
+    try:
+        value = float(raw[:-1] if percent else raw)
+    except ValueError:
+        raise AdviceError(flag, f"expected a share like 2% or 0.02, got {text!r}") from None
+    share = value / 100.0 if percent else value
+    if not percent and value > 1:
+        raise AdviceError(flag, f"expected a share like 2% or 0.02, got {text!r} (write {value:g}% for percent)")
+    if not (math.isfinite(share) and 0 < share and (share < 1 or (allow_all and share == 1))):
+        raise AdviceError(flag, f"expected a share between 0% and 100%, got {text!r}")
+    return share

@@ -1,0 +1,615 @@
+"""Estimates of a day from a log, each with its 95% interval over the log's days.
+
+The unit of replication is the day, as the seed is the study's (:mod:`kbsim.stats.intervals`):
+saves within a day are not independent trials (bursts, a busy morning), days are.
+
+- sums over days (saves and questions per day, each hour's rate, the save mix, the
+  share of saves in bursts, the dispersion index) take the package's own estimators
+  (:func:`kbsim.stats.intervals.estimate`: a mean, or a ratio of sums, linearised);
+- fitted quantities (the Zipf exponents, the rank correlation, the busiest hour's
+  share) take the jackknife over days (:func:`kbsim.stats.intervals.jackknife`).
+
+With one day there is no interval (the spread between days is unknown) and the fit says so.
+
+:func:`fit_log` also judges what the analytic model (:mod:`kbsim.model.analytic`) needs:
+saves that are not bursty, a flat profile over the day, a Zipf law that fits, and the
+same ranking for saves and questions. What it finds decides what
+:mod:`kbsim.fit.config` writes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+
+from kbsim.fit import popularity as pop
+from kbsim.fit.logs import SAVE_KINDS, Activity, Log
+from kbsim.stats.intervals import Contrast, Estimate, contrast, estimate, jackknife
+
+__all__ = [
+    "BURST_RATIO",
+    "BURST_WINDOW_S",
+    "PEAK_RATIO",
+    "Burstiness",
+    "DaySums",
+    "Fit",
+    "Popularity",
+    "Profile",
+    "day_sums",
+    "fit_log",
+]
+
+#: Saves within this many seconds of a save of the same article belong to one burst.
+BURST_WINDOW_S = 300.0
+#: Saves are bursty when the share in bursts is at least this many times a Poisson day's
+#: (and its interval above 1).
+BURST_RATIO = 1.5
+#: A profile is far from flat when its busiest hour has at least this many times the mean
+#: hourly rate of the day (and a test of a flat profile rejects at 1%).
+PEAK_RATIO = 1.5
+#: Shuffles of each day's articles over its save times that give the Poisson reference.
+SHUFFLES = 10
+
+
+def _over_days(result: Estimate) -> Estimate:
+    return replace(result, method=result.method.replace("seeds", "days"))
+
+
+def _mean(values) -> Estimate:
+    return _over_days(estimate("mean", values))
+
+
+def _share(successes, trials) -> Estimate:
+    return _over_days(estimate("proportion", successes, trials))
+
+
+def _ratio(numerators, denominators) -> Estimate:
+    return _over_days(estimate("ratio", numerators, denominators))
+
+
+@dataclass(frozen=True)
+class Popularity:
+    """The popularity of saves or of questions.
+
+    ``exponent`` is the estimate :func:`fit_log` uses: the maximum-likelihood one
+    (``mle``) for independent events, the cross-day moment one (``moment``) for bursty
+    ones (:mod:`kbsim.fit.popularity`); ``method`` says which. ``counts`` are the events
+    per article of :attr:`Log.articles`.
+    """
+
+    what: str
+    exponent: Estimate
+    chosen: str
+    mle: Estimate
+    moment: Estimate | None
+    gof: pop.GoodnessOfFit
+    counts: np.ndarray
+    #: the chosen estimate without each day in turn (empty with too few days)
+    leave_one_out: tuple[float, ...] = ()
+
+    @property
+    def fits(self) -> bool:
+        return self.gof.fits
+
+
+@dataclass(frozen=True)
+class Burstiness:
+    """How clustered in time the events of one article are, against a Poisson day.
+
+    ``share``: events following an event of the same article within the burst window
+    (a ratio over days); ``poisson_share``: the same for the day's articles shuffled over
+    its times (what independent events with the same profile and popularity give);
+    ``ratio``: the two paired by day. ``dispersion``: Pearson's chi-square over its degrees
+    of freedom in each day's article-by-hour table (1 for a Poisson day, whatever the
+    popularity and the profile); ``poisson_dispersion``: the shuffled days'.
+    """
+
+    what: str
+    window_s: float
+    share: Estimate
+    poisson_share: Estimate
+    ratio: Contrast
+    dispersion: Estimate
+    poisson_dispersion: Estimate
+
+    @property
+    def bursty(self) -> bool:
+        """At least :data:`BURST_RATIO` times a Poisson day's share, the paired interval above 1
+        (with one day, the ratio alone)."""
+        if math.isnan(self.ratio.value):
+            return False
+        low = self.ratio.low if not math.isnan(self.ratio.low) else self.ratio.value
+        return self.ratio.value >= BURST_RATIO and low > 1.0
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Hourly rates of saves or questions (events per hour at each local hour, over days),
+    and whether they are flat over the day's active hours.
+
+    ``statistic``, ``p_value`` and ``test_method``: the test of the hypothesis that every
+    active hour has the same rate; ``peak``: the busiest active hour's rate over the mean
+    active hour's.
+    """
+
+    what: str
+    hourly: pd.DataFrame
+    window: tuple[int, int]
+    statistic: float
+    p_value: float
+    test_method: str
+    peak: Estimate
+
+    @property
+    def far_from_flat(self) -> bool:
+        """A flat profile rejected at 1%, and a busiest hour at :data:`PEAK_RATIO` times the mean or more."""
+        return bool(self.p_value < 0.01 and self.peak.value >= PEAK_RATIO)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Everything :func:`fit_log` estimated from a log (see the module doc)."""
+
+    log: Log
+    window_s: float
+    saves_per_day: Estimate
+    questions_per_day: Estimate | None
+    profiles: dict[str, Profile]
+    popularity: dict[str, Popularity]
+    rank_correlation: Estimate | None
+    mix: dict[str, Estimate]
+    burstiness: dict[str, Burstiness]
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def window(self) -> tuple[int, int]:
+        return self.log.window()
+
+    @property
+    def day_hours(self) -> float:
+        first, end = self.window
+        return float(end - first)
+
+    def replay_reasons(self) -> list[str]:
+        """Why a synthetic day cannot stand for this log (each a phrase; empty: it can)."""
+        reasons = []
+        for what, burst in self.burstiness.items():
+            if burst.bursty:
+                reasons.append(
+                    f"{what} come in bursts: {_pct(burst.share.value)} follow one of the same article within "
+                    f"{_minutes(self.window_s)}, {burst.ratio.value:.1f} times a Poisson day's "
+                    f"{_pct(burst.poisson_share.value)}")
+        for what, profile in self.profiles.items():
+            if profile.far_from_flat:
+                reasons.append(f"the {what}' profile is far from flat: the busiest hour has {profile.peak.value:.1f} "
+                               f"times the mean hour's rate (test of a flat profile: p = {_p(profile.p_value)})")
+        for what, popularity in self.popularity.items():
+            if not popularity.fits:
+                reasons.append(f"a Zipf law does not fit the {what}' popularity (p = {_p(popularity.gof.p_value)}): "
+                               "use the empirical popularity")
+        saves, questions = self.popularity.get("saves"), self.popularity.get("questions")
+        if saves is not None and questions is not None and _apart(saves.exponent, questions.exponent):
+            reasons.append(f"saves and questions have different Zipf exponents ({saves.exponent.value:.2f} and "
+                           f"{questions.exponent.value:.2f}); a day takes one")
+        return reasons
+
+    def model_gaps(self) -> list[str]:
+        """What the analytic model assumes that this log does not do (empty: it holds)."""
+        gaps = self.replay_reasons()
+        rho = self.rank_correlation
+        if rho is not None and not math.isnan(rho.value):
+            high = rho.high if not math.isnan(rho.high) else rho.value
+            if high < 0.95:
+                gaps.append(f"saves follow the questions' ranking only in part (rank correlation {rho.value:.2f}); "
+                            "the model takes them to share it")
+        return gaps
+
+    def empirical_popularity(self) -> pd.DataFrame:
+        """Every article the log names: its saves and questions, their shares and ranks,
+        most asked (else most saved) first."""
+        saves = self.popularity["saves"].counts
+        questions = self.popularity["questions"].counts if "questions" in self.popularity else np.zeros_like(saves)
+        frame = pd.DataFrame({"article": list(self.log.articles), "saves": saves.astype(int),
+                              "questions": questions.astype(int)})
+        frame["save_share"] = frame["saves"] / max(1, frame["saves"].sum())
+        frame["question_share"] = frame["questions"] / max(1, frame["questions"].sum())
+        frame = frame.sort_values(["questions", "saves"], ascending=False, kind="stable").reset_index(drop=True)
+        return frame
+
+    def rank_frequency(self) -> pd.DataFrame:
+        """The rank-frequency curves for the figure: per ``what`` and rank (1 = the most counted),
+        the ``observed`` count, the fitted law's ``expected`` sorted count with its 5th to 95th
+        percentile (``low``, ``high``: what logs drawn from the law give), and the law itself,
+        ``law = N w_r``."""
+        rows = []
+        for what, p in self.popularity.items():
+            n = self.log.n_articles
+            observed = np.zeros(n)
+            observed[: len(p.counts)] = p.counts
+            observed = np.sort(observed)[::-1]
+            law = observed.sum() * pop.zipf_weights(n, p.exponent.value)
+            rows.append(pd.DataFrame({
+                "what": what, "rank": np.arange(1, n + 1), "observed": observed, "expected": p.gof.expected,
+                "low": p.gof.low, "high": p.gof.high, "law": law, "exponent": p.exponent.value,
+                "p_value": p.gof.p_value, "estimator": p.chosen}))
+        return pd.concat(rows, ignore_index=True)
+
+    def hourly_profile(self) -> pd.DataFrame:
+        """Hourly rates (events per hour, mean over days, with 95% intervals) of saves and
+        questions, at each local hour of the log's active window."""
+        first, end = self.window
+        frames = []
+        for what, prof in self.profiles.items():
+            rows = prof.hourly[(prof.hourly["hour"] >= first) & (prof.hourly["hour"] < end)].copy()
+            rows.insert(0, "what", what)
+            frames.append(rows)
+        return pd.concat(frames, ignore_index=True)
+
+    def to_dict(self) -> dict:
+        """The fit as plain JSON-able values (``kbsim fit --json``)."""
+        log = self.log
+        out = {
+            "log": {
+                "saves": log.origin.get("saves"), "questions": log.origin.get("questions") or None,
+                "days": log.days, "dates": [d.isoformat() for d in log.dates], "timezone": log.timezone,
+                "articles": log.n_articles, "articles_from": log.n_source, "articles_named": len(log.articles),
+                "saves_total": len(log.saves), "questions_total": 0 if log.questions is None else len(log.questions),
+                "active_hours": list(self.window), "notes": list(log.notes) + list(self.notes),
+            },
+            "unit_of_replication": "day",
+            "saves_per_day": _est(self.saves_per_day),
+            "questions_per_day": None if self.questions_per_day is None else _est(self.questions_per_day),
+            "save_mix": {kind: _est(value) for kind, value in self.mix.items()},
+            "popularity": {},
+            "rank_correlation": None if self.rank_correlation is None else _est(self.rank_correlation),
+            "burstiness": {},
+            "profile": {},
+            "model_gaps": self.model_gaps(),
+            "replay": bool(self.replay_reasons()),
+        }
+        for what, p in self.popularity.items():
+            out["popularity"][what] = {
+                "zipf_exponent": _est(p.exponent), "estimator": p.chosen, "mle": _est(p.mle),
+                "moment": None if p.moment is None else _est(p.moment),
+                "goodness_of_fit": {"statistic": _finite(p.gof.statistic), "p_value": _finite(p.gof.p_value),
+                                    "method": p.gof.method, "fits": p.fits},
+                "empirical_top": [
+                    {"article": name, "count": int(count)}
+                    for name, count in sorted(zip(log.articles, p.counts, strict=True), key=lambda x: -x[1])[:20]
+                ],
+            }
+        for what, b in self.burstiness.items():
+            out["burstiness"][what] = {
+                "window_s": b.window_s, "share_in_bursts": _est(b.share), "poisson_share": _est(b.poisson_share),
+                "ratio": {"value": _finite(b.ratio.value), "low": _finite(b.ratio.low), "high": _finite(b.ratio.high),
+                          "method": b.ratio.method},
+                "dispersion_index": _est(b.dispersion), "poisson_dispersion_index": _est(b.poisson_dispersion),
+                "bursty": b.bursty,
+            }
+        for what, prof in self.profiles.items():
+            out["profile"][what] = {
+                "hourly": [{k: _finite(v) for k, v in row.items()} for row in prof.hourly.to_dict("records")],
+                "flat_test": {"statistic": _finite(prof.statistic), "p_value": _finite(prof.p_value),
+                              "method": prof.test_method},
+                "peak_ratio": _est(prof.peak), "far_from_flat": prof.far_from_flat,
+            }
+        return out
+
+    def lines(self) -> list[str]:
+        """The estimates as text, one quantity a line, with the interval and its method."""
+        log = self.log
+        first, end = self.window
+        lines = [
+            f"Log: {len(log.saves):,} saves"
+            + ("" if log.questions is None else f" and {len(log.questions):,} questions")
+            + f" over {log.days} day{'s' if log.days != 1 else ''} ({log.dates[0]} to {log.dates[-1]}, "
+            f"{log.timezone}); active {first:02d}:00 to {end:02d}:00; {log.n_articles:,} articles "
+            f"(from {log.n_source.split(' (')[0]}), {len(log.articles):,} of them named.",
+            "Estimates with 95% intervals; the unit of replication is the day"
+            + (" (one day: no interval)." if log.days < 2 else "."),
+        ]
+        lines.append(_line("saves per day", self.saves_per_day, "count"))
+        if self.questions_per_day is not None:
+            lines.append(_line("questions per day", self.questions_per_day, "count"))
+        for kind, value in self.mix.items():
+            lines.append(_line(f"save mix: {kind}", value, "share"))
+        for what, p in self.popularity.items():
+            lines.append(_line(f"Zipf exponent of {what}", p.exponent, "exponent"))
+            if p.chosen == "moment":
+                lines.append(f"  ({what} are bursty: the cross-day moment; the likelihood, which takes them to be "
+                             f"independent, gives {p.mle.value:.3f})")
+            verdict = "fits" if p.fits else "does NOT fit: use the empirical popularity (the config replays the log)"
+            lines.append(f"  goodness of fit: statistic {p.gof.statistic:.2f}, p = {_p(p.gof.p_value)}; "
+                         f"the law {verdict}")
+        if self.rank_correlation is not None:
+            lines.append(_line("rank correlation, saves to questions", self.rank_correlation, "exponent"))
+        for what, b in self.burstiness.items():
+            lines.append(_line(f"{what} within {_minutes(b.window_s)} of one of the same article", b.share, "share"))
+            lines.append(f"  a Poisson day gives {_pct(b.poisson_share.value)}; ratio {_value(b.ratio.value)} "
+                         f"{_bracket(b.ratio.low, b.ratio.high)}" + (": BURSTY" if b.bursty else ""))
+            lines.append(_line(f"dispersion index of {what} per article-hour", b.dispersion, "exponent")
+                         + f" (Poisson: {_value(b.poisson_dispersion.value)})")
+        for what, prof in self.profiles.items():
+            active = prof.hourly[(prof.hourly["hour"] >= first) & (prof.hourly["hour"] < end)]
+            rates = ", ".join(f"{int(h):02d} {r:.3g}" for h, r in zip(active["hour"], active["rate"], strict=True))
+            lines.append(f"{what} per hour (local hour, mean over days): {rates}")
+            lines.append(f"  busiest hour / mean hour {prof.peak.value:.2f} {_bracket(prof.peak.low, prof.peak.high)}; "
+                         f"flat profile: p = {_p(prof.p_value)} ({prof.test_method})"
+                         + ("; FAR FROM FLAT" if prof.far_from_flat else ""))
+        gaps = self.model_gaps()
+        if gaps:
+            lines.append("The analytic model's assumptions do not hold for this log:")
+            lines += [f"  - {gap}" for gap in gaps]
+        else:
+            lines.append("The analytic model's assumptions hold for this log (Poisson saves, flat profile, a Zipf "
+                         "law, one ranking).")
+        lines += [f"Note: {note}" for note in (*log.notes, *self.notes)]
+        return lines
+
+
+def _apart(a: Estimate, b: Estimate) -> bool:
+    if any(math.isnan(x) for x in (a.low, a.high, b.low, b.high)):
+        return False
+    return a.high < b.low or b.high < a.low
+
+
+def _finite(value):
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return None if not math.isfinite(value) else value
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def _est(value: Estimate) -> dict:
+    return {"value": _finite(value.value), "low": _finite(value.low), "high": _finite(value.high),
+            "days": value.seeds, "method": value.method}
+
+
+def _pct(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{100 * value:.1f}%"
+
+
+def _p(value: float) -> str:
+    if math.isnan(value):
+        return "n/a"
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _value(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{value:.3g}"
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:g} min"
+
+
+def _bracket(low: float, high: float, share: bool = False) -> str:
+    if math.isnan(low) or math.isnan(high):
+        return "[no interval]"
+    if share:
+        return f"[{100 * low:.1f}%, {100 * high:.1f}%]"
+    return f"[{low:.3g}, {high:.3g}]"
+
+
+def _line(label: str, value: Estimate, unit: str) -> str:
+    if unit == "share":
+        shown = f"{_pct(value.value)} {_bracket(value.low, value.high, share=True)}"
+    elif unit == "count":
+        shown = f"{value.value:,.1f} {_bracket(value.low, value.high)}"
+    elif unit == "exponent":
+        shown = f"{value.value:.3f} {_bracket(value.low, value.high)}"
+    else:
+        shown = f"{_value(value.value)} {_bracket(value.low, value.high)}"
+    return f"{label:<46} {shown:<28} {value.method}"
+
+
+# -- the per-day statistics ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DaySums:
+    """One activity's per-day sums, from which every estimate and its leave-one-out are cut
+    (:func:`day_sums`)."""
+
+    totals: np.ndarray  # events per day
+    counts: np.ndarray  # days x named articles
+    hourly: np.ndarray  # days x 24 hours
+    follows: np.ndarray  # per day: events following one of the same article within the window
+    poisson_follows: np.ndarray  # the same, expected over shuffles
+    chi_square: np.ndarray  # per day: Pearson chi-square of the article-by-hour table
+    dof: np.ndarray  # its degrees of freedom
+    poisson_chi_square: np.ndarray  # the shuffled days' mean
+    run_sizes: np.ndarray  # sizes of the runs of events of one article (bursts; 1 for a lone event)
+    kinds: np.ndarray | None  # days x save kinds
+
+
+def day_sums(activity: Activity, days: int, articles: int, window_s: float, seed: int = 0) -> DaySums:
+    """The per-day sums of ``activity`` over ``days`` and ``articles`` (named ones), its bursts
+    within ``window_s``, and the Poisson reference from :data:`SHUFFLES` shuffles per day
+    (seeded: the same log, the same reference)."""
+    totals = np.bincount(activity.day, minlength=days).astype(float)
+    counts = activity.counts(articles, days)
+    hour_bin = np.minimum(activity.hour.astype(int), 23)
+    hourly = np.zeros((days, 24))
+    np.add.at(hourly, (activity.day, hour_bin), 1.0)
+    follows_each, run_sizes = pop.bursts(activity.day, activity.time_s, activity.article, window_s)
+    follows = np.bincount(activity.day, weights=follows_each, minlength=days)
+    rng = np.random.default_rng(seed)
+    poisson_follows = np.zeros(days)
+    chi_square, dof, poisson_chi = np.zeros(days), np.zeros(days), np.zeros(days)
+    for d in range(days):
+        mine = np.flatnonzero(activity.day == d)
+        if not len(mine):
+            continue
+        time_s, article, hours = activity.time_s[mine], activity.article[mine], hour_bin[mine]
+        chi_square[d], dof[d] = _pearson(article, hours)
+        shuffled_follows, shuffled_chi = 0.0, 0.0
+        zeros = np.zeros(len(mine), dtype=int)
+        for _ in range(SHUFFLES):
+            shuffled = rng.permutation(article)
+            shuffled_follows += pop.bursts(zeros, time_s, shuffled, window_s)[0].sum()
+            shuffled_chi += _pearson(shuffled, hours)[0]
+        poisson_follows[d] = shuffled_follows / SHUFFLES
+        poisson_chi[d] = shuffled_chi / SHUFFLES
+    kinds = None
+    if activity.kind is not None:
+        kinds = np.zeros((days, len(SAVE_KINDS)))
+        np.add.at(kinds, (activity.day, activity.kind), 1.0)
+    return DaySums(totals, counts, hourly, follows, poisson_follows, chi_square, dof, poisson_chi, run_sizes, kinds)
+
+
+def _pearson(article: np.ndarray, hour: np.ndarray) -> tuple[float, float]:
+    """Pearson's chi-square of independence in the article-by-hour table, and its degrees of freedom."""
+    _, rows = np.unique(article, return_inverse=True)
+    _, cols = np.unique(hour, return_inverse=True)
+    r, c = rows.max() + 1, cols.max() + 1
+    if r < 2 or c < 2:
+        return 0.0, 0.0
+    table = np.zeros((r, c))
+    np.add.at(table, (rows, cols), 1.0)
+    expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / table.sum()
+    return float(((table - expected) ** 2 / expected).sum()), float((r - 1) * (c - 1))
+
+
+# -- the fit ------------------------------------------------------------------------------------
+
+
+def fit_log(log: Log, *, window_s: float = BURST_WINDOW_S, replicates: int = 199) -> Fit:
+    """Estimate a day from ``log`` (see the module doc): rates, profiles, popularity, rank
+    correlation, save mix and burstiness, each with its 95% interval over the log's days.
+
+    ``replicates``: logs drawn for each goodness-of-fit test.
+    """
+    if not (math.isfinite(window_s) and window_s > 0):
+        raise ValueError(f"window_s: expected a positive number of seconds, got {window_s!r}")
+    days, named, n = log.days, len(log.articles), log.n_articles
+    sums = {"saves": day_sums(log.saves, days, named, window_s)}
+    if log.questions is not None:
+        sums["questions"] = day_sums(log.questions, days, named, window_s, seed=1)
+    window = log.window()
+    notes = []
+    if days < 2:
+        notes.append("one day: no interval (days are the unit of replication; a second day gives the spread)")
+
+    burstiness = {what: _burstiness(what, s, window_s) for what, s in sums.items()}
+    profiles = {what: _profile(what, s, window, burstiness[what]) for what, s in sums.items()}
+    popularity = {what: _popularity(what, s, n, burstiness[what].bursty, replicates) for what, s in sums.items()}
+    rho = None
+    if "questions" in sums:
+        rho = _rank_correlation(sums["saves"], sums["questions"], n, popularity)
+    kinds = sums["saves"].kinds
+    mix = {kind: _share(kinds[:, i], sums["saves"].totals) for i, kind in enumerate(SAVE_KINDS)}
+    return Fit(
+        log=log,
+        window_s=float(window_s),
+        saves_per_day=_mean(sums["saves"].totals),
+        questions_per_day=_mean(sums["questions"].totals) if "questions" in sums else None,
+        profiles=profiles,
+        popularity=popularity,
+        rank_correlation=rho,
+        mix=mix,
+        burstiness=burstiness,
+        notes=tuple(notes),
+    )
+
+
+def _burstiness(what: str, s: DaySums, window_s: float) -> Burstiness:
+    share = _share(s.follows, s.totals)
+    poisson = _share(s.poisson_follows, s.totals)
+    ratio = contrast("proportion", s.follows, s.totals, s.poisson_follows, s.totals, compare="ratio")
+    ratio = replace(ratio, method=ratio.method.replace("seeds", "days"))
+    return Burstiness(what, window_s, share, poisson, ratio, _ratio(s.chi_square, s.dof),
+                      _ratio(s.poisson_chi_square, s.dof))
+
+
+def _profile(what: str, s: DaySums, window: tuple[int, int], burst: Burstiness) -> Profile:
+    from scipy import stats as scipy_stats
+
+    rows = []
+    for hour in range(24):
+        rate = _mean(s.hourly[:, hour])
+        rows.append({"hour": hour, "rate": rate.value, "low": rate.low, "high": rate.high})
+    hourly = pd.DataFrame(rows)
+    first, end = window
+    active = s.hourly[:, first:end]
+    days, hours = active.shape
+
+    def peak_of(table: np.ndarray) -> float:
+        means = table.mean(axis=0)
+        return float(means.max() / means.mean()) if means.mean() > 0 else math.nan
+
+    peak_full = peak_of(active)
+    peak = jackknife(peak_full, [peak_of(np.delete(active, d, axis=0)) for d in range(days)] if days > 1 else [],
+                     scale="log", bounds=(1.0, math.inf), unit="days")
+    if hours < 2:
+        return Profile(what, hourly, window, math.nan, 1.0, "one active hour: nothing to compare", peak)
+    if days >= 2:
+        # two-way analysis of variance, hours by days, days as blocks: F of the hour effect
+        grand = active.mean()
+        hour_effect = active.mean(axis=0) - grand
+        day_effect = active.mean(axis=1) - grand
+        residual = active - grand - hour_effect[None, :] - day_effect[:, None]
+        ms_hour = days * np.sum(hour_effect ** 2) / (hours - 1)
+        df_residual = (hours - 1) * (days - 1)
+        ms_residual = np.sum(residual ** 2) / df_residual
+        if ms_residual <= 0:
+            statistic, p = (math.inf, 0.0) if ms_hour > 0 else (0.0, 1.0)
+        else:
+            statistic = float(ms_hour / ms_residual)
+            p = float(scipy_stats.f.sf(statistic, hours - 1, df_residual))
+        method = f"F test of the hour effect, days as blocks, F({hours - 1}, {df_residual})"
+    else:
+        # one day: the hours' chi-square against a flat rate, scaled by the dispersion index
+        counts = active[0]
+        expected = counts.sum() / hours
+        dispersion = max(1.0, burst.dispersion.value if not math.isnan(burst.dispersion.value) else 1.0)
+        statistic = float(np.sum((counts - expected) ** 2 / expected) / dispersion) if expected > 0 else 0.0
+        p = float(scipy_stats.chi2.sf(statistic, hours - 1))
+        method = f"chi-square against a flat rate over the dispersion index, chi2({hours - 1})"
+    return Profile(what, hourly, window, statistic, p, method, peak)
+
+
+def _popularity(what: str, s: DaySums, n: int, bursty: bool, replicates: int) -> Popularity:
+    days = len(s.totals)
+    pooled = s.counts.sum(axis=0)
+    mle_full = pop.mle_exponent(pooled, n)
+    mle_loo = [pop.mle_exponent(pooled - s.counts[d], n, near=mle_full) for d in range(days)] if days > 1 else []
+    mle = jackknife(mle_full, mle_loo, bounds=pop.EXPONENT_RANGE, unit="days")
+    mle = replace(mle, method="maximum likelihood over ranks, n known, marginal over the ranking; " + mle.method)
+    moment, moment_loo = None, []
+    if days >= 2:
+        moment_loo = [pop.moment_exponent(np.delete(s.counts, d, axis=0), n) for d in range(days)] if days > 2 else []
+        moment = jackknife(pop.moment_exponent(s.counts, n), moment_loo, bounds=pop.EXPONENT_RANGE, unit="days")
+        if days == 2:  # leaving one of two days out leaves no pair of days
+            moment = replace(moment, method="cross-day moment (sum of w^2 from pairs of days); no interval from two "
+                             "days")
+        else:
+            moment = replace(moment, method="cross-day moment (sum of w^2 from pairs of days); " + moment.method)
+    chosen = "moment" if bursty and moment is not None else "mle"
+    exponent, loo = (moment, moment_loo) if chosen == "moment" else (mle, mle_loo)
+    # the replicates keep the log's bursts only when it has some: on independent events a "run" is a
+    # coincidence, likelier the more popular the article, which a reassigned run would not be
+    runs = s.run_sizes if bursty else np.ones(int(pooled.sum()))
+    gof = pop.goodness_of_fit(pooled, runs, n, exponent.value, replicates=replicates)
+    return Popularity(what, exponent, chosen, mle, moment, gof, pooled, tuple(loo))
+
+
+def _rank_correlation(saves: DaySums, questions: DaySums, n: int, popularity: dict[str, Popularity]) -> Estimate:
+    pooled_s, pooled_q = saves.counts.sum(axis=0), questions.counts.sum(axis=0)
+    exponents_s, exponents_q = popularity["saves"], popularity["questions"]
+    full = pop.rank_correlation(pop.cross_overlap(pooled_s, pooled_q), n, exponents_s.exponent.value,
+                                exponents_q.exponent.value)
+    days = len(saves.totals)
+    loo = []
+    if days > 1 and len(exponents_s.leave_one_out) == days and len(exponents_q.leave_one_out) == days:
+        for d in range(days):
+            overlap = pop.cross_overlap(pooled_s - saves.counts[d], pooled_q - questions.counts[d])
+            loo.append(pop.rank_correlation(overlap, n, exponents_s.leave_one_out[d], exponents_q.leave_one_out[d]))
+    result = jackknife(full, loo, bounds=(0.0, 1.0), unit="days")
+    return replace(result, method="cross moment of save and question counts, as kbsim's copula gives it on average; "
+                   + result.method)

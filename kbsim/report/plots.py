@@ -813,10 +813,10 @@ def design_choices(contrasts: pd.DataFrame, advice: Sequence, caption: str) -> F
             ax.set_xlabel("agents sharing the knowledge base")
         if share:
             ax.yaxis.set_major_formatter(PercentFormatter(xmax=1.0, decimals=1))
-            ax.set_ylabel("without minus with (points)")
+            ax.set_ylabel("without minus with (%, paired)")
         else:
             ax.yaxis.set_major_formatter(FuncFormatter(_bytes_label))
-            ax.set_ylabel("without minus with (bytes)")
+            ax.set_ylabel("without minus with, bytes per check")
         ax.set_title(item.panel, fontsize=9.5)
         ax.legend(loc="upper left", fontsize=7.5)
     return _finish(fig, caption, "What each design choice buys (paired on common seeds)")

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from kbsim.experiment.shipped import SHIPPED_DIR
-from kbsim.report import build, experiments, figures, pages, reproduction
+from kbsim.report import build, experiments, figures, model_checks, pages, reproduction
 
 pytestmark = pytest.mark.xdist_group("design_choices")
 
@@ -91,3 +91,14 @@ def test_the_table_gives_each_harm_with_its_interval_and_the_reproduction_links_
     assert anchor == pages.DESIGN_CHOICES_ANCHOR
     assert f"results.md#{anchor}" in reproduction.WITHOUT_IT
     assert f"docs/results.md#{anchor}" in (Path(__file__).parents[1] / "README.md").read_text()
+
+
+def test_the_lost_update_model_check_sets_each_blind_delay_beside_the_model(ablation):
+    _, _, experiment = ablation
+    frame = model_checks.lost_update_model_check({"ablation": experiment})
+    assert list(frame["scenario"]) == list(model_checks.BLIND_SCENARIOS)
+    assert list(frame["delay_s"]) == [600.0, 1.0]
+    # a longer wait between read and edit leaves more people's saves to overwrite
+    assert frame["model"].iloc[0] > frame["model"].iloc[1] > 0
+    assert ((frame["ci_low"] <= frame["simulated"]) & (frame["simulated"] <= frame["ci_high"])).all()
+    assert frame["model_inside_ci"].dtype == bool

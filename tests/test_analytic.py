@@ -12,7 +12,7 @@ from kbsim.model import analytic
 from kbsim.params import DayParams
 from kbsim.report import frames
 from kbsim.sim import run_day
-from kbsim.stats import metrics_by_run, summarize
+from kbsim.stats import metrics_by_run, run_metrics, summarize
 
 
 def _uniform_model(saves_per_day=300.0, day_s=8 * 3600.0, n=400, unpublish=False, share=0.05):
@@ -142,6 +142,37 @@ def test_analytic_curves_lie_inside_the_simulations_95_percent_ci():
             misses += [] if ok else [(delay, metric)]
     assert total == 35
     assert inside / total >= 0.9, f"analytic outside the 95% CI at {misses}"
+
+
+def test_blind_overwrites_lose_each_save_of_the_window_in_closed_form():
+    """Uniform saves at ``l`` per article, nothing unpublished: a blind edit ``d`` after its
+    read replaces ``l d`` saves on average, and compare-and-swap would refuse it with
+    probability ``1 - exp(-l d)``."""
+    model = _plain_model()
+    per_article = model.saves_per_s / len(model.save_weights)
+    frame = model.blind_overwrite_losses([60.0, 3600.0]).set_index("delay_s")
+    for d in (60.0, 3600.0):
+        assert frame.loc[d, "lost_per_edit"] == pytest.approx(per_article * d, rel=1e-9)
+        assert frame.loc[d, "conflict_rate"] == pytest.approx(-math.expm1(-per_article * d), rel=1e-9)
+
+
+@pytest.mark.slow
+def test_lost_updates_under_blind_overwrite_lie_inside_the_simulations_interval():
+    """20 seeds of the reference day with blind overwrites after 1 min and 10 min: the
+    predicted ``lost_update_share`` inside the simulation's 95% interval (over seeds)."""
+    seeds = range(1, 21)
+    for delay in (60.0, 600.0):
+        params = DayParams.model_validate({"edit": {"delay_s": delay, "compare_and_swap": False}})
+        # the switched day's own tables (``intents``) are not among the stacked day tables:
+        # each seed's metrics are computed from its whole day
+        per_run = pd.concat(
+            [run_metrics(run_day(params, seed), params.day_s).assign(scenario="blind", seed=seed) for seed in seeds]
+        )
+        lost = per_run[(per_run["metric"] == "lost_update_share") & (per_run["subset"] == "")]
+        row = frames.select(summarize(lost, ["scenario"]), "lost_update_share")
+        predicted = analytic.predict_lost_updates(params, [delay]).iloc[0]["lost_update_share"]
+        assert row["value"].iloc[0] > 0
+        assert bool(frames.inside_ci(row, [predicted])[0]), (delay, predicted, row[["value", "ci_low", "ci_high"]])
 
 
 # -- detection, exposure and the cost of a check policy -----------------------------------------

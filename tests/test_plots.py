@@ -78,6 +78,19 @@ CONFIGS = {
           saves.count: [40, 160]
           edit.delay_s: [30, 300, 3000]
     """,
+    "ablation": """
+        scenarios:
+          default: {edit.delay_s: 600}
+          no_compare_and_swap: {edit.delay_s: 600, edit.compare_and_swap: false}
+          no_idempotency_key: {edit.delay_s: 600, edit.idempotency_key: false}
+          no_version: {edit.delay_s: 600, citation.carries_version: false}
+          no_unpublish_event: {edit.delay_s: 600, events.log_unpublish: false}
+          session_permission: {edit.delay_s: 1}
+          session_blind: {edit.delay_s: 1, edit.compare_and_swap: false}
+        sweep:
+          transport.loss_rate: [0, 0.05]
+          agents.count: [1, 2]
+    """,
 }
 
 

@@ -132,7 +132,6 @@ def test_a_registered_strategy_is_checked_tabulated_and_measured(recent, without
         "detection_latency_s",
         "detection_latency_p90_s",
         "stale_exposure",
-        "gone_flagged_share",
     ]
     assert by_metric["calls_per_check"] == pytest.approx(mine["calls"].mean())
     assert by_metric["calls_per_hour"] == pytest.approx(mine["calls"].sum() / 4)

@@ -391,6 +391,33 @@ class FreshnessModel:
             columns=["delay_s", "rejection_rate", "gone_rate", "applied_rate", "retry_success"],
         )
 
+    def blind_overwrite_losses(self, delays_s) -> pd.DataFrame:
+        """Expected people's saves an edit without compare-and-swap silently replaces.
+
+        The same quadrature as :meth:`edit_outcomes`: a blind edit ``d`` seconds after its
+        read applies whenever the target is still published, and then replaces every
+        people's content save of ``(u, u + d]``, a Poisson count of mean
+        ``(1 - unpublish_share) * p_i * (A(u + d) - A(u))``, kept when no unpublish falls in
+        the same window. Columns ``delay_s``, ``lost_per_edit`` and ``conflict_rate`` (the
+        share of edits that compare-and-swap would have refused over a person's save,
+        :meth:`edit_outcomes`' rejection without the agent's own edits).
+        """
+        day = self.day_s
+        u, w = _gauss(0.0, day)
+        delays = np.atleast_1d(np.asarray(delays_s, dtype=float))
+        readings = self.save_clock(np.concatenate([u, (u[None, :] + delays[:, None]).ravel()]))
+        a0, edit_clock = readings[: len(u)], readings[len(u) :].reshape(len(delays), len(u))
+        target, _ = self._citation_weights(u)
+        content = 1.0 - self.unpublish_share
+        rows = []
+        for d, a1 in zip(delays, edit_clock, strict=True):
+            people = np.outer(a1 - a0, self.save_weights)
+            kept = np.exp(-self._mu * people)  # no unpublish in the window: the edit applies
+            lost = np.dot(w, (target * content * people * kept) @ self._counts) / day
+            conflict = np.dot(w, (target * (kept - np.exp(-people))) @ self._counts) / day
+            rows.append((d, lost, conflict))
+        return pd.DataFrame(rows, columns=["delay_s", "lost_per_edit", "conflict_rate"])
+
     # -- (c) check cost ------------------------------------------------------------
 
     def cited_probability(self, t: float) -> np.ndarray:
@@ -811,6 +838,25 @@ def predict_edit_outcomes(params: DayParams, delays_s, *, unpublish: bool = True
         edit_share=params.edit.share,
         retry_waits_approval=params.edit.retry_waits_approval,
     )
+
+
+def predict_lost_updates(params: DayParams, delays_s, *, unpublish: bool = True) -> pd.DataFrame:
+    """Expected ``lost_update_share`` of a day like ``params`` with blind overwrites
+    (``edit.compare_and_swap: false``), one agent and a perfect wire, at each delay.
+
+    Each of the day's ``questions.count * edit.share`` edits replaces
+    :meth:`FreshnessModel.blind_overwrite_losses`' ``lost_per_edit`` people's saves, over
+    the day's people's content saves (``saves.count`` less its unpublishes). The model
+    counts a save twice when two edits' windows both hold it (the simulation counts it
+    once), so it is an upper bound when edits of one article crowd together. Columns
+    ``delay_s``, ``lost_update_share``, ``lost_per_edit`` and ``conflict_rate``.
+    """
+    model = FreshnessModel.from_params(params, unpublish=unpublish)
+    frame = model.blind_overwrite_losses(delays_s)
+    edits = params.questions.count * params.edit.share
+    content_saves = params.saves.count * (1.0 - params.saves.mix.unpublish)
+    share = frame["lost_per_edit"] * edits / content_saves if content_saves else np.nan
+    return frame.assign(lost_update_share=share)[["delay_s", "lost_update_share", "lost_per_edit", "conflict_rate"]]
 
 
 def predict_check_cost(params: DayParams, *, unpublish: bool = True) -> pd.Series:

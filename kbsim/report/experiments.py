@@ -27,6 +27,8 @@ from kbsim.stats import summarize
 QUICK_SEEDS = 3
 QUICK_POINTS = 4
 FULL_COMMAND = "kbsim figures"
+#: Columns the report adds to per-run metric rows (not run keys; see :func:`load_experiment`).
+ANNOTATIONS = ("edits", "edit_delay_s", "save_popularity")
 
 
 def quick_from_env() -> bool:

@@ -18,6 +18,7 @@ from kbsim.model import analytic
 from kbsim.params import DayParams
 from kbsim.report import frames
 from kbsim.report.experiments import (
+    ANNOTATIONS,
     ROLE_LABELS,
     Experiment,
     match,
@@ -340,6 +341,137 @@ def figure_safe_edit_delay(exps: dict[str, Experiment]):
 
 
 @dataclass(frozen=True)
+class Harm:
+    """One paired comparison of the ablation study: ``scenario`` against ``baseline`` on
+    ``metric`` (the harm of turning a piece of advice off, or of the other approval mode)."""
+
+    label: str
+    metric: str
+    scenario: str
+    baseline: str = "default"
+    strategy: str = ""
+
+
+@dataclass(frozen=True)
+class Advice:
+    """A piece of the write-up's advice, the panel that shows it and the harms it measures.
+
+    ``x`` is the swept key the panel plots against; ``at`` fixes the other swept key
+    (the table reads every harm at ``at`` and the first value of ``x`` ... unless
+    ``table_x`` names the value, for harms that need the sweep, such as a lossy wire).
+    """
+
+    number: int
+    advice: str
+    panel: str
+    harms: tuple[Harm, ...]
+    x: str
+    at: tuple[tuple[str, float], ...]
+    table_x: float | None = None
+
+
+LOSS, AGENTS = "transport.loss_rate", "agents.count"
+
+#: The five pieces of advice as the ablation study measures them (kbsim/experiments/ablation.yaml).
+ADVICE: tuple[Advice, ...] = (
+    Advice(
+        1,
+        "put a version in the citation",
+        "Versions in citations: bytes per check",
+        (
+            Harm("poll, bytes per check", "bytes_per_check", "no_version", strategy="poll"),
+            Harm("re-read, bytes per check", "bytes_per_check", "no_version", strategy="reread"),
+        ),
+        AGENTS,
+        ((LOSS, 0.0),),
+    ),
+    Advice(
+        3,
+        "answer only from published content, and log unpublishing as an event",
+        "Unpublish events: gone citations",
+        (
+            Harm("gone taken for changed (poll)", "gone_as_changed_share", "no_unpublish_event", strategy="poll"),
+            Harm("gone flagged as gone (poll)", "gone_flagged_share", "no_unpublish_event", strategy="poll"),
+        ),
+        AGENTS,
+        ((LOSS, 0.0),),
+    ),
+    Advice(
+        4,
+        "make edits compare-and-swap",
+        "Compare-and-swap: lost updates",
+        (
+            Harm("per-call approval (10 min)", "lost_update_share", "no_compare_and_swap"),
+            Harm("session permission (1 s)", "lost_update_share", "session_blind", "session_permission"),
+        ),
+        AGENTS,
+        ((LOSS, 0.0),),
+    ),
+    Advice(
+        4,
+        "... with a required idempotency key",
+        "Idempotency keys: duplicate writes",
+        (Harm("edits applied twice", "duplicate_write_share", "no_idempotency_key"),),
+        LOSS,
+        ((AGENTS, 1),),
+        table_x=0.05,
+    ),
+    Advice(
+        5,
+        "keep a per-call approval (against a session-wide permission)",
+        "Approval mode",
+        (
+            Harm("conflicts, with compare-and-swap", "rejection_rate", "session_permission"),
+            Harm("lost updates, blind overwrites", "lost_update_share", "session_blind", "no_compare_and_swap"),
+        ),
+        AGENTS,
+        ((LOSS, 0.0),),
+    ),
+)
+
+
+def design_contrasts(experiment: Experiment) -> pd.DataFrame:
+    """Every :data:`ADVICE` harm at every point of the ablation study, paired on common seeds.
+
+    One row per harm and point: the :func:`kbsim.stats.contrasts` columns (``value`` is the
+    scenario minus its baseline, with its paired 95% interval) plus ``advice`` (the
+    :data:`ADVICE` index), ``harm`` (its label) and ``unit``.
+    """
+    from kbsim.stats import METRICS, ContrastSpec, contrasts
+
+    for key in (LOSS, AGENTS):
+        if key not in experiment.swept:
+            raise KeyError(f"experiment {experiment.name!r} does not sweep {key!r} (sweeps {experiment.swept})")
+    keys = ["scenario", *experiment.swept]
+    per_run = experiment.per_run.drop(columns=[c for c in ANNOTATIONS if c in experiment.per_run])
+    out = []
+    for index, advice in enumerate(ADVICE):
+        for harm in advice.harms:
+            spec = ContrastSpec(
+                MetricSelector(harm.metric, strategy=harm.strategy),
+                baseline={"scenario": harm.baseline},
+                where={"scenario": harm.scenario},
+            )
+            frame = contrasts(per_run, [spec], keys)
+            out.append(frame.assign(advice=index, harm=harm.label, unit=METRICS[harm.metric].unit))
+    return pd.concat(out, ignore_index=True)
+
+
+def figure_design_choices(exps: dict[str, Experiment]):
+    from kbsim.report import plots
+
+    experiment = exps["ablation"]
+    frame = design_contrasts(experiment)
+    caption = experiment.caption(
+        "design_choices",
+        "Each point: the scenario with the advice turned off minus the default day, seed by seed "
+        "(common random numbers); bars: paired 95% intervals. Edits after 10 min (per-call approval) "
+        "unless marked session permission (1 s).",
+    )
+    return plots.design_choices(frame, ADVICE, caption)
+
+
+@dataclass(frozen=True)
 class FigureSpec:
     """A figure: its file name, what it shows, the experiments it reads, how it is drawn."""
 
@@ -412,6 +544,14 @@ FIGURES: tuple[FigureSpec, ...] = (
         "1%, 5% and 10%, against saves per day, with the analytic model.",
         ("edit_delay_by_saves",),
         figure_safe_edit_delay,
+    ),
+    FigureSpec(
+        "design_choices",
+        "What each piece of the write-up's advice buys: the harm of turning it off (lost updates, "
+        "duplicate writes, gone citations taken for changed, bytes per check, conflicts by approval "
+        "mode) against the default day, with paired 95% intervals.",
+        ("ablation",),
+        figure_design_choices,
     ),
 )
 FIGURE_NAMES = tuple(spec.name for spec in FIGURES)

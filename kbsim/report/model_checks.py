@@ -81,6 +81,45 @@ def edit_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
     return frame
 
 
+#: The ablation study's blind-overwrite scenarios (one agent, no loss): name -> what to call it.
+BLIND_SCENARIOS = {"no_compare_and_swap": "per-call approval", "session_blind": "session permission"}
+
+
+def lost_update_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
+    """Simulated lost updates of the ablation study's blind overwrites (one agent, a perfect
+    wire) beside :func:`kbsim.model.analytic.predict_lost_updates`, one row per edit delay."""
+    experiment = exps["ablation"]
+    at = {"transport.loss_rate": 0.0, "agents.count": 1}
+    summary = experiment.summary[MetricSelector("lost_update_share").mask(experiment.summary)]
+    rows = []
+    for scenario, approval in BLIND_SCENARIOS.items():
+        points = match(experiment.points, {"scenario": scenario, **at})
+        hit = match(summary, {"scenario": scenario, **at})
+        if points.empty or hit.empty:
+            continue
+        params = points.iloc[0]["params"]
+        delay = params.edit.delay_s
+        model = analytic.predict_lost_updates(params, [delay]).iloc[0]
+        value, low, high = hit[["value", "ci_low", "ci_high"]].iloc[0]
+        rows.append(
+            {
+                "scenario": scenario,
+                "approval": approval,
+                "delay": format_duration(delay, "page"),
+                "delay_s": delay,
+                "simulated": value,
+                "ci_low": low,
+                "ci_high": high,
+                "model": model["lost_update_share"],
+                "conflict_rate_model": model["conflict_rate"],
+            }
+        )
+    frame = pd.DataFrame(rows)
+    if len(frame):
+        frame["model_inside_ci"] = frames.inside_ci(frame, frame["model"])
+    return frame
+
+
 def check_cost_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
     """Simulated calls per check of the exact strategies (re-read and poll) per save volume
     beside the model."""

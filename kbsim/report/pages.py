@@ -11,16 +11,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from kbsim.report.experiments import FULL_COMMAND, Experiment
-from kbsim.report.figures import FIGURES
+from kbsim.report.experiments import ANNOTATIONS, FULL_COMMAND, Experiment
+from kbsim.report.figures import ADVICE, FIGURES, design_contrasts
 from kbsim.report.own_kb import sample_kb_section
 from kbsim.report.search_quality import search_quality_section
 from kbsim.report.tables import format_contrast, markdown_table, point_label, reference_results
 from kbsim.stats.metrics import METRICS
 from kbsim.stats.summary import MetricSelector
-
-#: Columns the report adds to per-run metric rows (not run keys).
-ANNOTATIONS = ("edits", "edit_delay_s", "save_popularity")
 
 #: docs/results.md is rewritten whole by ``kbsim figures``, except what follows this line:
 #: sections other scripts write (validation/bursty_advice.py), kept as they are.
@@ -99,6 +96,7 @@ def write_results_markdown(exps: Mapping[str, Experiment], path: str | Path, fig
         markdown_table(reference_results(exps)),
         *precision_section(exps),
         *contrasts_section(exps),
+        *design_choices_section(exps),
         *sample_kb_section(exps),
         *search_quality_section(),
     ]
@@ -177,6 +175,62 @@ def contrasts_section(exps: Mapping[str, Experiment]) -> list[str]:
         "(../validation/PAIRING.md) measures it over 200 seeds).",
         "",
         markdown_table(pd.DataFrame(rows)),
+    ]
+
+
+#: The heading of the table of what each piece of advice buys (the README and the
+#: reproduction page link to its anchor).
+DESIGN_CHOICES_TITLE = "What each design choice buys"
+DESIGN_CHOICES_ANCHOR = "what-each-design-choice-buys"
+
+
+def design_choices_rows(exps: Mapping[str, Experiment]) -> pd.DataFrame:
+    """Per piece of advice and harm: the harm without the advice at the table's point, with
+    its paired 95% interval (:func:`kbsim.report.figures.design_contrasts`)."""
+    experiment = exps["ablation"]
+    frame = design_contrasts(experiment)
+    rows = []
+    for index, advice in enumerate(ADVICE):
+        mine = frame[frame["advice"] == index]
+        for key, value in advice.at:
+            mine = mine[mine[key] == value]
+        xs = sorted(mine[advice.x].unique())
+        x = advice.table_x if advice.table_x is not None else (xs[0] if xs else None)
+        mine = mine[mine[advice.x] == x]
+        for harm in advice.harms:
+            hit = mine[mine["harm"] == harm.label]
+            point = {**dict(advice.at), advice.x: x}
+            rows.append(
+                {
+                    "advice": f"{advice.number}. {advice.advice}",
+                    "harm without it": f"`{harm.metric}` ({harm.label}): "
+                    f"{harm.scenario} vs {harm.baseline}",
+                    "at": ", ".join(f"{k} = {point_label(point, [k])}" for k in point),
+                    "difference [95%, paired]": "n/a"
+                    if hit.empty
+                    else format_contrast(hit.iloc[0], hit.iloc[0]["unit"]).split(";")[0],
+                    "seeds": "-" if hit.empty else int(hit.iloc[0]["seeds"]),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def design_choices_section(exps: Mapping[str, Experiment]) -> list[str]:
+    """The table "What each design choice buys" from the ablation study (empty without it)."""
+    if "ablation" not in exps:
+        return []
+    experiment = exps["ablation"]
+    return [
+        "",
+        f"### {DESIGN_CHOICES_TITLE}",
+        "",
+        f"`kbsim/experiments/{experiment.name}.yaml` ({experiment.seeds} seeds per point) turns each piece "
+        "of the write-up's advice off in turn on the same seeds as the default day, where every piece is "
+        "followed. Each row is the harm of turning it off: the scenario minus the default, seed by seed, "
+        "with its paired 95% interval (shares in percentage points). The figure `design_choices` shows "
+        "the same comparisons at every loss rate and agent count.",
+        "",
+        markdown_table(design_choices_rows(exps)),
     ]
 
 

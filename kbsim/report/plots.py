@@ -829,3 +829,55 @@ def fit_rank_frequency(curves: pd.DataFrame, hourly: pd.DataFrame, caption: str)
     ax.set_ylim(bottom=0)
     ax.set_title("hourly profile", fontsize=9.5)
     return _finish(fig, caption, "What kbsim fit found in the log", legend_below=3)
+
+
+#: Colours of the up-to-two harms of a design-choices panel.
+_HARM_COLOURS = ("#d62728", "#1f77b4")
+
+
+def design_choices(contrasts: pd.DataFrame, advice: Sequence, caption: str) -> Figure:
+    """One panel per piece of advice: the harm of turning it off, with paired 95% intervals.
+
+    Args:
+        contrasts: :func:`kbsim.report.figures.design_contrasts` rows: the swept keys,
+            ``advice`` (index into ``advice``), ``harm``, ``unit``, ``value``, ``ci_low``
+            and ``ci_high`` (scenario minus baseline, paired on common seeds).
+        advice: the :class:`kbsim.report.figures.Advice` entries; each panel plots its
+            harms against ``x`` with its ``at`` keys fixed.
+    """
+    fig, axes = _figure(ncols=len(advice), width=3.1 * len(advice), height=4.6)
+    for index, (item, ax) in enumerate(zip(advice, axes[0], strict=True)):
+        rows = contrasts[contrasts["advice"] == index]
+        for key, value in item.at:
+            rows = rows[rows[key] == value]
+        share = bool(len(rows)) and (rows["unit"] == "share").all()
+        xs = sorted(rows[item.x].unique()) if len(rows) else []
+        positions = {x: i for i, x in enumerate(xs)}
+        for k, harm in enumerate(item.harms):
+            mine = rows[rows["harm"] == harm.label].sort_values(item.x)
+            if mine.empty:
+                continue
+            offset = (k - (len(item.harms) - 1) / 2) * 0.18
+            x = mine[item.x].map(positions).to_numpy(dtype=float) + offset
+            value = mine["value"].to_numpy(dtype=float)
+            low = np.clip(value - mine["ci_low"].to_numpy(dtype=float), 0, None)
+            high = np.clip(mine["ci_high"].to_numpy(dtype=float) - value, 0, None)
+            colour = _HARM_COLOURS[k % len(_HARM_COLOURS)]
+            ax.errorbar(x, value, yerr=[low, high], fmt="o", color=colour, capsize=3, markersize=4, label=harm.label)
+        ax.axhline(0.0, color="black", linewidth=0.8)
+        ax.set_xticks(range(len(xs)))
+        if item.x == "transport.loss_rate":
+            ax.set_xticklabels([f"{x:.0%}" for x in xs])
+            ax.set_xlabel("replies (and requests) lost")
+        else:
+            ax.set_xticklabels([f"{x:g}" for x in xs])
+            ax.set_xlabel("agents sharing the knowledge base")
+        if share:
+            ax.yaxis.set_major_formatter(PercentFormatter(xmax=1.0, decimals=1))
+            ax.set_ylabel("without minus with (%, paired)")
+        else:
+            ax.yaxis.set_major_formatter(FuncFormatter(_bytes_label))
+            ax.set_ylabel("without minus with, bytes per check")
+        ax.set_title(item.panel, fontsize=9.5)
+        ax.legend(loc="upper left", fontsize=7.5)
+    return _finish(fig, caption, "What each design choice buys (paired on common seeds)")

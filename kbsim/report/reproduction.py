@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from kbsim.model import analytic
 from kbsim.report.experiments import Experiment, match
+from kbsim.report.pages import DESIGN_CHOICES_ANCHOR, DESIGN_CHOICES_TITLE
 from kbsim.report.tables import format_estimate, markdown_table
 from kbsim.sim.strategies import strategy_names
 from kbsim.stats.intervals import Estimate, estimate
@@ -537,7 +538,17 @@ def _counts_rows(data: Writeup, params, model: pd.DataFrame) -> list[Row]:
     return rows
 
 
+#: Where each advice row's counterfactual (the harm without it) is: the table in docs/results.md.
+WITHOUT_IT = f"; without it: [{DESIGN_CHOICES_TITLE}](results.md#{DESIGN_CHOICES_ANCHOR})"
+
+
 def _advice_rows(data: Writeup) -> list[Row]:
+    """The write-up's advice, each with what kbsim measures when it is followed; each row
+    links to the table of what turning it off costs (:data:`WITHOUT_IT`)."""
+    return [replace(row, kbsim=row.kbsim + WITHOUT_IT) for row in _advice_followed(data)]
+
+
+def _advice_followed(data: Writeup) -> list[Row]:
     title, reread, poll = (
         data.estimate(MetricSelector("calls_per_check", strategy=s)) for s in ("title", "reread", "poll")
     )

@@ -43,7 +43,7 @@ from kbsim.sim.checks import (
     true_staleness,
     verify_exact,
 )
-from kbsim.sim.processes import Answer, _replay_writes_nothing
+from kbsim.sim.processes import Answer, replay_writes_nothing
 from kbsim.sim.records import CheckRecord, CitationRecord, EditRecord, SaveRecord
 from kbsim.sim.strategies import BUILT_IN
 from kbsim.sim.transport import REPLY_LOST, REQUEST_LOST, LossyClient, backoff_s
@@ -164,6 +164,8 @@ class Agents:
             self.cited_text[start + i] = (cited.cited_title, content)
 
     def transport_records(self) -> list:
+        """Every wire's :class:`~kbsim.sim.transport.TransportRecord` rows: each agent's,
+        the desk's, and the shared consumer's when it is a wire of its own."""
         wires = [*self.clients, self.desk] + ([self.shared] if self.shared not in self.clients else [])
         return [record for client in wires for record in client.ledger.records()]
 
@@ -272,7 +274,7 @@ def switched_edit(agents: Agents, answer: Answer, delays: Iterator[float]):
         if status == "applied":
             if params.edit.idempotency_key:
                 first = {**result, "replayed": False}
-                replay_ok = _replay_writes_nothing(client.client, store, kb_id, arguments, first)
+                replay_ok = replay_writes_nothing(client.client, store, kb_id, arguments, first)
             break
         if status in ("gone", "lost") or attempt >= params.edit.max_retries:
             break

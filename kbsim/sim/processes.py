@@ -289,7 +289,7 @@ def agent_edit(day: Day, answer: Answer, delays: Iterator[float]):
         if status == "applied":
             rank = day.questions_by.rank_of.get(cited.article_id, -1)
             log.add_save(SaveRecord(env.now, "agent", "agent_edit", cited.article_id, result["updated_at"], rank))
-            replay_ok = _replay_writes_nothing(client, store, kb_id, arguments, result)
+            replay_ok = replay_writes_nothing(client, store, kb_id, arguments, result)
             break
         if status == "gone" or attempt >= params.edit.max_retries:
             break
@@ -328,7 +328,20 @@ class ReplayError(AssertionError):
     """An identical edit call with the same key did not replay cleanly."""
 
 
-def _replay_writes_nothing(client: Client, store: Store, kb_id: str, arguments, first) -> bool:
+def replay_writes_nothing(client: Client, store: Store, kb_id: str, arguments, first) -> bool:
+    """Send ``arguments`` (an edit with an idempotency key) again and check it replays.
+
+    The second call must answer ``replayed`` with the first answer ``first`` otherwise
+    unchanged, and must leave the knowledge base's event log where it was: a key makes a
+    retry harmless only if it writes nothing. Used by the agent's edit process here and by
+    the switched edit process in :mod:`kbsim.sim.agents`.
+
+    Returns:
+        True (so the caller can record the check as passed).
+
+    Raises:
+        ReplayError: the replay answered differently or moved the event log.
+    """
     before = store.latest_sequence(kb_id)
     again = client.call("edit_knowledge_article", dict(arguments))
     after = store.latest_sequence(kb_id)

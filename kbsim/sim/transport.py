@@ -57,11 +57,13 @@ class TransportLedger:
         self.counts: dict[str, list[float]] = {}
 
     def add(self, tool: str, *, calls=0, sends=0, lost_requests=0, lost_replies=0, retry_bytes=0, wait_s=0.0):
+        """Add the given counts to ``tool``'s row (created at zero on first use)."""
         row = self.counts.setdefault(tool, [0, 0, 0, 0, 0, 0.0])
         for i, value in enumerate((calls, sends, lost_requests, lost_replies, retry_bytes, wait_s)):
             row[i] += value
 
     def records(self) -> list[TransportRecord]:
+        """One :class:`TransportRecord` per tool this agent called, sorted by tool."""
         return [
             TransportRecord(self.agent, tool, int(c), int(s), int(q), int(r), int(b), float(w))
             for tool, (c, s, q, r, b, w) in sorted(self.counts.items())
@@ -107,6 +109,8 @@ class LossyClient:
         self.ledger.add(tool, calls=1)
 
     def call_sized(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], int]:
+        """Call tool ``name`` as :meth:`kbsim.store.Client.call_sized` does, counting the
+        sends the wire needed; a tool error's reply is delivered (and can be lost) too."""
         try:
             result, size = self.client.call_sized(name, arguments)
         except ToolError as error:
@@ -116,15 +120,20 @@ class LossyClient:
         return result, size
 
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Call tool ``name`` and return its answer (:meth:`call_sized` without the size)."""
         return self.call_sized(name, arguments)[0]
 
     def search_many(self, kb_id: str, queries: list[str], limit: int):
+        """Search ``kb_id`` for each query as the wrapped client does; each answer is
+        delivered over the wire separately."""
         answers = self.client.search_many(kb_id, queries, limit)
         for _, size in answers:
             self._deliver("search_knowledge_base", size)
         return answers
 
     def read_many(self, kb_id: str, article_ids: list[str]):
+        """Read each article of ``kb_id`` as the wrapped client does; each answer is
+        delivered over the wire separately."""
         answers = self.client.read_many(kb_id, article_ids)
         for _, size in answers:
             self._deliver("read_knowledge_article", size)

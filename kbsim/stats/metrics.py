@@ -119,7 +119,12 @@ METRICS: dict[str, Metric] = {
         Metric("conflict_writer_share", "proportion", "conflicts whose newer version this writer wrote", "share"),
         Metric("retry_calls_per_hour", "mean", "tool requests resent after a lost request or reply", "count"),
         Metric("retry_bytes_per_hour", "mean", "bytes of replies lost on the wire", "bytes"),
-        Metric("gone_flagged_share", "proportion", "citations gone by the last check that it flags gone", "share"),
+        Metric(
+            "gone_flagged_share",
+            "proportion",
+            "citations gone by the last check that an exact strategy flags gone",
+            "share",
+        ),
         Metric(
             "gone_as_changed_share",
             "proportion",
@@ -371,8 +376,12 @@ def _design_choices(rows: _Rows, tables: Mapping[str, pd.DataFrame], day_s: floa
     checks = tables["checks"]
     if len(checks):
         last = checks[checks["check_index"] == checks["check_index"].max()]
+        exact = set(strategy_names(exact=True))
         for record in last.itertuples(index=False):
-            rows.share("gone_flagged_share", record.flagged_gone, record.true_gone, strategy=record.strategy)
+            # only an exact strategy's flags are a subset of the truly stale: the title check can
+            # flag more citations "gone" than are gone (a retitled article it no longer finds)
+            if record.strategy in exact:
+                rows.share("gone_flagged_share", record.flagged_gone, record.true_gone, strategy=record.strategy)
             if record.strategy == "poll":
                 as_changed = max(record.flagged_changed - record.true_changed, 0)
                 rows.share("gone_as_changed_share", as_changed, record.true_gone, strategy="poll")

@@ -6,4 +6,4 @@ The one source of the version (pyproject.toml reads it from here). Every run's
 version and layout (:func:`kbsim.experiment.results.check_run`), so the version changes
 in every release that changes a result (CHANGELOG.md says which)."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

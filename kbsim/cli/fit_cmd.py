@@ -32,6 +32,7 @@ examples:
 
 
 def register(subparsers) -> None:
+    """Add ``kbsim fit`` to the command line."""
     parser = subparsers.add_parser(
         "fit",
         help="estimate a day (rates, profile, popularity, bursts) from your logs, and write it as a config",
@@ -112,6 +113,7 @@ def read_and_fit(args):
 
 
 def run(args) -> int:
+    """Fit the logs, print the estimates (or ``--json``), and write the config and figure asked for."""
     from kbsim.fit import FitInputError
     from kbsim.inputs import InputError
     from kbsim.model.advise import AdviceError

@@ -95,6 +95,8 @@ class SimulatedAdvice:
     comparison: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def to_dict(self) -> dict:
+        """The simulated advice as plain JSON values (``--json``): NaN written as null."""
+
         def clean(row: dict | None) -> dict | None:
             if row is None:
                 return None
@@ -112,6 +114,7 @@ class SimulatedAdvice:
         }
 
     def lines(self) -> list[str]:
+        """What ``kbsim advise`` prints of the simulated answer, one line each."""
         column = f"{self.cost}_per_hour"
         metric = self.target.metric
         out = []
@@ -211,8 +214,12 @@ def simulate_advice(
         seeds: simulated days per scenario.
         unit: ``"days"`` (the scenarios are days of a log: each one unit, its seeds pooled
             into it) or ``"seeds"`` (each seed of the one day a unit).
-        intervals, delays: the check intervals and edit delays to simulate, all of them
-            (default: the search above, and :data:`EDIT_DELAYS_S` with the model's safe delay).
+        out_dir: the results folder the simulated runs are kept in.
+        workers: processes (default: the CPU count).
+        log: where progress lines go (default: nowhere).
+        yes: run a simulation above kbsim's size limits.
+        intervals: the check intervals to simulate, all of them (default: the search above).
+        delays: the edit delays to simulate (default: :data:`EDIT_DELAYS_S` with the model's safe delay).
 
     Raises:
         ConfigError: the day cannot be simulated; TooLargeError above the size limits

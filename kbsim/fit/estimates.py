@@ -92,6 +92,7 @@ class Popularity:
 
     @property
     def fits(self) -> bool:
+        """Whether the goodness-of-fit test keeps the fitted Zipf law (p >= 0.05)."""
         return self.gof.fits
 
 
@@ -166,10 +167,12 @@ class Fit:
 
     @property
     def window(self) -> tuple[int, int]:
+        """The hours of the day the log covers: ``(first hour, end hour)``, local time."""
         return self.log.window()
 
     @property
     def day_hours(self) -> float:
+        """The length of the day the log covers, in hours (its window)."""
         first, end = self.window
         return float(end - first)
 

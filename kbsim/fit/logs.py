@@ -426,6 +426,7 @@ class Log:
 
     @property
     def days(self) -> int:
+        """How many calendar days the log spans (each one replication)."""
         return len(self.dates)
 
     def window(self) -> tuple[int, int]:

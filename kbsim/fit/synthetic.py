@@ -88,6 +88,7 @@ class KnownDays:
         return weights / weights.sum()
 
     def dates(self) -> list[date]:
+        """The calendar dates of the generated days, in order."""
         out, day = [], self.first_date
         while len(out) < self.days:
             if not (self.weekdays_only and day.weekday() >= 5):

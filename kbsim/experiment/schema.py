@@ -42,6 +42,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from kbsim.errors import brief
 from kbsim.experiment import limits
 from kbsim.experiment.config import (
     ConfigError,
@@ -185,7 +186,7 @@ def _shape_params(raw: Any, source: str) -> dict:
 def _shape_scenarios(raw: Any, source: str) -> dict:
     if not isinstance(raw, dict) or not raw:
         raise ConfigError(
-            source, "scenarios", f"expected a non-empty mapping of scenario name -> overrides, got {raw!r}"
+            source, "scenarios", f"expected a non-empty mapping of scenario name -> overrides, got {brief(raw)}"
         )
     return {name: nest_params(body, source, f"scenarios.{name}") for name, body in raw.items()}
 
@@ -268,7 +269,7 @@ def _check_sweep(raw: Any, ctx: Checking) -> dict:
             raise ConfigError(where_set, key_path, "empty list; expected at least one value")
         for i, value in enumerate(listed):
             if not isinstance(value, _SCALAR_TYPES) or (isinstance(value, float) and not math.isfinite(value)):
-                raise ConfigError(where_set, f"{key_path}[{i}]", f"expected a number, text or null, got {value!r}")
+                raise ConfigError(where_set, f"{key_path}[{i}]", f"expected a number, text or null, got {brief(value)}")
             try:
                 DayParams.model_validate(with_point(params, {dotted: value}), strict=True)
             except ValidationError as exc:
@@ -296,7 +297,7 @@ def _check_contrasts(raw: Any, ctx: Checking) -> list[dict]:
     raw = raw or _default("contrasts")
     source = ctx.src("contrasts")
     if not isinstance(raw, list):
-        raise ConfigError(source, "contrasts", f"expected a list of contrasts, got {raw!r}")
+        raise ConfigError(source, "contrasts", f"expected a list of contrasts, got {brief(raw)}")
     values: dict[str, list] = {"scenario": list(ctx.checked["scenarios"])}
     for dotted, listed in ctx.checked["sweep"].items():
         values[dotted] = list(listed) if isinstance(listed, (list, tuple)) else [listed]
@@ -452,7 +453,7 @@ def parse_seeds(value: Any, source: str = "seeds", key_path: str = "seeds") -> l
         return parse_seeds(seeds, source, key_path)
     if isinstance(value, bool) or not isinstance(value, (int, list, tuple)):
         raise ConfigError(
-            source, key_path, f"expected a count N (seeds 1..N) or a list of ints, got {value!r}"
+            source, key_path, f"expected a count N (seeds 1..N) or a list of ints, got {brief(value)}"
         )
     if isinstance(value, int):
         if value < 1:
@@ -503,7 +504,7 @@ def validation_error(
         problem = msg.removeprefix("Value error, ")
     else:
         expected = msg.removeprefix("Input should be ")
-        problem = f"expected {expected}, got {err.get('input')!r}"
+        problem = f"expected {expected}, got {brief(err.get('input'))}"
     return ConfigError(origin(origins, (*origin_prefix, *loc), default), key_path, problem)
 
 

@@ -30,8 +30,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from kbsim.inputs.corpus import MAX_CONTENT_CHARS
+from kbsim.files import atomic_write_text
+from kbsim.inputs import safe_read
 from kbsim.inputs.errors import InputError, decode_utf8
+from kbsim.store.rules import MAX_CONTENT_CHARS, QUERY_CHARS, title_problem
 
 __all__ = [
     "QUERY_CHARS",
@@ -50,8 +52,6 @@ __all__ = [
 SAVE_KINDS = ("content", "content_and_title", "unpublish")
 SAVE_COLUMNS = ("time", "article", "kind", "title", "content", "length")
 QUESTION_COLUMNS = ("time", "article", "query")
-#: The shortest and longest query ``search_knowledge_base`` accepts (tools.json).
-QUERY_CHARS = (2, 200)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,15 +128,9 @@ def _rows(path: Path, required: Sequence[str], known: Sequence[str],
           one_of: Sequence[str] = ()) -> Iterable[tuple[int, dict[str, str]]]:
     """``(line, {column: value})`` of each data row; the header must name every ``required``
     column and one at least of ``one_of``."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read it: {exc.strerror}") from None
-    text = decode_utf8(path, data)
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = [name.strip() for name in next(reader, [])]
+    data = safe_read.newlines_as_lf(safe_read.read_input(path, safe_read.MAX_DATA_FILE_BYTES, "trace"))
+    records = safe_read.csv_records(path, decode_utf8(path, data))
+    header = [name.strip() for name in next(records, (1, []))[1]]
     for column in required:
         if column not in header:
             raise InputError(path, f"missing column {column!r}; expected a header row naming "
@@ -146,9 +140,7 @@ def _rows(path: Path, required: Sequence[str], known: Sequence[str],
         raise InputError(path, f"missing column {one_of[0]!r} (or {', '.join(map(repr, one_of[1:]))}); expected "
                          f"{', '.join(required)} and {' or '.join(one_of)} or both", line=1, column=one_of[0])
     index = {column: header.index(column) for column in known if column in header}
-    last_line = reader.line_num
-    for row in reader:
-        line, last_line = last_line + 1, reader.line_num
+    for line, row in records:
         if not any(cell.strip() for cell in row):
             continue
         if len(row) != len(header):
@@ -214,6 +206,9 @@ def read_saves_trace(path: str | Path, articles: ArticleIndex, day_s: float, sta
         title, content, length = row.get("title"), row.get("content"), row.get("length")
         if title is not None and kind != "content_and_title":
             raise error(f"a new title is for content_and_title saves, not {kind}", "title")
+        if title is not None and title_problem(title.strip()):
+            # the day searches for titles (the title check, questions about the article)
+            raise error(title_problem(title.strip()), "title")
         if kind == "unpublish" and (content is not None or length is not None):
             raise error("an unpublish save has no new content", "content" if content is not None else "length")
         if content is not None and length is not None:
@@ -270,25 +265,28 @@ def read_questions_trace(path: str | Path, articles: ArticleIndex, day_s: float,
 
 
 def write_saves_trace(path: str | Path, rows: Iterable[SaveRow]) -> Path:
-    """Write ``rows`` as a saves trace (times as exact decimal floats), for :func:`read_saves_trace`."""
-    path = Path(path)
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(("time", "article", "kind", "title", "content"))
-        for row in rows:
-            writer.writerow((repr(row.time_s), row.article_id, row.kind, _cell(row.title), _cell(row.content)))
-    return path
+    """Write ``rows`` as a saves trace (times as exact decimal floats), for :func:`read_saves_trace`.
+
+    Written atomically (:func:`kbsim.files.atomic_write_text`): a failure leaves the previous
+    file as it was and raises :class:`~kbsim.files.FileWriteError` naming ``path``.
+    """
+    handle = io.StringIO(newline="")
+    writer = csv.writer(handle)
+    writer.writerow(("time", "article", "kind", "title", "content"))
+    for row in rows:
+        writer.writerow((repr(row.time_s), row.article_id, row.kind, _cell(row.title), _cell(row.content)))
+    return atomic_write_text(path, handle.getvalue())
 
 
 def write_questions_trace(path: str | Path, rows: Iterable[QuestionRow]) -> Path:
-    """Write ``rows`` as a questions trace, for :func:`read_questions_trace`."""
-    path = Path(path)
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(QUESTION_COLUMNS)
-        for row in rows:
-            writer.writerow((repr(row.time_s), _cell(row.article_id), _cell(row.query)))
-    return path
+    """Write ``rows`` as a questions trace, for :func:`read_questions_trace` (atomically, as
+    :func:`write_saves_trace`)."""
+    handle = io.StringIO(newline="")
+    writer = csv.writer(handle)
+    writer.writerow(QUESTION_COLUMNS)
+    for row in rows:
+        writer.writerow((repr(row.time_s), _cell(row.article_id), _cell(row.query)))
+    return atomic_write_text(path, handle.getvalue())
 
 
 def _cell(value: str | None) -> str:

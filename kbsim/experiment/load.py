@@ -259,6 +259,8 @@ def load_config(
     path: str | Path,
     overrides: list[str] | tuple[str, ...] = (),
     seeds: Any = None,
+    *,
+    yes: bool = True,
 ) -> ExperimentConfig:
     """Read, merge (``extends``), override (``--set``) and validate an experiment config.
 
@@ -268,9 +270,12 @@ def load_config(
             (``saves.count=50``) sets it for every run, or pins it if swept;
             top-level keys work too (``seeds=3``, ``sweep.zipf_s=[0,1]``).
         seeds: replaces the config's seeds (a count, a list, or CLI text).
+        yes: False refuses a grid above ``limits.CONFIRM_RUNS`` runs from its counts, before
+            any point is validated (``kbsim run`` without ``--yes``).
 
     Raises:
-        ConfigError: naming the file, the key path and what was expected.
+        ConfigError: naming the file, the key path and what was expected; its subclass
+            TooLargeError for a grid refused by its size (``yes`` False).
     """
     path = Path(path)
     data, origins = _read_file(path)
@@ -280,7 +285,7 @@ def load_config(
     if seeds is not None:
         data["seeds"] = parse_seeds(seeds, "--seeds", "seeds")
         origins[("seeds",)] = "--seeds"
-    return check_config(data, origins, str(path), default_name=path.stem)
+    return check_config(data, origins, str(path), default_name=path.stem, yes=yes)
 
 
 def config_from_dict(data: dict, name: str | None = None, source: str = "<dict>") -> ExperimentConfig:

@@ -47,6 +47,7 @@ from kbsim.experiment import limits
 from kbsim.experiment.config import (
     ConfigError,
     ExperimentConfig,
+    TooLargeError,
     contrast_spec,
     deep_merge,
     get_dotted,
@@ -403,7 +404,8 @@ CONFIG_KEYS = tuple(KEYS)
 # --------------------------------------------------------------- the whole config
 
 
-def check_config(data: dict, origins: dict[tuple, str], source: str, default_name: str) -> ExperimentConfig:
+def check_config(data: dict, origins: dict[tuple, str], source: str, default_name: str,
+                 yes: bool = True) -> ExperimentConfig:
     """The validated config of merged, shaped config data: every key's check in :data:`KEYS`
     order, then every run's parameters.
 
@@ -412,6 +414,9 @@ def check_config(data: dict, origins: dict[tuple, str], source: str, default_nam
         origins: the file (or ``--set``) that set each key path, for error messages.
         source: the config's own file.
         default_name: the name when no file sets one.
+        yes: False to refuse, with :class:`~kbsim.experiment.config.TooLargeError` and before
+            any point is validated, a grid of more runs than ``limits.CONFIRM_RUNS`` (what
+            ``kbsim run`` without ``--yes`` would refuse after validating them all).
     """
     ctx = Checking(origins, source, default_name)
     for name, key in KEYS.items():
@@ -419,6 +424,8 @@ def check_config(data: dict, origins: dict[tuple, str], source: str, default_nam
             ctx.key = name
             ctx.checked[name] = key.check(data.get(name, ABSENT), ctx)
     config = ExperimentConfig(**ctx.checked, source=source)
+    if not yes:
+        _confirm_size(config, source)
     _check_runs(config, source, origins)
     return config
 
@@ -540,6 +547,19 @@ def _check_counts(seeds: int, scenarios: int, sweep: dict, ctx: Checking) -> Non
             f"{seeds} seeds x {points} points make {points * seeds} runs; "
             f"expected at most {limits.MAX_RUNS} runs in one experiment",
         )
+
+
+def _confirm_size(config: ExperimentConfig, source: str) -> None:
+    """Refuse a grid above the confirmation threshold of runs from its counts alone: a million
+    points take minutes to validate one by one, and the answer is the same."""
+    points = len(config.scenarios)
+    for values in config.sweep.values():
+        points *= len(values) if isinstance(values, list) else 1
+    runs = points * len(config.seeds)
+    if runs > limits.CONFIRM_RUNS:
+        raise TooLargeError(
+            source, "", f"{runs} runs ({points} points x {len(config.seeds)} seeds): more than "
+            f"{limits.CONFIRM_RUNS} runs; pass --yes (yes=True) to run it anyway")
 
 
 def _blame(

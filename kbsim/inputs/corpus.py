@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from kbsim.files import atomic_write_text
 from kbsim.inputs import safe_read
 from kbsim.inputs.errors import InputError, decode_utf8
 from kbsim.store.rules import MAX_CONTENT_CHARS, MAX_TITLE_CHARS, MIN_TITLE_CHARS, shown
@@ -468,15 +469,15 @@ def write_corpus(articles: Iterator[tuple[str, str]], target: str | os.PathLike[
             if name in used:
                 name = f"{name}-{number}"
             used.add(name)
-            (target / f"{name}.md").write_text(f"# {title}\n\n{content}\n", encoding="utf-8")
+            atomic_write_text(target / f"{name}.md", f"# {title}\n\n{content}\n", fsync=False)
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("w", encoding="utf-8", newline="") as handle:
-        if fmt == "jsonl":
-            for title, content in articles:
-                handle.write(json.dumps({"title": title, "content": content}, ensure_ascii=False) + "\n")
-        else:
-            writer = csv.writer(handle)
-            writer.writerow(("title", "content"))
-            writer.writerows(articles)
-    return target
+    handle = io.StringIO(newline="")
+    if fmt == "jsonl":
+        for title, content in articles:
+            handle.write(json.dumps({"title": title, "content": content}, ensure_ascii=False) + "\n")
+    else:
+        writer = csv.writer(handle)
+        writer.writerow(("title", "content"))
+        writer.writerows(articles)
+    return atomic_write_text(target, handle.getvalue())

@@ -39,6 +39,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    from kbsim.errors import printable
     from kbsim.inputs import load_corpus
     from kbsim.inputs.corpus import write_corpus
     from kbsim.inputs.sample import sample_articles
@@ -54,12 +55,13 @@ def run(args) -> int:
     corpus = load_corpus(args.source)
     chars = sum(len(content) for content in corpus.contents)
     popularity = "popularity weights given" if corpus.weights is not None else "no popularity (a seeded Zipf ranking)"
-    print(f"{corpus.source}: {len(corpus):,} articles, {chars:,} characters of content, {popularity}; "
-          f"sha256 {corpus.digest[:16]}")
+    # titles, ids and paths are the files' text: printed with control characters escaped
+    print(printable(f"{corpus.source}: {len(corpus):,} articles, {chars:,} characters of content, {popularity}; "
+                    f"sha256 {corpus.digest[:16]}"))
     print(f"kbsim ids art-000001 to art-{len(corpus):06d}, in this order:")
     for number, title in enumerate(corpus.titles[:5], start=1):
         own = f" ({corpus.ids[number - 1]})" if corpus.ids else ""
-        print(f"  art-{number:06d}{own}: {title}")
+        print(printable(f"  art-{number:06d}{own}: {title}"))
     if len(corpus) > 5:
         print(f"  ... and {len(corpus) - 5:,} more")
     return 0

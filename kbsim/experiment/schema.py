@@ -445,16 +445,16 @@ def parse_seeds(value: Any, source: str = "seeds", key_path: str = "seeds") -> l
             match = re.fullmatch(r"(\d+)(?:-(\d+))?", token)
             if not match:
                 raise ConfigError(
-                    source, key_path, f"expected N, a range A-B or a list like 1,2,3; got {token!r}"
+                    source, key_path, f"expected N, a range A-B or a list like 1,2,3; got {brief(token)}"
                 )
             low, high = int(match[1]), int(match[2] or match[1])
             if high < low:
-                raise ConfigError(source, key_path, f"empty range {token!r}")
+                raise ConfigError(source, key_path, f"empty range {brief(token)}")
             if high > limits.MAX_SEED:
-                raise ConfigError(source, key_path, f"{token!r}: {_SEED_RANGE}, got {high}")
+                raise ConfigError(source, key_path, f"{brief(token)}: {_SEED_RANGE}, got {high}")
             if len(seeds) + high - low + 1 > limits.MAX_SEEDS:
                 raise ConfigError(
-                    source, key_path, f"{token!r} makes {len(seeds) + high - low + 1} seeds; {_SEED_COUNT}"
+                    source, key_path, f"{brief(token)} makes {len(seeds) + high - low + 1} seeds; {_SEED_COUNT}"
                 )
             seeds.extend(range(low, high + 1))
         return parse_seeds(seeds, source, key_path)

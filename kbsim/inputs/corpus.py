@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from kbsim.errors import brief
 from kbsim.files import atomic_write_text
 from kbsim.inputs import safe_read
 from kbsim.inputs.errors import InputError, decode_utf8
@@ -139,7 +140,7 @@ class _Articles:
             if article_id in self._id_lines:
                 first_path, first_line = self._id_lines[article_id]
                 first = first_path if first_path != str(path) else f"line {first_line}"
-                raise error(f"duplicate id {article_id!r}: already used by {first}", "id")
+                raise error(f"duplicate id {brief(article_id)}: already used by {first}", "id")
             self._id_lines[article_id] = (str(path), line)
         weight = None
         if popularity is not None:
@@ -182,15 +183,15 @@ def _weight(value: Any, error) -> float:
         try:
             number = float(text)
         except ValueError:
-            raise error(f"popularity {value!r} is not a number", "popularity") from None
+            raise error(f"popularity {brief(value)} is not a number", "popularity") from None
     elif isinstance(value, bool) or not isinstance(value, (int, float)):
         raise error(f"popularity {shown(value)} is not a number", "popularity")
     else:
         number = float(value)
     if not math.isfinite(number):
-        raise error(f"popularity {value!r} is not a finite number", "popularity")
+        raise error(f"popularity {brief(value)} is not a finite number", "popularity")
     if number < 0:
-        raise error(f"popularity {value!r} is negative; expected a weight >= 0", "popularity")
+        raise error(f"popularity {brief(value)} is negative; expected a weight >= 0", "popularity")
     return number
 
 
@@ -306,8 +307,7 @@ def _jsonl_careful(data: bytes, path: Path) -> _Articles:
 
 def _csv_header(path: Path, data: bytes) -> list[str]:
     first = data.split(b"\n", 1)[0]
-    with safe_read.csv_field_limit():
-        header = next(csv.reader([decode_utf8(path, first).rstrip("\r")]), [])
+    header = next(safe_read.csv_records(path, decode_utf8(path, first).rstrip("\r")), (1, []))[1]
     names = [name.strip() for name in header]
     for required in ("title", "content"):
         if required not in names:

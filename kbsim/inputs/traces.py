@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from kbsim.errors import brief
 from kbsim.files import atomic_write_text
 from kbsim.inputs import safe_read
 from kbsim.inputs.errors import InputError, decode_utf8
@@ -110,9 +111,9 @@ class ArticleIndex:
         if len(found) == 1:
             return found[0]
         if found:
-            raise ValueError(f"{reference!r} is the title of {len(found)} articles ({', '.join(found[:3])}); "
+            raise ValueError(f"{brief(reference)} is the title of {len(found)} articles ({', '.join(found[:3])}); "
                              "name the article by its id")
-        raise ValueError(f"unknown article {reference!r}: no article has this id or (current) title")
+        raise ValueError(f"unknown article {brief(reference)}: no article has this id or (current) title")
 
     def retitle(self, article_id: str, old: str | None, new: str | None) -> None:
         if old is not None and article_id in self.by_title.get(old, []):
@@ -160,17 +161,17 @@ def _time(path: Path, line: int, text: str, day_s: float, start: datetime, previ
         try:
             instant = datetime.fromisoformat(text.strip())
         except ValueError:
-            raise error(f"{text!r} is neither seconds from the start of the day nor an ISO 8601 time") from None
+            raise error(f"{brief(text)} is neither seconds from the start of the day nor an ISO 8601 time") from None
         if instant.tzinfo is None:
-            raise error(f"{text!r} has no time zone; add Z or an offset such as +01:00")
+            raise error(f"{brief(text)} has no time zone; add Z or an offset such as +01:00")
         time_s = (instant - start).total_seconds()
     if not math.isfinite(time_s):
-        raise error(f"{text!r} is not a finite time")
+        raise error(f"{brief(text)} is not a finite time")
     if not 0 <= time_s <= day_s:
-        raise error(f"{text!r} is outside the day: {time_s:g} s from its start {start.isoformat()}, expected 0 "
+        raise error(f"{brief(text)} is outside the day: {time_s:g} s from its start {start.isoformat()}, expected 0 "
                     f"to {day_s:g} s (set day_start, or day_hours, to move or widen the day)")
     if time_s < previous:
-        raise error(f"{text!r} is earlier than the row before ({previous:g} s); the file must be sorted by time")
+        raise error(f"{brief(text)} is earlier than the row before ({previous:g} s); the file must be sorted by time")
     return time_s
 
 
@@ -198,11 +199,11 @@ def read_saves_trace(path: str | Path, articles: ArticleIndex, day_s: float, sta
         except ValueError as exc:
             raise error(str(exc), "article") from None
         if article_id in gone:
-            raise error(f"article {row['article']!r} was unpublished at line {gone[article_id]}; nothing can "
+            raise error(f"article {brief(row['article'])} was unpublished at line {gone[article_id]}; nothing can "
                         "save it after that", "article")
         kind = row.get("kind", "").strip()
         if kind not in SAVE_KINDS:
-            raise error(f"unknown kind {row.get('kind', '')!r}; expected one of {', '.join(SAVE_KINDS)}", "kind")
+            raise error(f"unknown kind {brief(row.get('kind', ''))}; expected one of {', '.join(SAVE_KINDS)}", "kind")
         title, content, length = row.get("title"), row.get("content"), row.get("length")
         if title is not None and kind != "content_and_title":
             raise error(f"a new title is for content_and_title saves, not {kind}", "title")
@@ -220,7 +221,7 @@ def read_saves_trace(path: str | Path, articles: ArticleIndex, day_s: float, sta
             try:
                 length = int(length)
             except ValueError:
-                raise error(f"length {length!r} is not a whole number of characters", "length") from None
+                raise error(f"length {brief(length)} is not a whole number of characters", "length") from None
             if not 0 <= length <= MAX_CONTENT_CHARS:
                 raise error(f"length {length} is outside 0 to {MAX_CONTENT_CHARS:,} characters", "length")
         if kind == "unpublish":

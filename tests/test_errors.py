@@ -34,7 +34,7 @@ NOT_USAGE = {
     "StoreBusyError": "a ToolError the agent may retry",
     "StoreFileError": "a store's file failing (kbsim serve reports it as a ServeConfigError naming --db)",
     "_TooDeep": "inside kbsim serve's check of a line, answered as a JSON-RPC error",
-    "YAMLBoundsError": "a yaml.YAMLError inside the bounded YAML loader, reported as the reader's InputError or ConfigError",
+    "YAMLBoundsError": "a yaml.YAMLError inside the bounded YAML loader, reported as an InputError or ConfigError",
 }
 
 

@@ -39,7 +39,7 @@ def test_deep_brackets_null_and_object_ids_are_answered_and_the_server_lives_on(
         assert reply["id"] is None and reply["error"]["code"] in (-32600, -32700), reply
         # ids JSON-RPC does not allow: the SDK would take them for notifications and stay silent
         for wrong in ("null", '{"a": 1}', "[1]", "true", "1.5"):
-            server.send_line(('{"jsonrpc":"2.0","id":%s,"method":"tools/list"}' % wrong).encode())
+            server.send_line(f'{{"jsonrpc":"2.0","id":{wrong},"method":"tools/list"}}'.encode())
             reply = server.reply()
             assert reply["id"] is None and reply["error"]["code"] == -32600, (wrong, reply)
             assert "id is" in reply["error"]["message"]

@@ -209,6 +209,9 @@ def test_extends_naming_a_file_that_is_no_config_never_quotes_it(tmp_path, capsy
         err = capsys.readouterr().err
         assert err.startswith(f"kbsim run: error: {tmp_path / name}: ") and err.count("\n") == 1
         assert secret not in err and "root:" not in err and "bash" not in err
+        with pytest.raises(ConfigError) as info:  # kbsim serve --config names it directly
+            load_day_params(tmp_path / name)
+        assert secret not in str(info.value) and "root:" not in str(info.value)
     corpus = write(tmp_path / "kb.csv", f"{secret},{secret}\n1,2\n")
     with pytest.raises(InputError) as info:
         load_corpus(corpus)

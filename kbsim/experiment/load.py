@@ -321,8 +321,18 @@ def load_day_params(path: str | Path) -> DayParams:
     """
     path = Path(path)
     source = str(path)
+    raw = _read_yaml(path)
+    fields = list(DayParams.model_fields)
+    if raw is not None and not isinstance(raw, dict):  # not quoted: it may be any file at all
+        raise ConfigError(source, "", f"expected a mapping of day parameters ({', '.join(fields)}), got "
+                          f"{_kind(raw)} (is it a config of day parameters?)")
+    heads = [key.partition(".")[0] if isinstance(key, str) else key for key in raw or {}]
+    if heads and not any(head in fields or (isinstance(head, str) and len(head) <= 40 and difflib.get_close_matches(
+            head, fields, n=1)) for head in heads):
+        raise ConfigError(source, "", f"not a config of day parameters: none of its {len(heads)} top-level keys "
+                          f"is one of {', '.join(fields)}")
     try:
-        params = nest_params(_read_yaml(path), source, "")
+        params = nest_params(raw, source, "")
         _resolve_inputs({"params": params}, path.parent)
         try:
             return DayParams.model_validate(params, strict=True)

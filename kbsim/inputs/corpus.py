@@ -25,6 +25,7 @@ the file, the line and the field. Nothing is kept of a file that fails.
 from __future__ import annotations
 
 import csv
+import difflib
 import hashlib
 import io
 import json
@@ -320,8 +321,6 @@ def _csv_header(path: Path, data: bytes) -> list[str]:
 def _shown_header(names: list[str]) -> str:
     """The header's names for a message, only if it looks like a header of articles: the first
     line of a file that is no corpus at all (a token, a system file) is not quoted."""
-    import difflib
-
     if not any(name in FIELDS or difflib.get_close_matches(name.lower(), FIELDS, cutoff=0.7)
                for name in names[:100] if len(name) <= 40):
         return f"a first line with {len(names)} value{'s' if len(names) != 1 else ''} naming none of them"

@@ -11,12 +11,63 @@ It is a ``ValueError``, so code that caught the subclasses as ``ValueError``
 (as :class:`~kbsim.experiment.config.ConfigError` and
 :class:`~kbsim.inputs.InputError` always were) keeps working.
 
+Text a user's file supplied (a title, an id, a path) may hold control characters: an
+escape sequence would drive the terminal it is printed on. :func:`printable` escapes
+them; :func:`kbsim.cli.main` prints every error line through it, and commands print
+user text through it too.
+
 This module imports nothing of kbsim's: every layer may raise its errors.
 """
 
 from __future__ import annotations
 
-__all__ = ["UsageError"]
+import reprlib
+import unicodedata
+
+__all__ = ["UsageError", "brief", "printable"]
+
+_brief = reprlib.Repr()
+_brief.maxstring = 60
+_brief.maxother = 60
+_brief.maxlist = _brief.maxtuple = _brief.maxdict = _brief.maxset = 6
+_brief.maxlevel = 3
+
+#: Characters shown escaped besides the control characters (Cc): the bidirectional
+#: overrides and isolates (which reorder what a terminal shows), line and paragraph
+#: separators, and lone surrogates.
+_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+
+
+def _unsafe(character: str) -> bool:
+    if character.isprintable() and character not in _BIDI:
+        return False
+    return unicodedata.category(character) in ("Cc", "Cs", "Zl", "Zp") or character in _BIDI
+
+
+def printable(text: str) -> str:
+    r"""``text`` with control characters, bidirectional controls, line separators and lone
+    surrogates escaped as ``\\x1b``, ``\\n``, ``\\u202e``: safe on one terminal line.
+
+    Other characters (accents, CJK, emoji, spaces) are kept as they are.
+    """
+    if text.isascii() and text.isprintable():
+        return text
+    out = []
+    for character in text:
+        if not _unsafe(character):
+            out.append(character)
+        elif character in "\n\r\t":
+            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}[character])
+        else:
+            code = ord(character)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+    return "".join(out)
+
+
+def brief(value: object) -> str:
+    """``repr(value)``, cut short (60 characters of a string, 6 items, 3 levels): a value a
+    message quotes, however large the file that held it."""
+    return _brief.repr(value)
 
 
 class UsageError(ValueError):

@@ -18,6 +18,8 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from kbsim.files import atomic_write_text
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 
@@ -56,7 +58,8 @@ def execute(path: Path) -> None:
         raise SystemExit(f"{path.name}: not written: " + "; ".join(problems[:5]))
     for cell in notebook.cells:
         cell.metadata.pop("execution", None)
-    nbformat.write(notebook, path)
+    text = nbformat.writes(notebook)  # what nbformat.write writes, then written atomically
+    atomic_write_text(path, text if text.endswith("\n") else text + "\n")
     print(f"executed {path.relative_to(ROOT)}")
 
 

@@ -50,7 +50,7 @@ DEPRECATED_ALIASES = (
 #: which is the top-level ``__init__`` alone. Modules of one layer may import each other
 #: (without a circle); a module imports nothing from a layer above its own.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("kbsim.version", "kbsim.errors", "kbsim.units", "kbsim.extras", "kbsim.params"),
+    ("kbsim.version", "kbsim.errors", "kbsim.units", "kbsim.extras", "kbsim.files", "kbsim.params"),
     ("kbsim.spec",),
     ("kbsim.store",),
     ("kbsim.inputs",),

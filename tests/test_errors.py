@@ -33,6 +33,8 @@ NOT_USAGE = {
     "ToolError": "an agent's tool call refused: the MCP client's answer, not the command line's",
     "StoreBusyError": "a ToolError the agent may retry",
     "StoreFileError": "a store's file failing (kbsim serve reports it as a ServeConfigError naming --db)",
+    "_TooDeep": "inside kbsim serve's check of a line, answered as a JSON-RPC error",
+    "YAMLBoundsError": "a yaml.YAMLError inside the bounded YAML loader, reported as an InputError or ConfigError",
 }
 
 

@@ -13,7 +13,7 @@ import argparse
 import importlib
 import sys
 
-from kbsim.errors import UsageError
+from kbsim.errors import UsageError, printable
 from kbsim.version import __version__
 
 #: Sub-command modules, in the order ``kbsim --help`` lists them.
@@ -47,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
 
     A :class:`~kbsim.errors.UsageError` (a bad config, input, option or results
     folder) becomes one line on stderr, the command's ``error_prefix`` then the
-    message naming what is at fault, and exit status 2.
+    message naming what is at fault, and exit status 2. The line is printed with control
+    characters escaped (:func:`~kbsim.errors.printable`): a message may quote a file's text.
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -58,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except UsageError as error:
         prefix = getattr(args, "error_prefix", f"kbsim {args.command}: error: ")
-        print(f"{prefix}{error}", file=sys.stderr)
+        print(printable(f"{prefix}{error}"), file=sys.stderr)
         return 2
 
 

@@ -28,6 +28,8 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> ExperimentConfig:
-    """The validated config named by ``args.config`` with ``--set`` and ``--seeds`` applied."""
+    """The validated config named by ``args.config`` with ``--set`` and ``--seeds`` applied
+    (a grid too large to run without ``--yes`` is refused before its points are validated)."""
     seeds = " ".join(args.seeds) if getattr(args, "seeds", None) else None
-    return load_config(args.config, getattr(args, "overrides", ()) or (), seeds=seeds)
+    return load_config(args.config, getattr(args, "overrides", ()) or (), seeds=seeds,
+                       yes=getattr(args, "yes", True))

@@ -54,6 +54,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    from kbsim.errors import printable
     from kbsim.inputs import InputError, load_corpus
     from kbsim.inputs.corpus import write_corpus
 
@@ -75,7 +76,7 @@ def run(args) -> int:
     except ValueError as exc:
         print(f"kbsim corpus check: --language {args.language!r}: {exc}", file=sys.stderr)
         return 2
-    print("\n".join(report))
+    print("\n".join(printable(line) for line in report))  # titles and ids are the files' text: escaped
     return 0
 
 

@@ -126,8 +126,14 @@ def run(args) -> int:
     if executor == "dask":
         require("dask", "distributed", "--executor dask")  # a MissingExtraError is reported by kbsim.cli.main
     args.config = str(experiment_path(args.config))
-    config = config_from_args(args)
     targets = [PrecisionTarget.parse(text) for text in args.precision]
+    if args.max_seeds is not None and args.max_seeds < 1:
+        return _error(f"--max-seeds: expected at least 1, got {args.max_seeds}")
+    if args.scheduler:
+        from kbsim.experiment.executors import check_scheduler_address
+
+        check_scheduler_address(args.scheduler)
+    config = config_from_args(args)
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
@@ -159,7 +165,7 @@ def run(args) -> int:
                 targets,
                 lambda batch: run_once(batch, fresh=next(batches, False)),
                 keys,
-                max_seeds=args.max_seeds or DEFAULT_MAX_SEEDS,
+                max_seeds=DEFAULT_MAX_SEEDS if args.max_seeds is None else args.max_seeds,
                 log=log,
             )
             result = precision.result

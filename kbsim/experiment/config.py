@@ -32,6 +32,7 @@ from kbsim.stats.summary import ContrastSpec, MetricSelector
 
 __all__ = [
     "ConfigError",
+    "TooLargeError",
     "ExperimentConfig",
     "Point",
     "RunSpec",
@@ -53,6 +54,10 @@ class ConfigError(UsageError):
         self.problem = problem
         where = f"{self.source}: {key_path}" if key_path else self.source
         super().__init__(f"{where}: {problem}")
+
+
+class TooLargeError(ConfigError):
+    """An experiment above :mod:`kbsim.experiment.limits`' confirmation thresholds, run without ``yes``."""
 
 
 # --------------------------------------------------------------- nested mappings

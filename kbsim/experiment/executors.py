@@ -35,6 +35,7 @@ __all__ = [
     "Interrupted",
     "Pool",
     "SchedulerUnavailable",
+    "check_scheduler_address",
     "Signals",
     "dask_pool",
     "execute",
@@ -228,6 +229,25 @@ class _DaskPool:
                 self._client.cancel(futures)
 
 
+def check_scheduler_address(address: str) -> str:
+    """Refuse, before anything runs, a ``--scheduler`` Dask cannot read as an address.
+
+    Raises:
+        SchedulerUnavailable: one line naming the address and what was expected.
+    """
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address)
+        if scheme in ("tcp", "tls"):
+            parse_host_port(location)
+    except (ValueError, TypeError) as exc:
+        raise SchedulerUnavailable(
+            f"--scheduler {address!r}: not the address of a Dask scheduler ({exc}); expected e.g. tcp://host:8786"
+        ) from None
+    return address
+
+
 @contextlib.contextmanager
 def dask_pool(workers: int, scheduler: str | None, log: Callable[[str], None] | None = None) -> Iterator[Pool]:
     """Batched tasks on an existing cluster (``scheduler``: its workers count) or a fresh
@@ -237,9 +257,10 @@ def dask_pool(workers: int, scheduler: str | None, log: Callable[[str], None] | 
 
     cluster = None
     if scheduler:
+        check_scheduler_address(scheduler)
         try:
             client = Client(scheduler, timeout="30s")
-        except OSError as exc:
+        except (OSError, ValueError, TypeError) as exc:
             raise SchedulerUnavailable(
                 f"scheduler: cannot connect to {scheduler!r} ({exc}); expected the address "
                 "of a running Dask scheduler, e.g. tcp://host:8786"

@@ -8,10 +8,19 @@
 :func:`load_day_params` reads one day's parameters (``kbsim serve --config``). Every
 problem is a :class:`~kbsim.experiment.config.ConfigError` naming the file, the key path
 and what was expected.
+
+Reading is bounded before it starts (:mod:`kbsim.inputs.safe_read`): a config and each
+file it extends must be a regular file of at most 16 MiB (not a FIFO or ``/dev/zero``),
+YAML nested at most 64 deep with aliases adding at most 100,000 values (an alias bomb in
+``description``, a parameter or a sweep is refused at once), and an ``extends`` chain at
+most :data:`MAX_EXTENDS` files long. A file that is not a config is refused without
+quoting what it holds.
 """
 
 from __future__ import annotations
 
+import difflib
+import errno
 import os
 import re
 from pathlib import Path
@@ -23,16 +32,22 @@ from pydantic import ValidationError
 from kbsim.experiment.config import ConfigError, ExperimentConfig, deep_merge
 from kbsim.experiment.paths import nest_params, unknown
 from kbsim.experiment.schema import KEYS, Setting, check_config, parse_seeds, set_param, validation_error
+from kbsim.files import FileReadError, read_regular
+from kbsim.inputs.safe_read import MAX_YAML_FILE_BYTES, BoundedSafeLoader, YAMLBoundsError
 from kbsim.params import INPUT_PATHS, DayParams
 
-__all__ = ["config_from_dict", "load_config", "load_day_params"]
+__all__ = ["MAX_EXTENDS", "config_from_dict", "load_config", "load_day_params"]
+
+#: The longest chain of ``extends``: a config, the file it extends, the file that extends, ...
+MAX_EXTENDS = 32
 
 
 # --------------------------------------------------------------------------- YAML
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate keys and reads ``1e3`` as a float (YAML 1.2 style)."""
+class _Loader(BoundedSafeLoader):
+    """SafeLoader that rejects duplicate keys and reads ``1e3`` as a float (YAML 1.2 style),
+    within the bounds of :class:`~kbsim.inputs.safe_read.BoundedSafeLoader` (depth, aliases)."""
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -67,20 +82,22 @@ def _parse_yaml(text: str, source: str) -> Any:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(source, "", f"invalid YAML at {where}{problem}") from None
+        problem = getattr(exc, "problem", None) or "cannot be parsed"
+        verdict = "YAML refused" if isinstance(exc, YAMLBoundsError) else "invalid YAML"
+        raise ConfigError(source, "", f"{verdict} at {where}{problem}") from None
 
 
 def _read_yaml(path: Path, via: Path | None = None) -> Any:
     """The YAML a file holds; ``via`` is the file that ``extends`` it, if any (for a missing one)."""
     source = str(path)
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except FileNotFoundError:
-        extended = f" (extended by {via})" if via else ""
-        raise ConfigError(source, "", f"config file not found{extended}") from None
-    except OSError as exc:
-        raise ConfigError(source, "", f"cannot read config file: {exc.strerror}") from None
+        text = read_regular(path, MAX_YAML_FILE_BYTES, what="config file").decode("utf-8-sig")
+    except FileReadError as exc:
+        if exc.errno == errno.ENOENT:
+            extended = f" (extended by {via})" if via else ""
+            raise ConfigError(source, "", f"config file not found{extended}") from None
+        problem = exc.problem.replace("cannot read it:", "cannot read config file:")
+        raise ConfigError(source, "", problem) from None
     except UnicodeDecodeError as exc:
         raise ConfigError(
             source,
@@ -95,13 +112,34 @@ def _read_yaml(path: Path, via: Path | None = None) -> Any:
 
 
 def _config_keys(raw: Any, source: str) -> dict:
-    """The top-level mapping of a config, every key one of :data:`KEYS`."""
+    """The top-level mapping of a config, every key one of :data:`KEYS`.
+
+    A file that is not a config at all (no key is one of :data:`KEYS` or close to one: a
+    token file, a system file named by ``extends``) is refused without quoting its text.
+    """
     if not isinstance(raw, dict):
-        raise ConfigError(source, "", f"expected a mapping with keys {', '.join(KEYS)}, got {raw!r}")
+        raise ConfigError(source, "", f"expected a mapping with keys {', '.join(KEYS)}, got {_kind(raw)} "
+                          "(is it an experiment config?)")
+    if raw and not any(key in KEYS or _near_key(key) for key in raw):
+        raise ConfigError(source, "", f"not an experiment config: none of its {len(raw)} top-level keys is one "
+                          f"of {', '.join(KEYS)}")
     for key in raw:
         if key not in KEYS:
             raise ConfigError(source, str(key), unknown(key, list(KEYS)))
     return raw
+
+
+def _kind(raw: Any) -> str:
+    """What a YAML value is, in words, without quoting it."""
+    if isinstance(raw, str):
+        return f"text of {len(raw):,} characters"
+    if isinstance(raw, list):
+        return f"a list of {len(raw):,} items"
+    return "a number" if isinstance(raw, (int, float)) else f"a {type(raw).__name__}"
+
+
+def _near_key(key: Any) -> bool:
+    return isinstance(key, str) and len(key) <= 40 and bool(difflib.get_close_matches(key, list(KEYS), n=1))
 
 
 def _shaped(raw: dict, source: str, base: Path) -> tuple[dict, dict[tuple, str]]:
@@ -132,6 +170,15 @@ def _extend(data: dict, origins: dict, base_path: Path, chain: tuple[Path, ...])
     return deep_merge(inherited, data), {**base_origins, **origins}
 
 
+def _resolved(path: Path) -> Path:
+    """``path`` made absolute without symbolic links; a link loop stays as it is (reading it
+    refuses it, naming it)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: Python 3.11's "Symlink loop from ..."
+        return Path(os.path.abspath(path))
+
+
 def _read_file(path: Path, chain: tuple[Path, ...] = ()) -> tuple[dict, dict[tuple, str]]:
     """One file with its ``extends`` chain merged; also the file that set each key path."""
     source = str(path)
@@ -141,7 +188,10 @@ def _read_file(path: Path, chain: tuple[Path, ...] = ()) -> tuple[dict, dict[tup
     if raw.get("extends") is None:
         return data, origins
     chain = (*chain, path.resolve())
-    base_path = (path.parent / _extends(raw["extends"], source)).resolve()
+    if len(chain) >= MAX_EXTENDS:
+        raise ConfigError(source, "extends", f"a chain of more than {MAX_EXTENDS} files extending each other "
+                          f"(from {chain[0]}); expected at most {MAX_EXTENDS}")
+    base_path = _resolved(path.parent / _extends(raw["extends"], source))
     if base_path in chain:
         cycle = " -> ".join(str(p) for p in (*chain, base_path))
         raise ConfigError(source, "extends", f"circular extends: {cycle}")
@@ -209,6 +259,8 @@ def load_config(
     path: str | Path,
     overrides: list[str] | tuple[str, ...] = (),
     seeds: Any = None,
+    *,
+    yes: bool = True,
 ) -> ExperimentConfig:
     """Read, merge (``extends``), override (``--set``) and validate an experiment config.
 
@@ -218,9 +270,12 @@ def load_config(
             (``saves.count=50``) sets it for every run, or pins it if swept;
             top-level keys work too (``seeds=3``, ``sweep.zipf_s=[0,1]``).
         seeds: replaces the config's seeds (a count, a list, or CLI text).
+        yes: False refuses a grid above ``limits.CONFIRM_RUNS`` runs from its counts, before
+            any point is validated (``kbsim run`` without ``--yes``).
 
     Raises:
-        ConfigError: naming the file, the key path and what was expected.
+        ConfigError: naming the file, the key path and what was expected; its subclass
+            TooLargeError for a grid refused by its size (``yes`` False).
     """
     path = Path(path)
     data, origins = _read_file(path)
@@ -230,7 +285,7 @@ def load_config(
     if seeds is not None:
         data["seeds"] = parse_seeds(seeds, "--seeds", "seeds")
         origins[("seeds",)] = "--seeds"
-    return check_config(data, origins, str(path), default_name=path.stem)
+    return check_config(data, origins, str(path), default_name=path.stem, yes=yes)
 
 
 def config_from_dict(data: dict, name: str | None = None, source: str = "<dict>") -> ExperimentConfig:
@@ -266,8 +321,18 @@ def load_day_params(path: str | Path) -> DayParams:
     """
     path = Path(path)
     source = str(path)
+    raw = _read_yaml(path)
+    fields = list(DayParams.model_fields)
+    if raw is not None and not isinstance(raw, dict):  # not quoted: it may be any file at all
+        raise ConfigError(source, "", f"expected a mapping of day parameters ({', '.join(fields)}), got "
+                          f"{_kind(raw)} (is it a config of day parameters?)")
+    heads = [key.partition(".")[0] if isinstance(key, str) else key for key in raw or {}]
+    if heads and not any(head in fields or (isinstance(head, str) and len(head) <= 40 and difflib.get_close_matches(
+            head, fields, n=1)) for head in heads):
+        raise ConfigError(source, "", f"not a config of day parameters: none of its {len(heads)} top-level keys "
+                          f"is one of {', '.join(fields)}")
     try:
-        params = nest_params(_read_yaml(path), source, "")
+        params = nest_params(raw, source, "")
         _resolve_inputs({"params": params}, path.parent)
         try:
             return DayParams.model_validate(params, strict=True)

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from kbsim.errors import brief
 from kbsim.experiment.config import ConfigError, deep_merge
 from kbsim.params import DayParams
 
@@ -80,7 +81,7 @@ def nest_params(raw: Any, source: str, key_path: str, model: type[BaseModel] = D
             source,
             key_path,
             f"expected a mapping of parameters ({', '.join(model.model_fields)}), "
-            f"got {type(raw).__name__} {raw!r}",
+            f"got {type(raw).__name__} {brief(raw)}",
         )
     nested: dict = {}
     for key, value in raw.items():
@@ -118,7 +119,7 @@ def flatten_sweep(raw: Any, source: str) -> dict[str, Any]:
         return {}
     if not isinstance(raw, dict):
         raise ConfigError(
-            source, "sweep", f"expected a mapping of parameter -> list of values, got {raw!r}"
+            source, "sweep", f"expected a mapping of parameter -> list of values, got {brief(raw)}"
         )
     flat: dict[str, Any] = {}
 

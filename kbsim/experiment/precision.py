@@ -18,6 +18,7 @@ effect is small (the coverage file measures fixed seed counts).
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from collections.abc import Callable, Iterable
@@ -26,8 +27,9 @@ from typing import Any
 
 import pandas as pd
 
+from kbsim.experiment import limits
 from kbsim.experiment.config import ConfigError, ExperimentConfig
-from kbsim.stats.metrics import METRICS
+from kbsim.stats.metrics import METRICS, metric_names
 
 DEFAULT_MAX_SEEDS = 640
 
@@ -59,6 +61,30 @@ class PrecisionTarget:
         if not (math.isfinite(half) and half > 0):
             raise ConfigError("--precision", name, f"expected a positive half-width, got {value!r}")
         return cls(name, half)
+
+
+def check_targets(config: ExperimentConfig, targets: Iterable[PrecisionTarget], max_seeds: int) -> None:
+    """Refuse, before anything runs, a target naming no metric row of this config's days
+    (``stale_citation_share@h99`` on an 8-hour day) and a ``max_seeds`` outside 1 to
+    :data:`~kbsim.experiment.limits.MAX_SEEDS` or below the config's own seeds."""
+    if isinstance(max_seeds, bool) or not isinstance(max_seeds, int) or not 1 <= max_seeds <= limits.MAX_SEEDS:
+        raise ConfigError("--max-seeds", "", f"expected 1 to {limits.MAX_SEEDS:,} seeds, got {max_seeds!r}")
+    if max_seeds < len(config.seeds):
+        raise ConfigError(
+            "--max-seeds", "", f"expected at least the config's {len(config.seeds)} seeds, got {max_seeds}"
+        )
+    kinds = {(params.day_s, params.questions.citations_per_answer, params.edit.enabled)
+             for _, _, params in config.points()}
+    names = set().union(*(metric_names(*kind) for kind in kinds))
+    for target in targets:
+        if target.name not in names:
+            close = difflib.get_close_matches(target.name, sorted(names), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(
+                "--precision",
+                target.name,
+                f"no such metric in this experiment's summary{hint}; expected one of: {', '.join(sorted(names))}",
+            )
 
 
 @dataclass
@@ -118,10 +144,7 @@ def run_until_precise(
     targets = list(targets)
     if not targets:
         raise ValueError("targets: expected at least one --precision target")
-    if max_seeds < len(config.seeds):
-        raise ConfigError(
-            "--max-seeds", "", f"expected at least the config's {len(config.seeds)} seeds, got {max_seeds}"
-        )
+    check_targets(config, targets, max_seeds)
     total = len(config.seeds)
     needed: dict[tuple, int] = {}
     batches: list[int] = []

@@ -16,8 +16,9 @@ it, and every file it lists has the recorded size and sha256. Anything else is
 recomputed; :func:`load_results` refuses it with a message saying what to run.
 
 Every file is written under a temporary name beside its place and moved there with
-``os.replace``, so a crash leaves either the old file or the new one, never half of one.
-Nothing is fsynced: after a power cut a file may be torn, and its checksum catches it.
+``os.replace`` (:func:`kbsim.files.atomic_write_bytes`), so a crash leaves either the old
+file or the new one, never half of one. Nothing is fsynced: after a power cut a file may be
+torn, and its checksum catches it.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import re
 import shutil
 from collections.abc import Collection, Iterable, Iterator, Mapping
@@ -37,6 +37,7 @@ import pandas as pd
 
 from kbsim.errors import UsageError
 from kbsim.experiment.config import ConfigError
+from kbsim.files import FileWriteError, atomic_write_bytes
 from kbsim.sim.strategies import strategy_names
 from kbsim.sim.tables import schema_digest
 from kbsim.sim.world import STREAMS
@@ -96,15 +97,14 @@ class ResultsConflictError(ConfigError):
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Write to a temporary file beside ``path`` then ``os.replace`` it into place."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    """Write to a temporary file beside ``path`` then ``os.replace`` it into place, unsynced
+    (:func:`kbsim.files.atomic_write_bytes` with ``fsync=False``: a torn file after a power
+    cut fails its checksum and the run is recomputed).
+
+    Raises:
+        FileWriteError: naming ``path``; the previous file is intact.
+    """
+    atomic_write_bytes(path, data, fsync=False)
 
 
 def json_bytes(obj: Any) -> bytes:
@@ -326,6 +326,8 @@ class ResultsDirectory:
     def _write(self, path: Path, data: bytes) -> None:
         try:
             atomic_write(path, data)
+        except FileWriteError as exc:
+            raise ResultsWriteError(exc.path, exc.problem) from exc
         except OSError as exc:
             raise ResultsWriteError.from_os_error(exc, path) from exc
 

@@ -18,6 +18,7 @@ flight, and a full disk stops the sweep with one line and leaves it resumable.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import os
@@ -32,7 +33,7 @@ import pandas as pd
 
 import kbsim.experiment.results
 from kbsim.experiment import executors
-from kbsim.experiment.config import ConfigError, ExperimentConfig, Point, RunSpec
+from kbsim.experiment.config import ExperimentConfig, Point, RunSpec, TooLargeError
 from kbsim.experiment.executors import EXECUTORS, Interrupted, SchedulerUnavailable, Signals
 from kbsim.experiment.limits import ExperimentEstimate
 from kbsim.experiment.load import config_from_dict, load_config
@@ -84,10 +85,6 @@ __all__ = [
     "run_batch",
     "run_experiment",
 ]
-
-
-class TooLargeError(ConfigError):
-    """An experiment above :mod:`kbsim.experiment.limits`' confirmation thresholds, run without ``yes``."""
 
 
 @dataclass(frozen=True)
@@ -183,7 +180,7 @@ def run_experiment(
     """
     execution = _Execution.checked(executor, workers, scheduler, batch_size, run_day, log)
     say = log or (lambda message: None)
-    plan = _plan(_load_config(config), yes)
+    plan = _plan(_load_config(config, yes), yes)
     results = ResultsDirectory(Path(out_dir) / plan.config.name)
     started = time.perf_counter()
     _refuse_foreign_files(results, fresh)
@@ -238,12 +235,12 @@ class _Plan:
     manifest: dict
 
 
-def _load_config(config: ExperimentConfig | str | Path | dict) -> ExperimentConfig:
+def _load_config(config: ExperimentConfig | str | Path | dict, yes: bool = True) -> ExperimentConfig:
     if isinstance(config, ExperimentConfig):
         return config
     if isinstance(config, dict):
         return config_from_dict(config)
-    return load_config(config)
+    return load_config(config, yes=yes)
 
 
 def _plan(config: ExperimentConfig, yes: bool) -> _Plan:
@@ -365,9 +362,10 @@ def _verify(results: ResultsDirectory, plan: _Plan) -> tuple[dict[str, RunCheck]
     notes = [f"{name}: {describe_run(records[i])} is damaged: {c.reason}; recomputing it" for i, c in damaged[:20]]
     if len(damaged) > 20:
         notes.append(f"{name}: ... and {len(damaged) - 20} more damaged runs; recomputing them")
-    stale = [c.reason for c in checks.values() if c.state == STALE]
-    if stale:
-        notes.append(f"{name}: {len(stale)} runs were {stale[0]}; recomputing them")
+    stale = collections.Counter(c.reason for c in checks.values() if c.state == STALE)
+    for reason, count in stale.most_common():  # one line per kbsim and layout that wrote them
+        notes.append(f"{name}: {count} run{'s were' if count > 1 else ' was'} {reason}; recomputing "
+                     f"{'them' if count > 1 else 'it'}")
     relabelled = sum(c.state == RELABELLED for c in checks.values())
     if relabelled:
         notes.append(

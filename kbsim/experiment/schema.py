@@ -42,10 +42,12 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from kbsim.errors import brief
 from kbsim.experiment import limits
 from kbsim.experiment.config import (
     ConfigError,
     ExperimentConfig,
+    TooLargeError,
     contrast_spec,
     deep_merge,
     get_dotted,
@@ -185,7 +187,7 @@ def _shape_params(raw: Any, source: str) -> dict:
 def _shape_scenarios(raw: Any, source: str) -> dict:
     if not isinstance(raw, dict) or not raw:
         raise ConfigError(
-            source, "scenarios", f"expected a non-empty mapping of scenario name -> overrides, got {raw!r}"
+            source, "scenarios", f"expected a non-empty mapping of scenario name -> overrides, got {brief(raw)}"
         )
     return {name: nest_params(body, source, f"scenarios.{name}") for name, body in raw.items()}
 
@@ -268,7 +270,7 @@ def _check_sweep(raw: Any, ctx: Checking) -> dict:
             raise ConfigError(where_set, key_path, "empty list; expected at least one value")
         for i, value in enumerate(listed):
             if not isinstance(value, _SCALAR_TYPES) or (isinstance(value, float) and not math.isfinite(value)):
-                raise ConfigError(where_set, f"{key_path}[{i}]", f"expected a number, text or null, got {value!r}")
+                raise ConfigError(where_set, f"{key_path}[{i}]", f"expected a number, text or null, got {brief(value)}")
             try:
                 DayParams.model_validate(with_point(params, {dotted: value}), strict=True)
             except ValidationError as exc:
@@ -296,7 +298,7 @@ def _check_contrasts(raw: Any, ctx: Checking) -> list[dict]:
     raw = raw or _default("contrasts")
     source = ctx.src("contrasts")
     if not isinstance(raw, list):
-        raise ConfigError(source, "contrasts", f"expected a list of contrasts, got {raw!r}")
+        raise ConfigError(source, "contrasts", f"expected a list of contrasts, got {brief(raw)}")
     values: dict[str, list] = {"scenario": list(ctx.checked["scenarios"])}
     for dotted, listed in ctx.checked["sweep"].items():
         values[dotted] = list(listed) if isinstance(listed, (list, tuple)) else [listed]
@@ -402,7 +404,8 @@ CONFIG_KEYS = tuple(KEYS)
 # --------------------------------------------------------------- the whole config
 
 
-def check_config(data: dict, origins: dict[tuple, str], source: str, default_name: str) -> ExperimentConfig:
+def check_config(data: dict, origins: dict[tuple, str], source: str, default_name: str,
+                 yes: bool = True) -> ExperimentConfig:
     """The validated config of merged, shaped config data: every key's check in :data:`KEYS`
     order, then every run's parameters.
 
@@ -411,6 +414,9 @@ def check_config(data: dict, origins: dict[tuple, str], source: str, default_nam
         origins: the file (or ``--set``) that set each key path, for error messages.
         source: the config's own file.
         default_name: the name when no file sets one.
+        yes: False to refuse, with :class:`~kbsim.experiment.config.TooLargeError` and before
+            any point is validated, a grid of more runs than ``limits.CONFIRM_RUNS`` (what
+            ``kbsim run`` without ``--yes`` would refuse after validating them all).
     """
     ctx = Checking(origins, source, default_name)
     for name, key in KEYS.items():
@@ -418,6 +424,8 @@ def check_config(data: dict, origins: dict[tuple, str], source: str, default_nam
             ctx.key = name
             ctx.checked[name] = key.check(data.get(name, ABSENT), ctx)
     config = ExperimentConfig(**ctx.checked, source=source)
+    if not yes:
+        _confirm_size(config, source)
     _check_runs(config, source, origins)
     return config
 
@@ -437,22 +445,22 @@ def parse_seeds(value: Any, source: str = "seeds", key_path: str = "seeds") -> l
             match = re.fullmatch(r"(\d+)(?:-(\d+))?", token)
             if not match:
                 raise ConfigError(
-                    source, key_path, f"expected N, a range A-B or a list like 1,2,3; got {token!r}"
+                    source, key_path, f"expected N, a range A-B or a list like 1,2,3; got {brief(token)}"
                 )
             low, high = int(match[1]), int(match[2] or match[1])
             if high < low:
-                raise ConfigError(source, key_path, f"empty range {token!r}")
+                raise ConfigError(source, key_path, f"empty range {brief(token)}")
             if high > limits.MAX_SEED:
-                raise ConfigError(source, key_path, f"{token!r}: {_SEED_RANGE}, got {high}")
+                raise ConfigError(source, key_path, f"{brief(token)}: {_SEED_RANGE}, got {high}")
             if len(seeds) + high - low + 1 > limits.MAX_SEEDS:
                 raise ConfigError(
-                    source, key_path, f"{token!r} makes {len(seeds) + high - low + 1} seeds; {_SEED_COUNT}"
+                    source, key_path, f"{brief(token)} makes {len(seeds) + high - low + 1} seeds; {_SEED_COUNT}"
                 )
             seeds.extend(range(low, high + 1))
         return parse_seeds(seeds, source, key_path)
     if isinstance(value, bool) or not isinstance(value, (int, list, tuple)):
         raise ConfigError(
-            source, key_path, f"expected a count N (seeds 1..N) or a list of ints, got {value!r}"
+            source, key_path, f"expected a count N (seeds 1..N) or a list of ints, got {brief(value)}"
         )
     if isinstance(value, int):
         if value < 1:
@@ -503,7 +511,7 @@ def validation_error(
         problem = msg.removeprefix("Value error, ")
     else:
         expected = msg.removeprefix("Input should be ")
-        problem = f"expected {expected}, got {err.get('input')!r}"
+        problem = f"expected {expected}, got {brief(err.get('input'))}"
     return ConfigError(origin(origins, (*origin_prefix, *loc), default), key_path, problem)
 
 
@@ -539,6 +547,19 @@ def _check_counts(seeds: int, scenarios: int, sweep: dict, ctx: Checking) -> Non
             f"{seeds} seeds x {points} points make {points * seeds} runs; "
             f"expected at most {limits.MAX_RUNS} runs in one experiment",
         )
+
+
+def _confirm_size(config: ExperimentConfig, source: str) -> None:
+    """Refuse a grid above the confirmation threshold of runs from its counts alone: a million
+    points take minutes to validate one by one, and the answer is the same."""
+    points = len(config.scenarios)
+    for values in config.sweep.values():
+        points *= len(values) if isinstance(values, list) else 1
+    runs = points * len(config.seeds)
+    if runs > limits.CONFIRM_RUNS:
+        raise TooLargeError(
+            source, "", f"{runs} runs ({points} points x {len(config.seeds)} seeds): more than "
+            f"{limits.CONFIRM_RUNS} runs; pass --yes (yes=True) to run it anyway")
 
 
 def _blame(

@@ -30,6 +30,7 @@ the file, the line and the field. Nothing is kept of a file that fails.
 from __future__ import annotations
 
 import csv
+import difflib
 import hashlib
 import io
 import json
@@ -45,19 +46,26 @@ from typing import Any
 import numpy as np
 import yaml
 
+from kbsim.errors import brief
+from kbsim.files import atomic_write_text
+from kbsim.inputs import safe_read
 from kbsim.inputs.errors import InputError, decode_utf8
 from kbsim.inputs.loaded import SAMPLE, LoadedCorpus
 from kbsim.inputs.sample import SAMPLES, sample
-from kbsim.store.rules import article_id_for, article_id_problem
+from kbsim.store.rules import (
+    MAX_CONTENT_CHARS,
+    MAX_TITLE_CHARS,
+    MIN_TITLE_CHARS,
+    article_id_for,
+    article_id_problem,
+    shown,
+)
 
-__all__ = ["MAX_CONTENT_CHARS", "MIN_TITLE_CHARS", "SAMPLE", "LoadedCorpus", "load_corpus"]
+__all__ = ["MAX_CONTENT_CHARS", "MAX_TITLE_CHARS", "MIN_TITLE_CHARS", "SAMPLE", "LoadedCorpus", "load_corpus"]
 
-#: The most characters an article's content may hold. tools.json bounds queries and
-#: limits but not content; kbsim bounds it for loaded articles, because a read returns the
-#: whole content and that is what one read can cost an agent (about 25,000 tokens).
-MAX_CONTENT_CHARS = 100_000
-#: The fewest characters of a title: the title check searches for it, and a query needs 2.
-MIN_TITLE_CHARS = 2
+# MAX_CONTENT_CHARS, MIN_TITLE_CHARS and MAX_TITLE_CHARS are the store's (kbsim.store.rules):
+# the limits the edit tool holds an agent to, set in one place. Files are read within the
+# bounds of kbsim.inputs.safe_read.
 TEXT_SUFFIXES = (".md", ".markdown", ".txt")
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 CSV_SUFFIXES = (".csv",)
@@ -92,7 +100,7 @@ class _Articles:
         if title is None:
             raise error("no title: expected a non-empty title", "title")
         if not isinstance(title, str):
-            raise error(f"expected the title as text, got {json.dumps(title)}", "title")
+            raise error(f"expected the title as text, got {shown(title)}", "title")
         title = title.strip()
         if not title:
             raise error("no title: the title is empty", "title")
@@ -100,17 +108,21 @@ class _Articles:
             raise error(
                 f"title {title!r} is shorter than {MIN_TITLE_CHARS} characters (the title check "
                 "searches for it, and a search query needs at least 2)", "title")
+        if len(title) > MAX_TITLE_CHARS:
+            raise error(
+                f"title of {len(title):,} characters is over the limit of {MAX_TITLE_CHARS} (the title check "
+                f"searches for it, and a search query holds at most {MAX_TITLE_CHARS})", "title")
         if content is None:
             raise error("no content: expected the article's text (it may be empty)", "content")
         if not isinstance(content, str):
-            raise error(f"expected the content as text, got {json.dumps(content)}", "content")
+            raise error(f"expected the content as text, got {shown(content)}", "content")
         if len(content) > MAX_CONTENT_CHARS:
             raise error(
                 f"content of {len(content):,} characters is over the limit of {MAX_CONTENT_CHARS:,} "
                 "(a read returns the whole article; split it into several)", "content")
         if article_id is not None:
             if isinstance(article_id, bool) or not isinstance(article_id, (str, int)):
-                raise error(f"expected the id as text or an integer, got {json.dumps(article_id)}", "id")
+                raise error(f"expected the id as text or an integer, got {shown(article_id)}", "id")
             article_id = str(article_id).strip()
             if not article_id:
                 raise error("the id is empty (leave it out to number articles in order)", "id")
@@ -120,9 +132,9 @@ class _Articles:
             if article_id in self._id_lines:
                 first_path, first_line = self._id_lines[article_id]
                 first = first_path if first_path != str(path) else f"line {first_line}"
-                raise error(f"duplicate id {article_id!r}: already used by {first}", "id")
+                raise error(f"duplicate id {brief(article_id)}: already used by {first}", "id")
             if article_id in self._numbered:
-                raise error(f"the id {article_id!r} is also the number kbsim gives an earlier article without an "
+                raise error(f"the id {brief(article_id)} is also the number kbsim gives an earlier article without an "
                             "id; give every article an id, or choose another", "id")
             self._id_lines[article_id] = (str(path), line)
         else:
@@ -171,15 +183,15 @@ def _weight(value: Any, error) -> float:
         try:
             number = float(text)
         except ValueError:
-            raise error(f"popularity {value!r} is not a number", "popularity") from None
+            raise error(f"popularity {brief(value)} is not a number", "popularity") from None
     elif isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise error(f"popularity {json.dumps(value)} is not a number", "popularity")
+        raise error(f"popularity {shown(value)} is not a number", "popularity")
     else:
         number = float(value)
     if not math.isfinite(number):
-        raise error(f"popularity {value!r} is not a finite number", "popularity")
+        raise error(f"popularity {brief(value)} is not a finite number", "popularity")
     if number < 0:
-        raise error(f"popularity {value!r} is negative; expected a weight >= 0", "popularity")
+        raise error(f"popularity {brief(value)} is negative; expected a weight >= 0", "popularity")
     return number
 
 
@@ -188,22 +200,8 @@ def _weight(value: Any, error) -> float:
 
 def _text_files(root: Path) -> list[tuple[str, str, int, int]]:
     """``(relative posix path, path, mtime_ns, size)`` of every text file under ``root``, sorted
-    by relative path (hidden files and folders skipped)."""
-    found = []
-    pending = [("", os.fspath(root))]
-    while pending:
-        prefix, directory = pending.pop()
-        with os.scandir(directory) as entries:
-            for entry in entries:
-                if entry.name.startswith("."):
-                    continue
-                if entry.is_dir():
-                    pending.append((f"{prefix}{entry.name}/", entry.path))
-                elif entry.name.lower().endswith(TEXT_SUFFIXES) and entry.is_file():
-                    stat = entry.stat()
-                    found.append((prefix + entry.name, entry.path, stat.st_mtime_ns, stat.st_size))
-    found.sort()
-    return found
+    by relative path (hidden files and folders skipped; link loops and FIFOs refused)."""
+    return safe_read.list_text_files(root, TEXT_SUFFIXES)
 
 
 def parse_text_file(path: Path | str, text: str) -> tuple[str | None, str, dict[str, Any], int]:
@@ -221,10 +219,10 @@ def parse_text_file(path: Path | str, text: str) -> tuple[str | None, str, dict[
         if end is None:
             raise InputError(path, "front matter opened with '---' is never closed with '---'", line=1)
         try:
-            meta = yaml.safe_load("\n".join(lines[1:end])) or {}
+            meta = yaml.load("\n".join(lines[1:end]), Loader=safe_read.BoundedSafeLoader) or {}  # noqa: S506
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
-            raise InputError(path, f"front matter is not YAML: {getattr(exc, 'problem', exc)}",
+            raise InputError(path, f"front matter {safe_read.yaml_problem(exc)}",
                              line=2 + mark.line if mark else 1) from None
         if not isinstance(meta, dict):
             raise InputError(path, "front matter must be a mapping (title: ..., id: ..., popularity: ...)",
@@ -250,8 +248,7 @@ def _read_folder(root: Path, files: list[tuple[str, str, int, int]], articles: _
         raise InputError(root, "no articles: the folder (with its subfolders) holds no .md, .markdown or .txt file")
     digest = hashlib.sha256()
     for relative, path, _, _ in files:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = safe_read.read_input(path, safe_read.MAX_ARTICLE_FILE_BYTES, "article file")
         digest.update(relative.encode("utf-8", "surrogateescape") + b"\0" + data + b"\0")
         title, content, meta, line = parse_text_file(path, decode_utf8(path, data))
         if title is None:
@@ -268,6 +265,7 @@ def _read_folder(root: Path, files: list[tuple[str, str, int, int]], articles: _
 
 
 def _read_jsonl(path: Path, data: bytes) -> _Articles:
+    data = safe_read.newlines_as_lf(data)
     try:
         return _jsonl_fast(data, path)
     except Exception:  # noqa: BLE001 - anything pyarrow or the rules refuse: read it line by line
@@ -299,10 +297,7 @@ def _jsonl_careful(data: bytes, path: Path) -> _Articles:
         text = decode_utf8(path, raw, first_line=number)
         if not text.strip():
             continue
-        try:
-            row = json.loads(text)
-        except ValueError as exc:
-            raise InputError(path, f"not a JSON object: {exc}", line=number) from None
+        row = safe_read.json_line(path, text, number)
         if not isinstance(row, dict):
             raise InputError(path, f"expected a JSON object with title and content, got {type(row).__name__}",
                              line=number)
@@ -315,18 +310,31 @@ def _jsonl_careful(data: bytes, path: Path) -> _Articles:
 
 def _csv_header(path: Path, data: bytes) -> list[str]:
     first = data.split(b"\n", 1)[0]
-    header = next(csv.reader([decode_utf8(path, first).rstrip("\r")]), [])
+    header = next(safe_read.csv_records(path, decode_utf8(path, first).rstrip("\r")), (1, []))[1]
     names = [name.strip() for name in header]
     for required in ("title", "content"):
         if required not in names:
             raise InputError(
                 path, f"no {required!r} column; expected a header row with title, content and optionally "
-                f"id and popularity, got {', '.join(map(repr, names)) or 'nothing'}", line=1, column=required)
+                f"id and popularity, got {_shown_header(names)}", line=1, column=required)
     return names
 
 
+def _shown_header(names: list[str]) -> str:
+    """The header's names for a message, only if it looks like a header of articles: the first
+    line of a file that is no corpus at all (a token, a system file) is not quoted."""
+    if not any(name in FIELDS or difflib.get_close_matches(name.lower(), FIELDS, cutoff=0.7)
+               for name in names[:100] if len(name) <= 40):
+        return f"a first line with {len(names)} value{'s' if len(names) != 1 else ''} naming none of them"
+    return ", ".join(repr(name[:40]) for name in names[:20]) + (", ..." if len(names) > 20 else "")
+
+
 def _read_csv(path: Path, data: bytes) -> _Articles:
+    data = safe_read.newlines_as_lf(data)
     names = _csv_header(path, data)
+    if b'"' in data:  # a quote never closed would swallow the rest of the file: refuse it, naming its line
+        for _ in safe_read.csv_records(path, decode_utf8(path, data)):
+            pass
     try:
         return _csv_fast(data, path, names)
     except Exception:  # noqa: BLE001 - anything pyarrow or the rules refuse: read it row by row
@@ -361,14 +369,11 @@ def _csv_fast(data: bytes, path: Path, names: list[str]) -> _Articles:
 
 
 def _csv_careful(data: bytes, path: Path) -> _Articles:
-    text = decode_utf8(path, data)
-    reader = csv.reader(io.StringIO(text, newline=""))
-    names = [name.strip() for name in next(reader)]
+    records = safe_read.csv_records(path, decode_utf8(path, data))
+    names = [name.strip() for name in next(records)[1]]
     index = {field: names.index(field) for field in FIELDS if field in names}
     articles = _Articles()
-    last_line = reader.line_num
-    for row in reader:
-        line, last_line = last_line + 1, reader.line_num
+    for line, row in records:
         if not row:
             continue
         if len(row) != len(names):
@@ -430,10 +435,7 @@ def _read(path: Path, files: list[tuple[str, str, int, int]] | None = None) -> L
         raise InputError(
             path, f"unknown kind of corpus file {suffix or '(no suffix)'!r}: expected a folder of .md, .markdown "
             "or .txt files, a .jsonl file or a .csv file")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(path, f"cannot read it: {exc.strerror}") from None
+    data = safe_read.read_input(path, safe_read.MAX_DATA_FILE_BYTES, "corpus file")
     if not data.strip():
         raise InputError(path, "no articles: the file is empty")
     articles = _read_jsonl(path, data) if suffix in JSONL_SUFFIXES else _read_csv(path, data)
@@ -474,18 +476,18 @@ def write_corpus(articles: Iterator[tuple[str, str]], target: str | os.PathLike[
             if name in used:
                 name = f"{name}-{number}"
             used.add(name)
-            (target / f"{name}.md").write_text(f"# {title}\n\n{content}\n", encoding="utf-8")
+            atomic_write_text(target / f"{name}.md", f"# {title}\n\n{content}\n", fsync=False)
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("w", encoding="utf-8", newline="") as handle:
-        if fmt == "jsonl":
-            for title, content in articles:
-                handle.write(json.dumps({"title": title, "content": content}, ensure_ascii=False) + "\n")
-        else:
-            writer = csv.writer(handle)
-            writer.writerow(("title", "content"))
-            writer.writerows(articles)
-    return target
+    handle = io.StringIO(newline="")
+    if fmt == "jsonl":
+        for title, content in articles:
+            handle.write(json.dumps({"title": title, "content": content}, ensure_ascii=False) + "\n")
+    else:
+        writer = csv.writer(handle)
+        writer.writerow(("title", "content"))
+        writer.writerows(articles)
+    return atomic_write_text(target, handle.getvalue())
 
 
 def _write_with_ids(rows: list[tuple[str, tuple[str, str]]], target: Path, fmt: str) -> Path:
@@ -497,16 +499,15 @@ def _write_with_ids(rows: list[tuple[str, tuple[str, str]]], target: Path, fmt: 
         for article_id, (title, content) in rows:
             path = target / f"{article_id}.md"
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(f"# {title}\n\n{content}\n", encoding="utf-8")
+            atomic_write_text(path, f"# {title}\n\n{content}\n")
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("w", encoding="utf-8", newline="") as handle:
-        if fmt == "jsonl":
-            for article_id, (title, content) in rows:
-                handle.write(json.dumps({"id": article_id, "title": title, "content": content}, ensure_ascii=False)
-                             + "\n")
-        else:
-            writer = csv.writer(handle)
-            writer.writerow(("id", "title", "content"))
-            writer.writerows((article_id, title, content) for article_id, (title, content) in rows)
-    return target
+    handle = io.StringIO(newline="")
+    if fmt == "jsonl":
+        for article_id, (title, content) in rows:
+            handle.write(json.dumps({"id": article_id, "title": title, "content": content}, ensure_ascii=False) + "\n")
+    else:
+        writer = csv.writer(handle)
+        writer.writerow(("id", "title", "content"))
+        writer.writerows((article_id, title, content) for article_id, (title, content) in rows)
+    return atomic_write_text(target, handle.getvalue())

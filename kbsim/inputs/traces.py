@@ -30,8 +30,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from kbsim.inputs.corpus import MAX_CONTENT_CHARS
+from kbsim.errors import brief
+from kbsim.files import atomic_write_text
+from kbsim.inputs import safe_read
 from kbsim.inputs.errors import InputError, decode_utf8
+from kbsim.store.rules import MAX_CONTENT_CHARS, QUERY_CHARS, title_problem
 
 __all__ = [
     "QUERY_CHARS",
@@ -50,8 +53,6 @@ __all__ = [
 SAVE_KINDS = ("content", "content_and_title", "unpublish")
 SAVE_COLUMNS = ("time", "article", "kind", "title", "content", "length")
 QUESTION_COLUMNS = ("time", "article", "query")
-#: The shortest and longest query ``search_knowledge_base`` accepts (tools.json).
-QUERY_CHARS = (2, 200)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,9 +111,9 @@ class ArticleIndex:
         if len(found) == 1:
             return found[0]
         if found:
-            raise ValueError(f"{reference!r} is the title of {len(found)} articles ({', '.join(found[:3])}); "
+            raise ValueError(f"{brief(reference)} is the title of {len(found)} articles ({', '.join(found[:3])}); "
                              "name the article by its id")
-        raise ValueError(f"unknown article {reference!r}: no article has this id or (current) title")
+        raise ValueError(f"unknown article {brief(reference)}: no article has this id or (current) title")
 
     def retitle(self, article_id: str, old: str | None, new: str | None) -> None:
         if old is not None and article_id in self.by_title.get(old, []):
@@ -128,15 +129,9 @@ def _rows(path: Path, required: Sequence[str], known: Sequence[str],
           one_of: Sequence[str] = ()) -> Iterable[tuple[int, dict[str, str]]]:
     """``(line, {column: value})`` of each data row; the header must name every ``required``
     column and one at least of ``one_of``."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read it: {exc.strerror}") from None
-    text = decode_utf8(path, data)
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = [name.strip() for name in next(reader, [])]
+    data = safe_read.newlines_as_lf(safe_read.read_input(path, safe_read.MAX_DATA_FILE_BYTES, "trace"))
+    records = safe_read.csv_records(path, decode_utf8(path, data))
+    header = [name.strip() for name in next(records, (1, []))[1]]
     for column in required:
         if column not in header:
             raise InputError(path, f"missing column {column!r}; expected a header row naming "
@@ -146,9 +141,7 @@ def _rows(path: Path, required: Sequence[str], known: Sequence[str],
         raise InputError(path, f"missing column {one_of[0]!r} (or {', '.join(map(repr, one_of[1:]))}); expected "
                          f"{', '.join(required)} and {' or '.join(one_of)} or both", line=1, column=one_of[0])
     index = {column: header.index(column) for column in known if column in header}
-    last_line = reader.line_num
-    for row in reader:
-        line, last_line = last_line + 1, reader.line_num
+    for line, row in records:
         if not any(cell.strip() for cell in row):
             continue
         if len(row) != len(header):
@@ -168,17 +161,17 @@ def _time(path: Path, line: int, text: str, day_s: float, start: datetime, previ
         try:
             instant = datetime.fromisoformat(text.strip())
         except ValueError:
-            raise error(f"{text!r} is neither seconds from the start of the day nor an ISO 8601 time") from None
+            raise error(f"{brief(text)} is neither seconds from the start of the day nor an ISO 8601 time") from None
         if instant.tzinfo is None:
-            raise error(f"{text!r} has no time zone; add Z or an offset such as +01:00")
+            raise error(f"{brief(text)} has no time zone; add Z or an offset such as +01:00")
         time_s = (instant - start).total_seconds()
     if not math.isfinite(time_s):
-        raise error(f"{text!r} is not a finite time")
+        raise error(f"{brief(text)} is not a finite time")
     if not 0 <= time_s <= day_s:
-        raise error(f"{text!r} is outside the day: {time_s:g} s from its start {start.isoformat()}, expected 0 "
+        raise error(f"{brief(text)} is outside the day: {time_s:g} s from its start {start.isoformat()}, expected 0 "
                     f"to {day_s:g} s (set day_start, or day_hours, to move or widen the day)")
     if time_s < previous:
-        raise error(f"{text!r} is earlier than the row before ({previous:g} s); the file must be sorted by time")
+        raise error(f"{brief(text)} is earlier than the row before ({previous:g} s); the file must be sorted by time")
     return time_s
 
 
@@ -206,14 +199,17 @@ def read_saves_trace(path: str | Path, articles: ArticleIndex, day_s: float, sta
         except ValueError as exc:
             raise error(str(exc), "article") from None
         if article_id in gone:
-            raise error(f"article {row['article']!r} was unpublished at line {gone[article_id]}; nothing can "
+            raise error(f"article {brief(row['article'])} was unpublished at line {gone[article_id]}; nothing can "
                         "save it after that", "article")
         kind = row.get("kind", "").strip()
         if kind not in SAVE_KINDS:
-            raise error(f"unknown kind {row.get('kind', '')!r}; expected one of {', '.join(SAVE_KINDS)}", "kind")
+            raise error(f"unknown kind {brief(row.get('kind', ''))}; expected one of {', '.join(SAVE_KINDS)}", "kind")
         title, content, length = row.get("title"), row.get("content"), row.get("length")
         if title is not None and kind != "content_and_title":
             raise error(f"a new title is for content_and_title saves, not {kind}", "title")
+        if title is not None and title_problem(title.strip()):
+            # the day searches for titles (the title check, questions about the article)
+            raise error(title_problem(title.strip()), "title")
         if kind == "unpublish" and (content is not None or length is not None):
             raise error("an unpublish save has no new content", "content" if content is not None else "length")
         if content is not None and length is not None:
@@ -225,7 +221,7 @@ def read_saves_trace(path: str | Path, articles: ArticleIndex, day_s: float, sta
             try:
                 length = int(length)
             except ValueError:
-                raise error(f"length {length!r} is not a whole number of characters", "length") from None
+                raise error(f"length {brief(length)} is not a whole number of characters", "length") from None
             if not 0 <= length <= MAX_CONTENT_CHARS:
                 raise error(f"length {length} is outside 0 to {MAX_CONTENT_CHARS:,} characters", "length")
         if kind == "unpublish":
@@ -270,25 +266,28 @@ def read_questions_trace(path: str | Path, articles: ArticleIndex, day_s: float,
 
 
 def write_saves_trace(path: str | Path, rows: Iterable[SaveRow]) -> Path:
-    """Write ``rows`` as a saves trace (times as exact decimal floats), for :func:`read_saves_trace`."""
-    path = Path(path)
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(("time", "article", "kind", "title", "content"))
-        for row in rows:
-            writer.writerow((repr(row.time_s), row.article_id, row.kind, _cell(row.title), _cell(row.content)))
-    return path
+    """Write ``rows`` as a saves trace (times as exact decimal floats), for :func:`read_saves_trace`.
+
+    Written atomically (:func:`kbsim.files.atomic_write_text`): a failure leaves the previous
+    file as it was and raises :class:`~kbsim.files.FileWriteError` naming ``path``.
+    """
+    handle = io.StringIO(newline="")
+    writer = csv.writer(handle)
+    writer.writerow(("time", "article", "kind", "title", "content"))
+    for row in rows:
+        writer.writerow((repr(row.time_s), row.article_id, row.kind, _cell(row.title), _cell(row.content)))
+    return atomic_write_text(path, handle.getvalue())
 
 
 def write_questions_trace(path: str | Path, rows: Iterable[QuestionRow]) -> Path:
-    """Write ``rows`` as a questions trace, for :func:`read_questions_trace`."""
-    path = Path(path)
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(QUESTION_COLUMNS)
-        for row in rows:
-            writer.writerow((repr(row.time_s), _cell(row.article_id), _cell(row.query)))
-    return path
+    """Write ``rows`` as a questions trace, for :func:`read_questions_trace` (atomically, as
+    :func:`write_saves_trace`)."""
+    handle = io.StringIO(newline="")
+    writer = csv.writer(handle)
+    writer.writerow(QUESTION_COLUMNS)
+    for row in rows:
+        writer.writerow((repr(row.time_s), _cell(row.article_id), _cell(row.query)))
+    return atomic_write_text(path, handle.getvalue())
 
 
 def _cell(value: str | None) -> str:

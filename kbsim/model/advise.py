@@ -11,6 +11,14 @@ stale exposure) and answers from :mod:`kbsim.model.analytic`, in well under a se
 - the largest delay between reading an article and editing it that keeps the share of
   edits rejected as a version conflict under a target (5% by default).
 
+Every number an answer gives is finite and means what its label says, or the question
+is refused with the reason (an :class:`AdviceError` naming the flag): a day whose
+knowledge base empties (its unpublishes use up the articles) has nothing left to cite,
+and a ``--min-interval`` implying more than :data:`MAX_CHECKS` checks a day is more work
+than the model does at once. A day without saves has nothing to detect: its answer says
+so instead of giving a latency. ``--json`` leaves out what the model does not give (the
+title check's p90, a missing runner-up) rather than writing null.
+
 :func:`verify_config` turns an answer into an experiment config (the chosen and the
 runner-up's day, and an edit day at the safe delay) for :func:`kbsim.experiment.runner.run_experiment`,
 and :func:`compare` puts its summary beside the predictions. ``kbsim advise`` is the
@@ -50,6 +58,9 @@ TARGETS = {
 COSTS = ("calls", "bytes")
 #: Bounds on a day that the model answers instantly (and a simulation could still run).
 MAX_DAY_HOURS = 168.0
+#: The most checks a day the model follows for one interval (``--min-interval``): the work
+#: grows with checks x articles; 20,000 is one a minute for a week, one every 1.44 s for 8 hours.
+MAX_CHECKS = 20_000
 
 
 class AdviceError(UsageError):
@@ -59,6 +70,20 @@ class AdviceError(UsageError):
         self.flag = flag
         self.problem = problem
         super().__init__(f"{flag}: {problem}")
+
+
+def knowledge_base_left_s(params: DayParams) -> float:
+    """When the knowledge base is expected to hold fewer than one published article: people's
+    unpublishes (their share of the saves) use up the articles at a steady rate, since every
+    save picks a published article while there is one. ``inf`` when nothing is unpublished."""
+    unpublishes_per_s = params.saves.mix.unpublish * params.saves.count / params.day_s
+    if unpublishes_per_s <= 0:
+        return math.inf
+    return (params.corpus.articles - 1) / unpublishes_per_s
+
+
+def _by_hour(seconds: float) -> str:
+    return f"by hour {seconds / 3600:.1f}" if seconds >= 360 else f"within {format_duration(max(seconds, 1e-3))}"
 
 
 def format_count(value: float) -> str:
@@ -182,12 +207,17 @@ class Option:
 
 @dataclass(frozen=True)
 class EditAdvice:
-    """The largest read-to-write delay keeping the conflict rate at or under ``max_conflict_rate``."""
+    """The largest read-to-write delay keeping the conflict rate at or under ``max_conflict_rate``.
+
+    ``longest``: no delay the model considers (up to ten days, or until the knowledge base
+    empties) reaches the rate; ``delay_s`` is then that longest delay: any shorter one is safe.
+    """
 
     max_conflict_rate: float
     delay_s: float
     gone_rate: float
     edit_share: float
+    longest: bool = False
 
 
 @dataclass(frozen=True)
@@ -219,11 +249,8 @@ class Advice:
             "target": {"metric": self.target.metric, "limit": self.target.limit},
             "cost": self.cost,
             "choice": _finite(asdict(self.choice)),
-            "runner_up": None if self.runner_up is None else _finite(asdict(self.runner_up)),
-            "title_check": {
-                **_finite(asdict(self.title)),
-                "misses_share": _finite_value(1.0 - self.title.detected_share),
-            },
+            **({} if self.runner_up is None else {"runner_up": _finite(asdict(self.runner_up))}),
+            "title_check": _finite({**asdict(self.title), "misses_share": 1.0 - self.title.detected_share}),
             "edit": _finite(asdict(self.edit)),
             "source": "analytic model (kbsim.model.analytic)",
         }
@@ -231,28 +258,32 @@ class Advice:
     def lines(self) -> list[str]:
         """The answer in a few lines of text."""
         c, t = self.choice, self.title
+        stale = math.isfinite(c.detection_latency_s)  # False: no saves, nothing ever goes stale
+        latency = (f"mean latency {format_duration(c.detection_latency_s)} (p90 "
+                   f"{format_duration(c.detection_latency_p90_s)})" if stale else
+                   "no citation goes stale (no saves), so there is nothing to detect")
         lines = [
             f"Target: {self.target.describe()} (cheapest in {self.cost} per hour).",
             f"Do: {c.describe()}: {format_count(c.calls_per_hour)} calls/h, "
-            f"{format_bytes(c.bytes_per_hour)}/h; mean latency {format_duration(c.detection_latency_s)} "
-            f"(p90 {format_duration(c.detection_latency_p90_s)}), stale exposure {format_share(c.stale_exposure)}.",
+            f"{format_bytes(c.bytes_per_hour)}/h; {latency}, stale exposure {format_share(c.stale_exposure)}.",
         ]
         if self.runner_up is not None:
             r = self.runner_up
+            latency = f"mean latency {format_duration(r.detection_latency_s)}, " if stale else ""
             lines.append(
                 f"Runner-up: {r.describe()}: {format_count(r.calls_per_hour)} calls/h, "
-                f"{format_bytes(r.bytes_per_hour)}/h; mean latency {format_duration(r.detection_latency_s)}, "
-                f"exposure {format_share(r.stale_exposure)}."
+                f"{format_bytes(r.bytes_per_hour)}/h; {latency}exposure {format_share(r.stale_exposure)}."
             )
+        misses = (f"it would miss {format_share(1.0 - t.detected_share)} of the citations stale by the last "
+                  "check (it cannot see a change of content alone), " if stale else "")
         lines.append(
-            f"Title check every {format_duration(t.interval_s)} instead: it would miss "
-            f"{format_share(1.0 - t.detected_share)} of the citations stale by the last check (it cannot "
-            f"see a change of content alone), leave {format_share(t.stale_exposure)} exposure, and cost "
+            f"Title check every {format_duration(t.interval_s)} instead: {misses}leave "
+            f"{format_share(t.stale_exposure)} exposure, and cost "
             f"{format_count(t.calls_per_hour)} searches/h ({format_bytes(t.bytes_per_hour)}/h)."
         )
         e = self.edit
-        if math.isinf(e.delay_s):
-            edit_line = "any delay"
+        if e.longest:
+            edit_line = f"any delay up to {format_duration(e.delay_s)} (the longest considered)"
         else:
             edit_line = f"at most {format_duration(e.delay_s)}"
         lines.append(
@@ -263,14 +294,31 @@ class Advice:
         return lines
 
 
-def _finite_value(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 def _finite(mapping: dict) -> dict:
-    return {key: _finite_value(value) for key, value in mapping.items()}
+    """``mapping`` without the values the model does not give (NaN): JSON has no number for them."""
+    return {key: value for key, value in mapping.items() if not (isinstance(value, float) and math.isnan(value))}
+
+
+def _check_answer(advice: Advice) -> Advice:
+    """Every number the answer gives finite (an infinity or a NaN where a value is due would
+    be nonsense stated confidently), or the question refused with the reason. Only a day
+    without saves has no latency and no detected share (nothing goes stale), and the title
+    check never has a p90."""
+    due = ["interval_s", "stale_exposure", "calls_per_hour", "bytes_per_hour"]
+    if advice.params.saves.count > 0:
+        due += ["detected_share", "detection_latency_s", "detection_latency_p90_s"]
+    checked = [("choice", advice.choice, due), ("title check", advice.title,
+                                                 [name for name in due if name != "detection_latency_p90_s"])]
+    if advice.runner_up is not None:
+        checked.append(("runner-up", advice.runner_up, due))
+    checked.append(("edit advice", advice.edit, ["delay_s", "gone_rate"]))
+    for what, option, names in checked:
+        for name in names:
+            value = getattr(option, name)
+            if not math.isfinite(value):
+                raise AdviceError(advice.target.flag, f"the model gives no finite {name} for the {what} on this "
+                                  "day, so it cannot advise on it; check the day's numbers")
+    return advice
 
 
 def candidate_intervals(day_s: float, min_interval_s: float = 60.0) -> np.ndarray:
@@ -339,6 +387,23 @@ def advise(
             "--min-interval",
             f"{format_duration(min_interval_s)} is longer than the day ({params.day_hours:g} h)",
         )
+    if params.day_s / min_interval_s > MAX_CHECKS:
+        raise AdviceError(
+            "--min-interval",
+            f"{format_duration(min_interval_s)} means {params.day_s / min_interval_s:,.0f} checks in the "
+            f"{params.day_hours:g}-hour day; the model follows at most {MAX_CHECKS:,} (an interval of at least "
+            f"{format_duration(params.day_s / MAX_CHECKS)})",
+        )
+    left_s = knowledge_base_left_s(params)
+    if left_s <= params.day_s:
+        unpublishes = params.saves.mix.unpublish * params.saves.count
+        raise AdviceError(
+            "--saves-per-day",
+            f"the knowledge base empties {_by_hour(left_s)}: {format_share(params.saves.mix.unpublish)} of "
+            f"the {params.saves.count:,} saves a day unpublish an article (about {unpublishes:,.0f}), and it holds "
+            f"{params.corpus.articles:,}; after that no answer can cite anything. Give fewer --saves-per-day or "
+            "more --articles",
+        )
     quiet = params.model_copy(update={"edit": params.edit.model_copy(update={"delay_s": None})})
     options = analytic.predict_check_policy(quiet, candidate_intervals(params.day_s, min_interval_s))
     column = f"{cost}_per_hour"
@@ -364,9 +429,24 @@ def advise(
     others = ranked[ranked["strategy"] != choice.strategy]
     runner_up = _option(others.iloc[0]) if len(others) else None
     title_row = options[(options["strategy"] == "title") & (options["interval_s"] == choice.interval_s)].iloc[0]
-    delay = analytic.predict_safe_edit_delay(params, [max_conflict_rate]).iloc[0]
-    edit = EditAdvice(max_conflict_rate, float(delay["delay_s"]), float(delay["gone_rate"]), params.edit.share)
-    return Advice(params, target, cost, choice, runner_up, _option(title_row), edit, options)
+    edit = _edit_advice(params, max_conflict_rate, left_s)
+    return _check_answer(Advice(params, target, cost, choice, runner_up, _option(title_row), edit, options))
+
+
+def _edit_advice(params: DayParams, max_conflict_rate: float, left_s: float) -> EditAdvice:
+    """The safe edit delay, within what the model considers: ten days, and no later than the
+    knowledge base is expected to empty (edits past the day meet people saving on)."""
+    longest = min(analytic.SAFE_DELAY_HORIZON_S, left_s - params.day_s)
+    with np.errstate(all="ignore"):  # delays past the knowledge base's life are computed, then set aside
+        delay = analytic.predict_safe_edit_delay(params, [max_conflict_rate]).iloc[0]
+    delay_s, gone_rate = float(delay["delay_s"]), float(delay["gone_rate"])
+    if delay_s <= longest:
+        return EditAdvice(max_conflict_rate, delay_s, gone_rate, params.edit.share)
+    day = params if params.edit.enabled else params.model_copy(
+        update={"edit": params.edit.model_copy(update={"delay_s": 60.0})})
+    with np.errstate(all="ignore"):
+        gone_rate = float(analytic.predict_edit_outcomes(day, [longest]).iloc[0]["gone_rate"])
+    return EditAdvice(max_conflict_rate, longest, gone_rate, params.edit.share, longest=True)
 
 
 def _option(row: pd.Series) -> Option:
@@ -406,7 +486,7 @@ def verify_config(advice: Advice, seeds: int = 20) -> dict:
     scenarios = {"choice": {"checks.interval_s": advice.choice.interval_s}}
     if advice.runner_up is not None and advice.runner_up.interval_s != advice.choice.interval_s:
         scenarios["runner_up"] = {"checks.interval_s": advice.runner_up.interval_s}
-    if math.isfinite(advice.edit.delay_s) and advice.edit.delay_s > 0:
+    if not advice.edit.longest and advice.edit.delay_s > 0:
         scenarios["edits"] = {
             "checks.interval_s": p.day_s,
             "edit.delay_s": round(advice.edit.delay_s, 3),

@@ -878,6 +878,10 @@ def predict_check_policy(params: DayParams, intervals_s=None, *, unpublish: bool
     return FreshnessModel.from_params(params, unpublish=unpublish).check_policy(intervals)
 
 
+#: The longest read-to-edit delay :func:`predict_safe_edit_delay` considers: ten days.
+SAFE_DELAY_HORIZON_S = 10 * 86400.0
+
+
 def predict_safe_edit_delay(params: DayParams, targets=(0.01, 0.05, 0.10), *, unpublish: bool = True) -> pd.DataFrame:
     """The largest delay between reading an article and editing it that keeps the
     predicted share of edits rejected as a version conflict (:meth:`FreshnessModel.edit_outcomes`,
@@ -891,7 +895,7 @@ def predict_safe_edit_delay(params: DayParams, targets=(0.01, 0.05, 0.10), *, un
     model = FreshnessModel.from_params(params, unpublish=unpublish)
 
     # the rate rises with the delay, close to a power of it: interpolate log rate on log delay
-    grid = np.geomspace(0.1, 10 * 86400.0, 121)
+    grid = np.geomspace(0.1, SAFE_DELAY_HORIZON_S, 121)
     outcomes = model.edit_outcomes(
         grid, edit_share=params.edit.share, retry_waits_approval=params.edit.retry_waits_approval
     )

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from kbsim.files import atomic_write_text
 from kbsim.report.experiments import ANNOTATIONS, FULL_COMMAND, Experiment
 from kbsim.report.figures import ADVICE, FIGURES, design_contrasts
 from kbsim.report.own_kb import sample_kb_section
@@ -64,7 +65,7 @@ def write_figures_readme(figures_dir: str | Path, quick: bool = False) -> Path:
         lines.append(f"- `{spec.name}.png` / `.svg`: {spec.shows} Regenerate: `{regenerate_command(spec.name, quick)}`")
     path = Path(figures_dir) / "README.md"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n")
+    atomic_write_text(path, "\n".join(lines) + "\n")
     return path
 
 
@@ -103,7 +104,7 @@ def write_results_markdown(exps: Mapping[str, Experiment], path: str | Path, fig
     for spec in FIGURES:
         lines += [f"![{spec.shows}]({(rel / (spec.name + '.png')).as_posix()})", "", f"*{spec.shows}*", ""]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + kept_sections(path))
+    atomic_write_text(path, "\n".join(lines) + kept_sections(path))
     return path
 
 
@@ -267,5 +268,5 @@ def update_readme_results(exps: Mapping[str, Experiment], readme_path: str | Pat
     lines.append(README_END)
     head, rest = text.split(README_START, 1)
     _, tail = rest.split(README_END, 1)
-    path.write_text(head + "\n".join(lines) + tail, encoding="utf-8")
+    atomic_write_text(path, head + "\n".join(lines) + tail)
     return path

@@ -24,6 +24,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, PercentFormatter  # noqa: E402
 
+from kbsim.files import atomic_write_bytes  # noqa: E402
 from kbsim.sim.strategies import strategies  # noqa: E402
 from kbsim.stats.summary import MetricSelector  # noqa: E402
 from kbsim.units import format_bytes, format_duration  # noqa: E402
@@ -150,15 +151,30 @@ def _duration_axis(ax, values) -> None:
 
 
 def save_figure(fig: Figure, out_dir: str | Path, name: str) -> list[Path]:
-    """Write ``name.png`` (150 dpi) and ``name.svg`` into ``out_dir``; close the figure."""
+    """Write ``name.png`` (150 dpi) and ``name.svg`` into ``out_dir``; close the figure.
+
+    Each file is drawn into memory, then written atomically
+    (:func:`kbsim.files.atomic_write_bytes`): a full disk or a read-only folder leaves the
+    previous figure whole and raises :class:`~kbsim.files.FileWriteError` naming the file.
+    """
+    import io
+
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / f"{name}.png", out_dir / f"{name}.svg"]
+    drawn = []
     # fixed metadata and SVG ids: the same results give byte-identical files
-    with plt.rc_context({"svg.hashsalt": "kbsim"}):
-        fig.savefig(paths[0], dpi=150, metadata={"Software": None})
-        fig.savefig(paths[1], metadata={"Date": None, "Creator": None})
-    plt.close(fig)
+    try:
+        with plt.rc_context({"svg.hashsalt": "kbsim"}):
+            for kind, options in (("png", {"dpi": 150, "metadata": {"Software": None}}),
+                                  ("svg", {"metadata": {"Date": None, "Creator": None}})):
+                buffer = io.BytesIO()
+                fig.savefig(buffer, format=kind, **options)
+                drawn.append(buffer.getvalue())
+    finally:
+        plt.close(fig)
+    for path, data in zip(paths, drawn, strict=True):
+        atomic_write_bytes(path, data)
     return paths
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from kbsim.files import atomic_write_text
 from kbsim.model import analytic
 from kbsim.report.experiments import Experiment, match
 from kbsim.report.pages import DESIGN_CHOICES_ANCHOR, DESIGN_CHOICES_TITLE
@@ -712,5 +713,5 @@ def write_reproduction(exps: Mapping[str, Experiment], path) -> object:
         markdown_table(table.drop(columns="section")),
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines))
+    atomic_write_text(path, "\n".join(lines))
     return path

@@ -12,7 +12,11 @@ What it promises (docs/serve.md, "What the server guarantees"): every
 request gets an answer (:mod:`kbsim.serve.stdio` answers the lines the SDK
 cannot parse), a refused call is a tool error with a documented code, and a
 knowledge base is served only whole (filled in one transaction, and a file is
-checked when it is opened).
+checked when it is opened). With ``live``, a person's save the store cannot apply
+(an agent may have set a title people's edits cannot rework) is logged, recorded and
+skipped; should the live day stop all the same, every client is told, each call
+is answered with an internal error naming why, and the server exits with a
+one-line error instead of serving a frozen knowledge base.
 """
 
 from __future__ import annotations
@@ -49,6 +53,8 @@ DEFAULT_SPEED = 60.0
 #: The fastest served day: a simulated day per wall-clock second.
 MAX_SPEED = 86_400.0
 DEFAULT_BUSY_TIMEOUT_S = 5.0
+#: People's saves in a row the live day may skip before it counts as stopped.
+MAX_SKIPPED_SAVES_IN_A_ROW = 100
 #: The served clock stops a day short of the last time an updated_at can write
 #: (9999-12-31), so that versions can still step by a microsecond after it.
 LAST_CLOCK_S = MAX_VERSION_US / 1_000_000 - 86_400.0
@@ -308,15 +314,28 @@ def start_live_people(served: ServedKnowledgeBase, params: DayParams,
         env = simpy.rt.RealtimeEnvironment(
             initial_time=clock(), factor=1.0 / clock.speed, strict=False
         )
-        env.process(
-            live_people(env, served.store, served.lock, served.kb_id, params, seed, day_log)
-        )
         log.info("live: people save %d times per %g simulated hours%s, %gx wall-clock time",
                  params.saves.count, params.day_hours, _sized_note(params), clock.speed)
         try:
-            env.run()
-        except Exception:
-            log.exception("live: people stopped saving after %d saves", len(day_log.saves))
+            day = open_day(params, seed, LockedStore(served.store, served.lock), env=env,
+                           kb_id=served.kb_id, log=day_log)
+            arrivals, in_a_row = iter(repeating_saves(day)), 0
+            while True:  # one editor process until a save fails; then the next arrival
+                done = len(day_log.saves)
+                env.process(editor(day, arrivals))
+                try:
+                    env.run()
+                    return
+                except Exception as exc:  # noqa: BLE001 - a save the store cannot apply
+                    in_a_row = 1 if len(day_log.saves) > done else in_a_row + 1
+                    served.skipped_saves.append((env.now, f"{type(exc).__name__}: {exc}"))
+                    log.warning("live: skipped a person's save at %.1f s that could not be applied (%s: %s)",
+                                env.now, type(exc).__name__, exc)
+                    if in_a_row >= MAX_SKIPPED_SAVES_IN_A_ROW:
+                        raise RuntimeError(f"{in_a_row} saves in a row could not be applied, the last: {exc}") from exc
+        except BaseException as exc:  # noqa: BLE001 - reported to the clients and the exit status
+            served.stop_live(f"the live day stopped at simulated {env.now:.1f} s after {len(day_log.saves)} saves "
+                             f"({type(exc).__name__}: {exc}); restart the server")
 
     thread = threading.Thread(target=run, name="kbsim-live-people", daemon=True)
     thread.start()
@@ -335,6 +354,17 @@ class ServedKnowledgeBase:
         self.clock = clock
         self.lock = threading.Lock()
         self.client = store.client(grants=frozenset(grants), clock=clock)
+        #: ``(simulated time, why)`` of each live save skipped because it could not be applied
+        self.skipped_saves: list[tuple[float, str]] = []
+        #: Why the live day stopped (set once, by its thread), else None
+        self.live_failure: str | None = None
+        self.live_stopped = threading.Event()
+
+    def stop_live(self, why: str) -> None:
+        """Record that the live day stopped: calls are refused from now on, the server stops."""
+        log.error("live: %s", why)
+        self.live_failure = why
+        self.live_stopped.set()
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> tuple[dict[str, Any], bool]:
         """Run one tool call; returns ``(payload, is_error)``.
@@ -416,6 +446,10 @@ def build_server(served: ServedKnowledgeBase, *, live: bool = False):
         return types.ListToolsResult(tools=tools)
 
     async def on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if served.live_failure is not None:  # never answer from a knowledge base that stopped living
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(types.INTERNAL_ERROR, served.live_failure)
         try:
             payload, is_error = served.call(params.name, params.arguments)
         except StoreFileError as exc:  # the file failed under us: a JSON-RPC internal error
@@ -442,19 +476,40 @@ def build_server(served: ServedKnowledgeBase, *, live: bool = False):
     )
 
 
-async def _serve_stdio(server) -> None:
+async def _serve_stdio(server, served: ServedKnowledgeBase | None = None) -> None:
+    """Serve until the client disconnects, or (``served`` live) until its live day stops:
+    then clients get a ``notifications/message`` error naming why, and serving ends."""
+    import anyio
+    from mcp import types
+    from mcp.shared.message import SessionMessage
+
     from kbsim.serve.stdio import answering_stdio_server
 
     async with answering_stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        async with anyio.create_task_group() as tasks:
+
+            async def watch_live() -> None:
+                while not served.live_stopped.is_set():
+                    await anyio.sleep(0.1)
+                note = types.JSONRPCNotification(jsonrpc="2.0", method="notifications/message", params={
+                    "level": "critical", "logger": "kbsim.serve", "data": served.live_failure})
+                with anyio.move_on_after(1):
+                    await write_stream.send(SessionMessage(note))
+                tasks.cancel_scope.cancel()
+
+            if served is not None:
+                tasks.start_soon(watch_live)
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+            tasks.cancel_scope.cancel()
 
 
-def serve_stdio(server) -> None:
-    """Serve ``server`` over stdin and stdout until the client disconnects (the default transport)."""
+def serve_stdio(server, served: ServedKnowledgeBase | None = None) -> None:
+    """Serve ``server`` over stdin and stdout until the client disconnects (the default transport),
+    or (``served`` live) until its live day stops, which the clients are told."""
     import anyio
 
     log.info("over stdio: stdout carries the protocol")
-    anyio.run(_serve_stdio, server)
+    anyio.run(_serve_stdio, server, served)
 
 
 def serve(params: DayParams, *, seed: int = DEFAULT_SEED, db: str | Path | None = None,
@@ -498,9 +553,14 @@ def serve(params: DayParams, *, seed: int = DEFAULT_SEED, db: str | Path | None 
     if live:
         start_live_people(served, params, seed)
     try:
-        transport(build_server(served, live=live))
+        if transport is serve_stdio:  # stdio tells its clients when a live day stops, and ends
+            serve_stdio(build_server(served, live=live), served if live else None)
+        else:
+            transport(build_server(served, live=live))
     finally:
         close = getattr(store, "close", None)
         if close is not None:
             with served.lock:
                 close()
+    if served.live_failure is not None:
+        raise ServeConfigError(f"--live: {served.live_failure}")

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from kbsim.errors import UsageError
+from kbsim.files import read_regular
 from kbsim.inputs.traces import QuestionRow, SaveRow, write_questions_trace, write_saves_trace
 from kbsim.params import DayParams
 from kbsim.sim.day import simulate_day
@@ -53,14 +54,17 @@ def export_run(run_dir: str | Path, out_dir: str | Path, *, overwrite: bool = Fa
     """
     run_dir, out_dir = Path(run_dir), Path(out_dir)
     try:
-        marker = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+        marker = json.loads(read_regular(run_dir / "run.json", 1 << 24, what="run.json"))
         params, seed = DayParams.model_validate(marker["params"]), int(marker["seed"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
         raise ExportError(f"{run_dir}: not a completed run of a results directory (run.json: {exc})") from None
     targets = (out_dir / "saves.csv", out_dir / "questions.csv")
     existing = [str(path) for path in targets if path.exists()]
     if existing and not overwrite:
         raise ExportError(f"{existing[0]} exists; choose another --out or pass --force")
+    blocking = next((p for p in (out_dir, *out_dir.parents) if p.exists() and not p.is_dir()), None)
+    if blocking is not None:  # refused before the day is simulated again
+        raise ExportError(f"{blocking}: is a file; expected a folder for saves.csv and questions.csv (--out)")
     if params.saves.replace_unpublished:
         raise ExportError(f"{run_dir}: a day with saves.replace_unpublished cannot be exported as traces "
                           "(a trace names only the articles the day starts with)")
@@ -74,5 +78,9 @@ def export_run(run_dir: str | Path, out_dir: str | Path, *, overwrite: bool = Fa
                 f"{run_dir}: this kbsim simulates a different {name} table for the run's parameters and seed; "
                 "export it with the kbsim that wrote it")
     saves, questions = export_day(log, params.day_s)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:  # then each file is written atomically: a failure leaves the previous one whole (FileWriteError)
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        problem = "is a file; expected a folder" if out_dir.is_file() else f"cannot create it: {exc.strerror or exc}"
+        raise ExportError(f"{out_dir}: {problem} for saves.csv and questions.csv (--out)") from None
     return write_saves_trace(targets[0], saves), write_questions_trace(targets[1], questions)

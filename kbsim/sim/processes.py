@@ -21,6 +21,7 @@ from kbsim.sim.popularity import UNIFORMS_PER_DRAW
 from kbsim.sim.records import CheckRecord, CitationRecord, EditRecord, SaveRecord
 from kbsim.sim.strategies import strategies
 from kbsim.store import Client, Store, ToolError
+from kbsim.store.rules import QUERY_CHARS
 
 if TYPE_CHECKING:
     from kbsim.sim.world import Day
@@ -28,8 +29,6 @@ if TYPE_CHECKING:
 #: Uniforms the asker draws for each question whatever happens (see :func:`question_draws`).
 QUERY_WORD_UNIFORMS = 24
 QUESTION_UNIFORMS = UNIFORMS_PER_DRAW + QUERY_WORD_UNIFORMS
-#: The shortest and longest query ``search_knowledge_base`` accepts (tools.json).
-QUERY_CHARS = (2, 200)
 
 
 def query_word_positions(n_words: int, keep: int, uniforms: list[float]) -> list[int]:

@@ -168,6 +168,29 @@ def metric_name(metric: str, at_s: float, at_end: bool, strategy: str, subset: s
     return name
 
 
+def metric_names(day_s: float, citations_per_answer: int, edits: bool) -> set[str]:
+    """The ``name`` of every row :func:`run_metrics` can give a day of ``day_s`` seconds whose
+    answers cite up to ``citations_per_answer`` articles, with or without agent ``edits``:
+    what ``--precision`` may name, known before anything runs (a row may still be missing
+    from a run that had, say, no stale citation to recall)."""
+    names = set()
+    for t in measurement_times(day_s):
+        at_end = math.isclose(t, day_s)
+        names |= {metric_name(m, t, at_end, "", "") for m in ("stale_citation_share", "stale_answer_share")}
+    names |= {metric_name("stale_citation_share", day_s, True, "", f"position {k}")
+              for k in range(1, citations_per_answer + 1)}
+    names |= {metric_name("gone_citation_share", day_s, True, "", ""), "cursor_expired_rate", "edits_made"}
+    names |= {metric_name("title_recall", day_s, True, "", subset) for subset in ("", *CAUSES)}
+    for strategy in strategy_names():
+        names |= {metric_name(m, math.nan, False, strategy, "") for m in (
+            "calls_per_check", "bytes_per_check", "calls_per_hour", "bytes_per_hour",
+            "detection_latency_s", "detection_latency_p90_s", "stale_exposure")}
+        names.add(metric_name("detected_share", day_s, True, strategy, ""))
+    if edits:
+        names |= {"rejection_rate", "gone_rate", "retry_success", "replay_success"}
+    return names
+
+
 class _Rows:
     """Collects a run's metric rows."""
 

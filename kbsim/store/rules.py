@@ -13,7 +13,10 @@ must read the same on every backend lives here, once:
   ``tools.json``, by :func:`~kbsim.store.schema.validate_arguments`);
 - the errors each refusal raises, with their messages;
 - article ids, idempotency digests, and the exact shapes of search hits,
-  reads and citations, and their size in JSON bytes.
+  reads and citations, and their size in JSON bytes;
+- the limits on what an article holds (:data:`MAX_TITLE_CHARS`,
+  :data:`MAX_CONTENT_CHARS`), the one place they are set: the edit tool refuses
+  an edit over them, and the corpus and trace readers refuse files over them.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kbsim.store.errors import ToolError
+from kbsim.store.schema import tool_definitions
 from kbsim.store.timefmt import MAX_VERSION_US, MIN_VERSION_US, format_version, in_version_range
 
 _short = reprlib.Repr()
@@ -143,6 +147,51 @@ def check_retention(value: Any) -> float | None:
             f"event_retention_s must be a finite number of seconds > 0 or None, got {value!r}"
         )
     return value
+
+
+# -- what an article holds -----------------------------------------------------------
+
+_QUERY_SCHEMA = tool_definitions()["search_knowledge_base"].input_schema["properties"]["query"]
+#: The shortest and longest query ``search_knowledge_base`` takes (tools.json).
+QUERY_CHARS: tuple[int, int] = (_QUERY_SCHEMA["minLength"], _QUERY_SCHEMA["maxLength"])
+#: The fewest and the most characters of an article's title in a corpus or a trace, and the
+#: most an edit may set: the title check searches for the cited title, so a title is a
+#: query the search tool takes (tools.json: 2 to 200 characters). An agent's edit may set a
+#: shorter title, even "" (tools.json allows it); people's saves in a day never do.
+MIN_TITLE_CHARS, MAX_TITLE_CHARS = QUERY_CHARS
+#: The most characters of an article's content. tools.json bounds queries but not content;
+#: kbsim bounds it, because a read returns the whole content: that is what one read can
+#: cost an agent (about 25,000 tokens).
+MAX_CONTENT_CHARS = 100_000
+
+
+def check_edit_limits(arguments: dict[str, Any]) -> None:
+    """An edit's ``content`` and ``title`` within :data:`MAX_CONTENT_CHARS` and
+    :data:`MAX_TITLE_CHARS` (checked after the schema, before anything is read or written)."""
+    content, title = arguments.get("content"), arguments.get("title")
+    if isinstance(content, str) and len(content) > MAX_CONTENT_CHARS:
+        raise ToolError(
+            "invalid_argument",
+            f"content of {len(content):,} characters is over the limit of {MAX_CONTENT_CHARS:,} "
+            "an article may hold; split it into several articles",
+        )
+    if isinstance(title, str) and len(title) > MAX_TITLE_CHARS:
+        raise ToolError(
+            "invalid_argument",
+            f"title of {len(title):,} characters is over the limit of {MAX_TITLE_CHARS} (a title "
+            f"is searched for as a query, and a query holds at most {MAX_TITLE_CHARS})",
+        )
+
+
+def title_problem(title: str) -> str | None:
+    """Why ``title`` cannot be an article's title in a corpus or a trace, or None."""
+    if len(title) < MIN_TITLE_CHARS:
+        return (f"title {title!r} is shorter than {MIN_TITLE_CHARS} characters (the title check searches "
+                f"for it, and a search query needs at least {MIN_TITLE_CHARS})")
+    if len(title) > MAX_TITLE_CHARS:
+        return (f"title of {len(title):,} characters is over the limit of {MAX_TITLE_CHARS} (the title "
+                f"check searches for it, and a search query holds at most {MAX_TITLE_CHARS})")
+    return None
 
 
 # -- ids, refusals and idempotency ------------------------------------------------

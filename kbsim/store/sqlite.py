@@ -78,6 +78,7 @@ from kbsim.store.rules import (
     check_article_ids,
     check_at,
     check_count,
+    check_edit_limits,
     check_new_kb_id,
     check_next_version,
     check_now_us,
@@ -614,6 +615,7 @@ class SQLiteStore:
 
     def tool_edit(self, arguments: dict[str, Any], now_us: int) -> dict[str, Any]:
         arguments = validate_arguments("edit_knowledge_article", arguments)
+        check_edit_limits(arguments)
         now_us = check_now_us(now_us)
         kb_id = arguments["knowledge_base_id"]
         key = arguments["idempotency_key"]

@@ -15,6 +15,8 @@ import yaml
 from kbsim.experiment.config import ExperimentConfig
 from kbsim.experiment.load import config_from_dict, load_config, load_day_params
 from kbsim.experiment.schema import CONFIG_KEYS
+from kbsim.files import FileReadError, read_regular
+from kbsim.inputs.safe_read import MAX_YAML_FILE_BYTES, BoundedSafeLoader
 from kbsim.params import DayParams
 
 __all__ = ["is_experiment", "load_day", "load_day_config"]
@@ -23,9 +25,10 @@ __all__ = ["is_experiment", "load_day", "load_day_config"]
 def is_experiment(path: str | Path) -> bool:
     """Whether the YAML at ``path`` is an experiment config (its top-level keys are a config's,
     ``params`` or ``scenarios`` among them) rather than a file of day parameters."""
-    try:
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+    try:  # within the loaders' bounds: a regular file of bounded size, bounded depth and aliases
+        text = read_regular(path, MAX_YAML_FILE_BYTES, what="config file").decode("utf-8-sig")
+        raw = yaml.load(text, Loader=BoundedSafeLoader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, FileReadError):
         return False  # the loaders say what is wrong, naming the file
     return isinstance(raw, dict) and bool(raw) and set(raw) <= set(CONFIG_KEYS) and bool(
         {"params", "scenarios", "sweep"} & set(raw))

@@ -15,7 +15,7 @@ from kbsim.cli import main
 from kbsim.experiment.config import ConfigError, TooLargeError
 from kbsim.experiment.load import load_config
 from kbsim.experiment.precision import PrecisionTarget, check_targets
-from kbsim.experiment.results import RESULTS_LAYOUT
+from kbsim.experiment.results import results_layout
 from kbsim.params import DayParams
 from kbsim.sim import run_day
 from kbsim.stats.metrics import metric_names, run_metrics
@@ -113,14 +113,14 @@ def test_runs_of_other_kbsims_are_noted_each_with_its_own_reason(tmp_path, capsy
     out = tmp_path / "out"
     assert main(["run", str(config), "--out", str(out), "--no-progress", "--workers", "1"]) == 0
     runs = sorted((out / "tiny" / "runs").iterdir())
-    for run_dir, (version, layout) in zip(runs, [("0.0.9", RESULTS_LAYOUT), ("0.0.9", RESULTS_LAYOUT),
-                                                  ("0.0.8", RESULTS_LAYOUT), (kbsim.__version__, 1)], strict=True):
+    for run_dir, (version, layout) in zip(runs, [("0.0.9", results_layout()), ("0.0.9", results_layout()),
+                                                  ("0.0.8", results_layout()), (kbsim.__version__, 1)], strict=True):
         marker = json.loads((run_dir / "run.json").read_text())
         marker.update(kbsim_version=version, layout=layout)
         (run_dir / "run.json").write_text(json.dumps(marker))
     capsys.readouterr()
     assert main(["run", str(config), "--out", str(out), "--no-progress", "--workers", "1"]) == 0
     err = capsys.readouterr().err
-    assert f"tiny: 2 runs were written by kbsim 0.0.9 with results layout {RESULTS_LAYOUT}" in err
-    assert f"tiny: 1 run was written by kbsim 0.0.8 with results layout {RESULTS_LAYOUT}" in err
+    assert f"tiny: 2 runs were written by kbsim 0.0.9 with results layout {results_layout()}" in err
+    assert f"tiny: 1 run was written by kbsim 0.0.8 with results layout {results_layout()}" in err
     assert f"tiny: 1 run was written by kbsim {kbsim.__version__} with results layout 1" in err

@@ -188,6 +188,13 @@ def metric_names(day_s: float, citations_per_answer: int, edits: bool) -> set[st
         names.add(metric_name("detected_share", day_s, True, strategy, ""))
     if edits:
         names |= {"rejection_rate", "gone_rate", "retry_success", "replay_success"}
+    # what each design choice buys (_design_choices): on every day, and with edits; the rows of
+    # switched days (several agents, citations without versions) are not listed here
+    names |= {"retry_calls_per_hour", "retry_bytes_per_hour"}
+    names.add(metric_name("gone_as_changed_share", math.nan, False, "poll", ""))
+    names |= {metric_name("gone_flagged_share", math.nan, False, s, "") for s in strategy_names(exact=True)}
+    if edits:
+        names |= {"lost_update_share", "duplicate_write_share"}
     return names
 
 

@@ -30,6 +30,7 @@ NOT_USAGE = {
     "Interrupted": "a signal, reported as 128 + its number",
     "StalenessMismatch": "an internal invariant (AssertionError)",
     "ReplayError": "an internal invariant (AssertionError)",
+    "DesignInvariantError": "an internal invariant (AssertionError): a lost update or a duplicate with CAS and keys on",
     "ToolError": "an agent's tool call refused: the MCP client's answer, not the command line's",
     "StoreBusyError": "a ToolError the agent may retry",
     "StoreFileError": "a store's file failing (kbsim serve reports it as a ServeConfigError naming --db)",

@@ -26,6 +26,7 @@ corpus's articles by kbsim's ids.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kbsim.files import atomic_write_text
 from kbsim.fit.estimates import Fit
 from kbsim.fit.logs import SAVE_KINDS, Activity
 from kbsim.stats.intervals import Estimate
@@ -211,7 +213,7 @@ def write_config(fit: Fit, path: str | Path, *, command: str = "kbsim fit", seed
         seeds = SYNTHETIC_SEEDS if seeds is None else seeds
         lines.append(f"seeds: {seeds}   # simulated days of the fitted day")
     folder.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    atomic_write_text(path, "\n".join(lines) + "\n")
     table = fit.empirical_popularity()
     kbsim_id = dict(zip(log.articles, ids, strict=True))
     table.insert(0, "article_id", table["article"].map(kbsim_id))
@@ -239,29 +241,31 @@ def _write_saves(path: Path, saves: Activity, day: int, start_s: float, day_hour
     mine = np.flatnonzero(saves.day == day)
     gone: set[int] = set()
     dropped = 0
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(("time", "article", "kind", "log_article"))
-        for i in mine.tolist():
-            article = int(saves.article[i])
-            if article in gone:
-                dropped += 1
-                continue
-            kind = SAVE_KINDS[int(saves.kind[i])]
-            if kind == "unpublish":
-                gone.add(article)
-            time_s = min(max(0.0, float(saves.time_s[i]) - start_s), day_hours * 3600.0)
-            writer.writerow((f"{time_s:.6f}", ids[article], kind, names[article]))
+    handle = io.StringIO(newline="")
+    writer = csv.writer(handle, lineterminator="\n")
+    writer.writerow(("time", "article", "kind", "log_article"))
+    for i in mine.tolist():
+        article = int(saves.article[i])
+        if article in gone:
+            dropped += 1
+            continue
+        kind = SAVE_KINDS[int(saves.kind[i])]
+        if kind == "unpublish":
+            gone.add(article)
+        time_s = min(max(0.0, float(saves.time_s[i]) - start_s), day_hours * 3600.0)
+        writer.writerow((f"{time_s:.6f}", ids[article], kind, names[article]))
+    atomic_write_text(path, handle.getvalue())
     return dropped
 
 
 def _write_questions(path: Path, questions: Activity, day: int, start_s: float, day_hours: float, ids: list[str],
                      names: tuple[str, ...]) -> None:
     mine = np.flatnonzero(questions.day == day)
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(("time", "article", "log_article"))
-        for i in mine.tolist():
-            article = int(questions.article[i])
-            time_s = min(max(0.0, float(questions.time_s[i]) - start_s), day_hours * 3600.0)
-            writer.writerow((f"{time_s:.6f}", ids[article], names[article]))
+    handle = io.StringIO(newline="")
+    writer = csv.writer(handle, lineterminator="\n")
+    writer.writerow(("time", "article", "log_article"))
+    for i in mine.tolist():
+        article = int(questions.article[i])
+        time_s = min(max(0.0, float(questions.time_s[i]) - start_s), day_hours * 3600.0)
+        writer.writerow((f"{time_s:.6f}", ids[article], names[article]))
+    atomic_write_text(path, handle.getvalue())

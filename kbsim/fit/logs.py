@@ -39,8 +39,11 @@ from typing import Any
 
 import numpy as np
 
+from kbsim.errors import UsageError
+from kbsim.files import FileReadError, read_regular
 from kbsim.inputs import InputError
 from kbsim.inputs.errors import decode_utf8
+from kbsim.inputs.safe_read import MAX_DATA_FILE_BYTES
 from kbsim.inputs.traces import ArticleIndex
 from kbsim.store import DAY_START
 
@@ -76,7 +79,7 @@ SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 _EVENT_KEYS = ("type", "article_id", "updated_at")
 
 
-class FitInputError(ValueError):
+class FitInputError(UsageError):
     """An option of ``kbsim fit`` that cannot be used; ``option`` names it."""
 
     def __init__(self, option: str, problem: str) -> None:
@@ -170,7 +173,9 @@ def read_events(
         records = _sqlite_records(path, kb_id)
     else:
         try:
-            data = path.read_bytes()
+            data = read_regular(path, MAX_DATA_FILE_BYTES, what="log file")
+        except FileReadError as exc:
+            raise InputError(path, exc.problem) from None
         except FileNotFoundError:
             raise InputError(path, "no such file") from None
         except OSError as exc:

@@ -96,7 +96,7 @@ def _a(what: str) -> str:
     return f"{'an' if what[:1].lower() in 'aeiou' else 'a'} {what}"
 
 
-def describe_size(n: int) -> str:
+def _describe_size(n: int) -> str:
     """``1,048,576 bytes (1 MiB)``: a size limit as a message states it."""
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= scale and n % scale == 0:
@@ -139,7 +139,7 @@ def read_regular(
         if not stat.S_ISREG(info.st_mode):
             raise refuse(f"is {_kind(info.st_mode)}; expected a regular {what}")
         if info.st_size > limit:
-            raise refuse(f"is {info.st_size:,} bytes, over the limit of {describe_size(limit)} for {_a(what)}")
+            raise refuse(f"is {info.st_size:,} bytes, over the limit of {_describe_size(limit)} for {_a(what)}")
         chunks, left = [], limit + 1
         while left > 0:
             chunk = os.read(fd, min(left, 1 << 20))
@@ -153,7 +153,7 @@ def read_regular(
     finally:
         os.close(fd)
     if len(data) > limit:
-        raise refuse(f"grew past the limit of {describe_size(limit)} for {_a(what)} while it was read")
+        raise refuse(f"grew past the limit of {_describe_size(limit)} for {_a(what)} while it was read")
     return data
 
 

@@ -72,6 +72,7 @@ def test_edits_over_the_documented_limits_are_tool_errors_that_change_nothing(tm
 
 def _live_config(tmp_path, retitles: float, articles: int = 3):
     config = tmp_path / "live.yaml"
+    # 20,000 saves an hour at 60x: 333 a wall second, so a hundred failing in a row take a third of one
     config.write_text(f"corpus: {{articles: {articles}}}\nday_hours: 1\nsaves:\n  count: 20000\n  mix: "
                       f"{{content: {1 - retitles}, content_and_title: {retitles}, unpublish: 0.0}}\n")
     return config
@@ -80,7 +81,7 @@ def _live_config(tmp_path, retitles: float, articles: int = 3):
 def _empty_title(server: RawServer, article_id: str) -> None:
     """The agent sets the title to "" (tools.json allows it): a retitle by people has no word
     to replace. The live day moves fast, so retry until the version read is current."""
-    for attempt in range(50):
+    for attempt in range(500):
         version = read(server, article_id)["updated_at"]
         payload, is_error = server.call("edit_knowledge_article", {
             "knowledge_base_id": KB, "article_id": article_id, "content": "emptied", "title": "",
@@ -93,7 +94,7 @@ def _empty_title(server: RawServer, article_id: str) -> None:
 
 def test_a_live_save_that_cannot_be_applied_is_recorded_and_skipped(tmp_path):
     stderr = tmp_path / "stderr.log"
-    args = ("--config", str(_live_config(tmp_path, 0.5, articles=40)), "--live", "--speed", "3600")
+    args = ("--config", str(_live_config(tmp_path, 0.5, articles=40)), "--live", "--speed", "60")
     with raw_server(stderr, *args) as server:
         for number in range(1, 41, 2):
             _empty_title(server, f"art-{number:06d}")
@@ -107,7 +108,7 @@ def test_a_live_save_that_cannot_be_applied_is_recorded_and_skipped(tmp_path):
 
 def test_a_live_day_that_stops_tells_the_clients_and_exits_non_zero(tmp_path):
     stderr = tmp_path / "stderr.log"
-    args = ("--config", str(_live_config(tmp_path, 1.0)), "--live", "--speed", "3600")
+    args = ("--config", str(_live_config(tmp_path, 1.0)), "--live", "--speed", "60")
     server = RawServer(stderr, *args).initialize()
     try:
         for number in (1, 2, 3):

@@ -50,6 +50,7 @@ from kbsim.experiment.config import (
     TooLargeError,
     contrast_spec,
     deep_merge,
+    expand_sweep,
     get_dotted,
     iter_points,
     set_nested,
@@ -549,17 +550,39 @@ def _check_counts(seeds: int, scenarios: int, sweep: dict, ctx: Checking) -> Non
         )
 
 
+#: Points whose parameters :func:`_confirm_size` validates to estimate a large grid's cost.
+_SIZE_SAMPLE = 1000
+
+
 def _confirm_size(config: ExperimentConfig, source: str) -> None:
-    """Refuse a grid above the confirmation threshold of runs from its counts alone: a million
+    """Refuse, as ``kbsim run`` without ``--yes`` would, a grid of more runs than the
+    confirmation threshold, from its counts and an even sample of its points: a million
     points take minutes to validate one by one, and the answer is the same."""
     points = len(config.scenarios)
     for values in config.sweep.values():
         points *= len(values) if isinstance(values, list) else 1
-    runs = points * len(config.seeds)
-    if runs > limits.CONFIRM_RUNS:
-        raise TooLargeError(
-            source, "", f"{runs} runs ({points} points x {len(config.seeds)} seeds): more than "
-            f"{limits.CONFIRM_RUNS} runs; pass --yes (yes=True) to run it anyway")
+    if points * len(config.seeds) <= limits.CONFIRM_RUNS:
+        return  # quick to validate: refused, if it must be, with the runner's own estimate
+    sample = []
+    grid = expand_sweep(config.sweep)
+    step = max(1, points // _SIZE_SAMPLE)
+    for overrides in config.scenarios.values():
+        base = deep_merge(config.params, overrides)
+        for point in grid[::step]:
+            try:
+                sample.append(DayParams.model_validate(with_point(base, point), strict=True))
+            except ValidationError:
+                continue  # reported, naming its key, by the validation of every point
+    if not sample or any(limits.estimate_run(params).limits() for params in sample):
+        return  # what cannot run at all is refused first, naming its key
+    measured = limits.estimate_experiment(sample, len(config.seeds))
+    scale = points / len(sample)
+    estimate = limits.ExperimentEstimate(
+        runs=points * len(config.seeds), points=points, seeds=len(config.seeds), cpu_s=measured.cpu_s * scale,
+        disk_bytes=measured.disk_bytes * scale, run_memory_bytes=measured.run_memory_bytes)
+    reasons = estimate.reasons_to_confirm()
+    if reasons:
+        raise TooLargeError(source, "", f"{estimate}: {' and '.join(reasons)}; pass --yes (yes=True) to run it anyway")
 
 
 def _blame(

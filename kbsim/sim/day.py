@@ -10,6 +10,7 @@ same parts (:func:`open_day` over its own store).
 
 from __future__ import annotations
 
+import gc
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -30,7 +31,8 @@ from kbsim.sim.popularity import Popularity, correlated_ranking
 from kbsim.sim.processes import Answer, agent_edit, asker, checker, editor
 from kbsim.sim.records import CheckRecord, CitationRecord, DayLog, DetectionRecord, EditRecord, SaveRecord
 from kbsim.sim.replay import activity_sources
-from kbsim.store import ArticleWords, Client, MemoryStore, Store, StoreFactory, parse_version
+from kbsim.store import Client, MemoryStore, Store, StoreFactory, parse_version
+from kbsim.store.written import WrittenArticles
 
 if TYPE_CHECKING:
     from kbsim.inputs import LoadedCorpus
@@ -117,10 +119,13 @@ def _synthetic_knowledge_base(corpus_params: CorpusParams, seed: int) -> Startin
     rng = streams(seed)["corpus"]
     corpus = Corpus.build(corpus_params)
     template = MemoryStore()
-    articles, body_words, title_words = corpus.articles_and_words(rng)
-    words = ArticleWords(corpus.vocabulary, body_words, title_words)  # indexed in bulk, checked
-    article_ids = template.create_knowledge_base_from_words(KB_ID, articles, words, at=0.0)
+    title_words, body_words = corpus.article_words(rng)  # indexed from the words, written when read
+    article_ids = template.create_knowledge_base_written(
+        KB_ID, WrittenArticles(corpus.vocabulary, title_words, body_words), at=0.0
+    )
     ranking = rng.permutation(len(article_ids))
+    # the template lives as long as its seed's days: the collector need not walk it again
+    gc.freeze()
     return StartingKnowledgeBase(corpus, tuple(article_ids), ranking, template)
 
 

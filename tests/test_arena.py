@@ -27,6 +27,8 @@ from kbsim.store.arena import ArenaIndex
 from kbsim.store.bm25 import BM25Index
 
 WORDS = [f"w{i}" for i in range(40)] + ["alpha", "beta", "gamma", "naïve", "ÉTÉ", "x9"]
+#: Words a content is written from by add_words (a word twice; some no text above has).
+VOCABULARY = [f"w{i}" for i in range(30, 60)] + ["alpha", "w31", "x9"]
 COMMON = ["alpha", "beta", "gamma"]
 LIMITS = (1, 3, 10, 20)
 
@@ -107,6 +109,9 @@ def random_changes(rng: random.Random, indexes, steps: int, titles: list[str]) -
             change = ("remove", rng.choice(ids + ["never-added"]))
         elif roll < 0.8:  # identical documents: exact ties
             change = ("add", rng.choice(ids), "gamma twin", "beta beta twin")
+        elif roll < 0.88:  # a content written from vocabulary words (some new to the index)
+            words = np.array([rng.randrange(len(VOCABULARY)) for _ in range(rng.randint(0, 20))], dtype=np.int32)
+            change = ("add_words", rng.choice(ids), rng.choice(titles), VOCABULARY, words)
         else:
             change = ("add", rng.choice(ids), rng.choice(titles), text(rng, rng.randint(1, 25)))
         for index in indexes:

@@ -189,7 +189,7 @@ class MemoryStore:
         if from_words:
             check_words(words, pairs)
         kb = KnowledgeBase(kb_id, index=self._new_index())
-        ids = [self._publish(kb, title, content, at_us) for title, content in pairs]
+        ids = self._publish_all(kb, pairs, at_us)
         if from_words:
             kb.index.fill(ids, list(words.vocabulary), words.content, words.title)
         elif len(pairs) >= _BULK_FILL:
@@ -599,6 +599,23 @@ class MemoryStore:
         article = kb.articles[article.article_id] = copy.copy(article)
         kb.owned.add(article.article_id)
         return article
+
+    def _publish_all(self, kb: KnowledgeBase, pairs: list[tuple[str, str]], at_us: int) -> list[str]:
+        """Articles published into the new ``kb``, all at ``at_us``, not yet in its search
+        index: the state of :meth:`_publish` for each in turn (nothing expires: every event is
+        at ``at_us``), with one version string for them all."""
+        ids = [article_id_for(number) for number in range(1, len(pairs) + 1)]
+        updated_at = format_version(at_us)
+        articles = kb.articles
+        for article_id, (title, content) in zip(ids, pairs, strict=True):
+            article = Article.__new__(Article)
+            article.article_id, article.title, article.content = article_id, title, content
+            article.published, article.version_us, article.updated_at = True, at_us, updated_at
+            article.hit_json_len = article.read_json_len = None
+            articles[article_id] = article
+        kb.events = [(sequence, "article.published", article_id, at_us) for sequence, article_id in enumerate(ids, 1)]
+        kb.next_seq = len(ids) + 1
+        return ids
 
     def _publish(self, kb: KnowledgeBase, title: str, content: str, at_us: int) -> str:
         """One article published into ``kb``, not yet in its search index."""

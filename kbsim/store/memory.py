@@ -279,6 +279,7 @@ class MemoryStore:
         if words.size and (words.min() < 0 or words.max() >= len(vocabulary)):
             raise ToolError("invalid_argument", "words holds an index outside the vocabulary")
         article = self._published(kb_id, article_id)
+        words = words.astype(np.int32, copy=False)  # kept with the article: 4 bytes a word
         text = WrittenText(vocabulary, words, int(lengths[words].sum()) + max(words.size, 1))
         return self._apply_update(self._kbs[kb_id], article, at_us, None, title, text)
 

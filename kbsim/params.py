@@ -197,12 +197,16 @@ class QuestionParams(_Frozen):
     )
 
 
+#: The most hits the title check may ask a search for (the search tool's own maximum ``limit``).
+MAX_TITLE_SEARCH_LIMIT = 20
+
+
 class CheckParams(_Frozen):
     """The agent re-checking every citation it has given."""
 
     interval_s: float = Field(3600.0, gt=0, description="time between checks")
     poll_page_size: int = Field(100, ge=1, le=100)
-    title_search_limit: int = Field(10, ge=1, le=20)
+    title_search_limit: int = Field(10, ge=1, le=MAX_TITLE_SEARCH_LIMIT)
 
 
 class EditParams(_Frozen):

@@ -399,3 +399,55 @@ def teardown_module(module):  # the hostile files of the property tests
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__]))
+
+
+def _shared_title_corpus(tmp_path: Path, sharing: int) -> Path:
+    """``sharing`` articles titled alike (in case and punctuation only: the same search terms)
+    among ten others with their own titles."""
+    rows = [{"id": f"vpn-{n}", "title": ("Reset the VPN", "reset the vpn!", "RESET THE VPN")[n % 3],
+             "content": f"Step {n}: sign in again with the new password."} for n in range(sharing)]
+    rows += [{"id": f"other-{n}", "title": f"Printer number {n} is offline", "content": "Restart it."}
+             for n in range(10)]
+    return write(tmp_path / "kb.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+
+
+def _flagged_on_a_day_without_saves(kb: Path, **checks) -> int:
+    from kbsim.sim import run_day
+
+    params = DayParams.model_validate({"day_hours": 2, "corpus": {"source": str(kb)}, "checks": checks,
+                                       "saves": {"count": 0}, "questions": {"count": 40}})
+    tables = run_day(params, 1)
+    title = tables["checks"][tables["checks"]["strategy"] == "title"]
+    assert len(tables["citations"]) > 0 and title["citations_held"].sum() > 0  # the check had citations to check
+    assert title["true_stale"].sum() == 0  # nothing changed
+    return int(title["flagged"].sum())
+
+
+def test_articles_sharing_a_title_are_told_apart_by_id(tmp_path):
+    """Three articles share a title: on a day where nothing changes, the title check flags
+    none of their citations (it finds each among the hits by its id)."""
+    assert _flagged_on_a_day_without_saves(_shared_title_corpus(tmp_path, 3)) == 0
+
+
+def test_more_articles_sharing_a_title_than_the_title_check_finds_are_refused(tmp_path, capsys):
+    """15 articles share a title and the title check asks for 10 hits: some could never be found
+    by title, and a day with no saves would call their citations gone. The day is refused,
+    before it runs, naming the corpus and the title; with 20 hits it runs and flags nothing."""
+    kb = _shared_title_corpus(tmp_path, 15)
+    expected = (f"{kb}, field 'title': 15 articles share the title 'Reset the VPN' (or one with its search terms), "
+                "more than the 10 hits the title check asks for (checks.title_search_limit): it could never find 5 "
+                "of them by title and would report their citations gone although nothing changed. Give them "
+                "distinct titles, or set checks.title_search_limit to 15")
+    with pytest.raises(InputError) as info:
+        _flagged_on_a_day_without_saves(kb)
+    assert one_line(info.value) == expected
+    config = write(tmp_path / "day.yaml", f"params: {{corpus: {{source: {kb}}}, day_hours: 1}}\nseeds: 1\n")
+    with pytest.raises(InputError) as info:
+        load_config(config).runs()
+    assert one_line(info.value) == expected
+    out = tmp_path / "results"
+    assert main(["run", str(config), "--out", str(out), "--no-progress"]) == 2
+    assert expected in capsys.readouterr().err and not out.exists()
+    assert main(["corpus", "check", str(kb)]) == 0
+    assert "warning: a day on it is refused: 15 articles share the title 'Reset the VPN'" in capsys.readouterr().out
+    assert _flagged_on_a_day_without_saves(kb, title_search_limit=20) == 0

@@ -82,13 +82,16 @@ def run(args) -> int:
 
 def check_report(corpus, language: str | None = None, saves: int | None = None) -> list[str]:
     """What ``kbsim corpus check`` prints: the articles and their ids, the analyzer, the day
-    the corpus implies, and warnings (text the analyzer cannot search, repeated titles,
+    the corpus implies, and warnings (text the analyzer cannot search, shared titles, and
+    more articles sharing one than the title check can find, which a day refuses;
     unpublishes that would empty much of it).
 
     Raises:
         ValueError: ``language`` is not one kbsim knows.
     """
-    from kbsim.inputs.resolve import corpus_analyzer
+    from kbsim.errors import brief
+    from kbsim.inputs import InputError
+    from kbsim.inputs.resolve import corpus_analyzer, largest_title_group, refuse_crowded_titles
     from kbsim.params import DayParams
 
     given = {} if saves is None else {"saves": {"count": saves}}
@@ -119,14 +122,16 @@ def check_report(corpus, language: str | None = None, saves: int | None = None) 
             f"remove {min(unpublished / len(corpus), 1.0):.1%} of the corpus, more than {MAX_UNPUBLISHED_SHARE:.0%}: "
             "citations of unpublished articles are gone. Lower saves.mix.unpublish, or set "
             "saves.replace_unpublished: true")
-    seen: dict[str, int] = {}
-    for title in corpus.titles:
-        seen[title] = seen.get(title, 0) + 1
-    repeated = [title for title, count in seen.items() if count > 1]
-    if repeated:
-        warnings.append(
-            f"{len(repeated):,} title(s) repeat, first {repeated[0]!r} ({seen[repeated[0]]} articles): the title "
-            "check cannot tell such articles apart by title")
+    try:
+        refuse_crowded_titles(day, corpus)
+    except InputError as exc:
+        warnings.append(f"a day on it is refused: {exc.problem}")
+    else:
+        title, count = largest_title_group(corpus, analyzer)
+        if count > 1:
+            warnings.append(
+                f"{count:,} articles share the title {brief(title)} (or its search terms): a question "
+                "about one may be answered from another; the title check still tells them apart by id")
     unsearched = sum(1 for title in corpus.titles if not analyzer.tokenize(title))
     if unsearched:
         hint = "" if not analyzer.is_default else "; set the corpus's language (--language, corpus.language)"

@@ -26,6 +26,7 @@ from pydantic import BaseModel, field_validator
 from kbsim.errors import UsageError
 from kbsim.experiment import limits
 from kbsim.inputs import load_corpus
+from kbsim.inputs.resolve import refuse_crowded_titles
 from kbsim.params import INPUT_PATHS, DayParams
 from kbsim.sim.replay import input_digests
 from kbsim.stats.summary import ContrastSpec, MetricSelector
@@ -146,7 +147,9 @@ def _sized(params: DayParams) -> DayParams:
     its id and its run.json then hold the counts it runs with."""
     if params.corpus.source is None:
         return params
-    return params.sized_to(len(load_corpus(params.corpus.source)))
+    loaded = load_corpus(params.corpus.source)
+    refuse_crowded_titles(params, loaded)  # before any run, not in every worker
+    return params.sized_to(len(loaded))
 
 
 def _input_digests(params: DayParams) -> dict[str, dict[str, str]]:

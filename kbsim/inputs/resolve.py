@@ -1,17 +1,21 @@
 """What a corpus from files implies for a day: its analyzer and how people's saves write
 its text (``corpus.language``, ``corpus.analyzer``, ``corpus.edits``, or what the corpus
-itself declares).
+itself declares), and whether the title check can find every article by its title.
 
 The day's size is :meth:`kbsim.params.DayParams.sized_to`.
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
+
+from kbsim.errors import brief
+from kbsim.inputs.errors import InputError
 from kbsim.inputs.loaded import SAMPLE, LoadedCorpus
-from kbsim.params import CorpusParams
+from kbsim.params import MAX_TITLE_SEARCH_LIMIT, CorpusParams, DayParams
 from kbsim.store.analyzer import ASCII, Analyzer, analyzer_for
 
-__all__ = ["corpus_analyzer", "corpus_edits", "corpus_language"]
+__all__ = ["corpus_analyzer", "corpus_edits", "corpus_language", "largest_title_group", "refuse_crowded_titles"]
 
 
 def corpus_language(params: CorpusParams, loaded: LoadedCorpus) -> str | None:
@@ -36,3 +40,47 @@ def corpus_edits(params: CorpusParams, loaded: LoadedCorpus) -> str:
     if params.edits is not None:
         return params.edits
     return "swap_lines" if loaded.source == SAMPLE else "revise"
+
+
+@lru_cache(maxsize=8)
+def largest_title_group(loaded: LoadedCorpus, analyzer: Analyzer) -> tuple[str, int]:
+    """The title whose search terms the most articles' titles share, and how many share them.
+
+    Titles that differ only in what the analyzer drops (case, punctuation, stop words) are
+    the same query, so they are grouped by their terms, not their letters. The first such
+    title in publication order names a group; a corpus whose titles all differ gives
+    ``(its first title, 1)``.
+    """
+    counts: dict[tuple[str, ...], int] = {}
+    first: dict[tuple[str, ...], str] = {}
+    for title in loaded.titles:
+        terms = tuple(sorted(analyzer.tokenize(title)))
+        counts[terms] = counts.get(terms, 0) + 1
+        first.setdefault(terms, title)
+    terms = max(counts, key=counts.__getitem__)  # the first of the largest, in publication order
+    return first[terms], counts[terms]
+
+
+def refuse_crowded_titles(params: DayParams, loaded: LoadedCorpus) -> None:
+    """Refuse a day whose title check could never find some articles by their title.
+
+    The title check searches each cited title and looks for the cited article among the
+    ``checks.title_search_limit`` hits. When more articles than that share a title's search
+    terms, one query answers for all of them and at most that many can be among its hits:
+    the others are reported gone at every check although nothing changed. Fewer sharing a
+    title is fine: the check tells them apart by id.
+
+    Raises:
+        InputError: naming the corpus, the title, how many articles share it and the ways out.
+    """
+    hits = params.checks.title_search_limit
+    title, count = largest_title_group(loaded, corpus_analyzer(params.corpus, loaded))
+    if count > hits:
+        raise InputError(
+            loaded.source,
+            f"{count:,} articles share the title {brief(title)} (or one with its search terms), more than the "
+            f"{hits} hits the title check asks for (checks.title_search_limit): it could never find "
+            f"{count - hits:,} of them by title and would report their citations gone although nothing changed. "
+            "Give them distinct titles"
+            + (f", or set checks.title_search_limit to {count}" if count <= MAX_TITLE_SEARCH_LIMIT else ""),
+            field="title")

@@ -50,13 +50,24 @@ def test_an_unknown_precision_metric_row_is_refused_before_any_run(tmp_path, cap
                                                                                         "citations_per_answer": 3}},
     {"day_hours": 1, "corpus": {"articles": 20}, "saves": {"count": 20}, "questions": {"count": 8},
      "edit": {"delay_s": 30, "share": 1.0}},
+    # the design switches' days (several agents, no versions, a lossy wire): their extra tables' rows
+    {"day_hours": 2, "corpus": {"articles": 20}, "saves": {"count": 30}, "questions": {"count": 12},
+     "edit": {"delay_s": 30, "share": 1.0}, "agents": {"count": 3}, "citation": {"carries_version": False},
+     "transport": {"loss_rate": 0.2}, "events": {"log_unpublish": False}},
+    {"day_hours": 1, "corpus": {"articles": 20}, "saves": {"count": 20}, "questions": {"count": 8},
+     "agents": {"count": 2}},
 ])
 def test_the_names_precision_checks_against_are_the_names_a_day_gives(params):
     day = DayParams.model_validate(params)
     given = set(run_metrics(run_day(day, 1), day.day_s)["name"])
-    assert given <= metric_names(day.day_s, day.questions.citations_per_answer, day.edit.enabled)
+    assert given <= metric_names(day)
     assert {"stale_citation_share@end", "detected_share@end[poll]"} <= given
     assert ("stale_citation_share@h1" in given) == (day.day_hours > 1)
+    if day.agents.count > 1:  # a row per agent, each of which --precision may name
+        assert {"calls_per_check[poll]{agent 0}", f"bytes_per_check[reread]{{agent {day.agents.count - 1}}}",
+                "shared_consumer_saving"} <= given
+    if not day.citation.carries_version:
+        assert "cited_text_bytes" in given
 
 
 def test_check_targets_refuses_unknown_rows_and_bad_caps(tmp_path):

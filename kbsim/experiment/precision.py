@@ -73,9 +73,7 @@ def check_targets(config: ExperimentConfig, targets: Iterable[PrecisionTarget], 
         raise ConfigError(
             "--max-seeds", "", f"expected at least the config's {len(config.seeds)} seeds, got {max_seeds}"
         )
-    kinds = {(params.day_s, params.questions.citations_per_answer, params.edit.enabled)
-             for _, _, params in config.points()}
-    names = set().union(*(metric_names(*kind) for kind in kinds))
+    names = set().union(*(metric_names(params) for params in {params for _, _, params in config.points()}))
     for target in targets:
         if target.name not in names:
             close = difflib.get_close_matches(target.name, sorted(names), n=1)

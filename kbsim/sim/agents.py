@@ -53,6 +53,8 @@ if TYPE_CHECKING:
     from kbsim.sim.day import Day
 
 __all__ = [
+    "OWN_CHECKS",
+    "TEXT_CHECKS",
     "AgentCheckRecord",
     "Agents",
     "DesignInvariantError",
@@ -62,6 +64,11 @@ __all__ = [
     "switched_checker",
     "switched_edit",
 ]
+
+#: The strategies each of several agents runs on its own citations (the ``agent_checks`` table).
+OWN_CHECKS = ("reread", "poll")
+#: The exact strategies an agent without versions runs by comparing text (the ``text_checks`` table).
+TEXT_CHECKS = ("reread", "poll")
 
 
 class DesignInvariantError(AssertionError):
@@ -460,7 +467,7 @@ def switched_checker(agents: Agents):
             verify_exact(check_index, "poll", poll.flagged, exact)
         if not by_version:
             kept = sum(len(t.encode()) + len(c.encode()) for t, c in agents.cited_text.values())
-            for strategy in ("reread", "poll"):
+            for strategy in TEXT_CHECKS:
                 flagged = outcomes[strategy].flagged
                 agents.text_checks.append(TextCheckRecord(
                     check_index, env.now, strategy, len(truth), len(flagged),

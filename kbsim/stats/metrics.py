@@ -24,6 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from kbsim.params import DayParams
+from kbsim.sim.agents import OWN_CHECKS, TEXT_CHECKS
 from kbsim.sim.strategies import strategy_names
 from kbsim.sim.tables import DAY_TABLES, key_columns
 
@@ -168,17 +170,22 @@ def metric_name(metric: str, at_s: float, at_end: bool, strategy: str, subset: s
     return name
 
 
-def metric_names(day_s: float, citations_per_answer: int, edits: bool) -> set[str]:
-    """The ``name`` of every row :func:`run_metrics` can give a day of ``day_s`` seconds whose
-    answers cite up to ``citations_per_answer`` articles, with or without agent ``edits``:
-    what ``--precision`` may name, known before anything runs (a row may still be missing
-    from a run that had, say, no stale citation to recall)."""
+def metric_names(params: DayParams) -> set[str]:
+    """The ``name`` of every row :func:`run_metrics` can give a day of ``params``: what
+    ``--precision`` may name, known before anything runs (a row may still be missing from a
+    run that had, say, no stale citation to recall).
+
+    The rows follow what the day is: its length (the hours measured), the citations an
+    answer keeps, whether the agent edits, and the design switches that make extra tables
+    (several agents: a row per agent; citations without versions: the text check's rows).
+    """
+    day_s, edits = params.day_s, params.edit.enabled
     names = set()
     for t in measurement_times(day_s):
         at_end = math.isclose(t, day_s)
         names |= {metric_name(m, t, at_end, "", "") for m in ("stale_citation_share", "stale_answer_share")}
     names |= {metric_name("stale_citation_share", day_s, True, "", f"position {k}")
-              for k in range(1, citations_per_answer + 1)}
+              for k in range(1, params.questions.citations_per_answer + 1)}
     names |= {metric_name("gone_citation_share", day_s, True, "", ""), "cursor_expired_rate", "edits_made"}
     names |= {metric_name("title_recall", day_s, True, "", subset) for subset in ("", *CAUSES)}
     for strategy in strategy_names():
@@ -188,13 +195,28 @@ def metric_names(day_s: float, citations_per_answer: int, edits: bool) -> set[st
         names.add(metric_name("detected_share", day_s, True, strategy, ""))
     if edits:
         names |= {"rejection_rate", "gone_rate", "retry_success", "replay_success"}
-    # what each design choice buys (_design_choices): on every day, and with edits; the rows of
-    # switched days (several agents, citations without versions) are not listed here
+    # what each design choice buys (_design_choices): on every day, and with edits
     names |= {"retry_calls_per_hour", "retry_bytes_per_hour"}
     names.add(metric_name("gone_as_changed_share", math.nan, False, "poll", ""))
     names |= {metric_name("gone_flagged_share", math.nan, False, s, "") for s in strategy_names(exact=True)}
     if edits:
         names |= {"lost_update_share", "duplicate_write_share"}
+    if not params.uses_design_switches:
+        return names
+    # a switched day's extra tables (kbsim.sim.agents): intents, text_checks, agent_checks
+    agents = [f"agent {agent}" for agent in range(params.agents.count)] if params.agents.count > 1 else []
+    if edits:
+        names |= {metric_name("conflict_writer_share", math.nan, False, "", writer)
+                  for writer in ("people", "agents", "self")}
+        names |= {metric_name(m, math.nan, False, "", agent) for agent in agents
+                  for m in ("rejection_rate", "duplicate_write_share", "edits_made", "lost_update_share")}
+    if not params.citation.carries_version:
+        names |= {metric_name("text_missed_share", math.nan, False, s, "") for s in TEXT_CHECKS}
+        names.add("cited_text_bytes")
+    if agents:
+        names.add("shared_consumer_saving")
+        names |= {metric_name(m, math.nan, False, s, agent) for agent in agents for s in OWN_CHECKS
+                  for m in ("calls_per_check", "bytes_per_check")}
     return names
 
 

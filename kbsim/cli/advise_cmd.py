@@ -19,6 +19,9 @@ import sys
 from kbsim.cli import advise_day
 from kbsim.cli.advise_options import duration_option, number_option, share_option
 
+#: Seeds per scenario of --verify when --seeds is not given.
+VERIFY_SEEDS = "20"
+
 EPILOG = """\
 examples:
   kbsim advise --max-latency 15min            # the reference day: 400 articles, 300 saves, 120 questions
@@ -79,7 +82,17 @@ def register(subparsers) -> None:
     parser.add_argument("--json", action="store_true", help="print the answer as JSON")
     verify = parser.add_argument_group("verification by simulation")
     verify.add_argument("--verify", action="store_true", help="simulate the advised days and compare")
-    verify.add_argument("--seeds", default="20", metavar="N", help="seeds (simulated days) per scenario (20)")
+    verify.add_argument(
+        "--seeds",
+        default=None,
+        metavar="N",
+        help="how many seeds (simulated days) per scenario: N means seeds 1 to N (default 20 with --verify; "
+        "with --config or --trace, 1 per day of a log and 5 of a synthetic day)",
+    )
+    verify.add_argument(
+        "--seed", default=None, metavar="N",
+        help="simulate this one seed alone (--config or --trace; --verify's intervals need --seeds 2 or more)",
+    )
     verify.add_argument(
         "--out", default="results", metavar="DIR", help="results go to DIR/advise-<hash>/ (default: results)"
     )
@@ -113,7 +126,13 @@ def _question(args):
         "min_interval_s": duration_option(args.min_interval, "--min-interval"),
         "max_conflict_rate": share_option(args.max_conflicts, "--max-conflicts"),
     }
-    seeds = number_option(args.seeds, "--seeds", True)
+    from kbsim.cli.config_args import exclusive_seeds
+
+    exclusive_seeds(args)
+    if args.seed is not None and args.verify:
+        raise AdviceError("--seed", "--verify sets the model beside 95% intervals over seeds, which need at least "
+                          "2 seeds; give --seeds N (N from 2), or --config/--trace to simulate one seed")
+    seeds = number_option(VERIFY_SEEDS if args.seeds is None else args.seeds, "--seeds", True)
     if not 2 <= seeds <= 1000:
         raise AdviceError("--seeds", f"expected 2 to 1000 (an interval needs at least two days), got {seeds}")
     workers = None if args.workers is None else number_option(args.workers, "--workers", True)

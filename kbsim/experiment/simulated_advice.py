@@ -23,7 +23,7 @@ import hashlib
 import json
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -189,7 +189,7 @@ def simulate_advice(
     advice: Advice,
     *,
     out_dir: str = "results",
-    seeds: int = 2,
+    seeds: int | Sequence[int] = 2,
     unit: str = "days",
     workers: int | None = None,
     log: Callable[[str], None] | None = None,
@@ -211,7 +211,7 @@ def simulate_advice(
         day: ``{"params": ..., "scenarios": ...}`` of the day (an experiment config's), the
             scenarios being the log's days when it replays one.
         advice: the analytic model's answer to the same question.
-        seeds: simulated days per scenario.
+        seeds: simulated days per scenario: a count N (seeds 1 to N) or the seeds themselves.
         unit: ``"days"`` (the scenarios are days of a log: each one unit, its seeds pooled
             into it) or ``"seeds"`` (each seed of the one day a unit).
         out_dir: the results folder the simulated runs are kept in.
@@ -234,6 +234,7 @@ def simulate_advice(
         if math.isfinite(advice.edit.delay_s) and advice.edit.delay_s > 0:
             delays.append(round(advice.edit.delay_s, 3))
         delays = sorted(set(delays))
+    seeds = int(seeds) if isinstance(seeds, (int, np.integer)) else [int(seed) for seed in seeds]
     name = f"advise-sim-{_digest([base, scenarios, seeds])}"
 
     def run(config: dict):
@@ -252,7 +253,7 @@ def simulate_advice(
             "description": "kbsim advise: the check policy's frontier, simulated",
             "params": {**base, "edit": {**(base.get("edit") or {}), "delay_s": None}},
             "scenarios": scenarios,
-            "seeds": int(seeds),
+            "seeds": seeds,
             "sweep": {_SWEPT_INTERVAL: [float(v) for v in values]},
         })
 
@@ -295,7 +296,7 @@ def simulate_advice(
         "params": {**base, "checks": {**(base.get("checks") or {}), "interval_s": params.day_s},
                    "edit": {**(base.get("edit") or {}), "share": edit_share}},
         "scenarios": scenarios,
-        "seeds": int(seeds),
+        "seeds": seeds,
         "sweep": {_SWEPT_DELAY: [float(v) for v in delays]},
     })
     runs += edits.runs_total
@@ -305,7 +306,7 @@ def simulate_advice(
     delay = largest_delay_below(edit_rows["delay_s"], edit_rows["rejection_rate"], rate)
     low_delay = largest_delay_below(edit_rows["delay_s"], edit_rows["rejection_rate_high"], rate)
     high_delay = largest_delay_below(edit_rows["delay_s"], edit_rows["rejection_rate_low"], rate)
-    units = len(scenarios) if unit == "days" else int(seeds)
+    units = len(scenarios) if unit == "days" else (seeds if isinstance(seeds, int) else len(seeds))
     simulated = SimulatedAdvice(target, cost, points, edit_rows, choice, runner_up, delay, low_delay, high_delay,
                                 rate, units, unit, runs, tuple(directories))
     return compare_with_model(simulated, advice)

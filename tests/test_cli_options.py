@@ -1,0 +1,91 @@
+"""The command line's shared options (issue 29, part 6): ``--seed`` beside ``--seeds``,
+``--quiet``, durations with units in every flag, config and ``--set``, and an undefined
+interval written as ``n/a (1 seed)``."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from tiny_configs import TINY_DAY
+
+from kbsim.cli import build_parser, main
+
+
+def write_config(directory: Path, text: str = TINY_DAY, name: str = "tiny") -> Path:
+    path = directory / f"{name}.yaml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def seeds_run(directory: Path) -> list[int]:
+    """The seeds of the runs an experiment's results folder lists (its manifest's)."""
+    manifest = json.loads((directory / "manifest.json").read_text())
+    return sorted({run["seed"] for run in manifest["runs"]})
+
+
+# -- --seed -----------------------------------------------------------------------------------
+
+
+def test_seed_runs_that_one_seed_alone(tmp_path, capsys):
+    config = write_config(tmp_path)
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--workers", "1", "--no-progress",
+                 "--seed", "7"]) == 0
+    assert seeds_run(tmp_path / "out" / "tiny") == [7]
+    assert "1 runs (0 reused, 1 computed" in capsys.readouterr().err
+
+
+def test_seeds_n_still_means_seeds_one_to_n(tmp_path, capsys):
+    config = write_config(tmp_path)
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--workers", "1", "--no-progress",
+                 "--seeds", "3"]) == 0
+    assert seeds_run(tmp_path / "out" / "tiny") == [1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--seed", "3", "--seeds", "1-5"], "--seed: give --seed N (one seed) or --seeds (several), not both"),
+        (["--seed", "1-5"], "--seed: expected one seed, a whole number like 7, got '1-5'"),
+        (["--seed", "x"], "--seed: expected one seed"),
+        (["--seed", str(2**63)], "--seed: expected a seed from 0 to 2**63 - 1"),
+    ],
+)
+def test_a_bad_or_doubled_seed_is_one_line_naming_the_flag(tmp_path, capsys, arguments, message):
+    config = write_config(tmp_path)
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--no-progress", *arguments]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"kbsim run: error: {message}")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_help_says_what_seeds_means():
+    parser = build_parser()
+    run = parser._subparsers._group_actions[0].choices["run"]  # noqa: SLF001 (argparse keeps them so)
+    text = " ".join(run.format_help().split())
+    assert "a count N means seeds 1 to N (--seeds 3 runs seeds 1, 2 and 3)" in text
+    assert "--seed N run this one seed alone" in text
+    assert "seeds 1-5 are reused" not in text
+
+
+def test_advise_verify_refuses_one_seed_and_both_seed_options(capsys):
+    assert main(["advise", "--max-latency", "15min", "--verify", "--seed", "3"]) == 2
+    assert capsys.readouterr().err.startswith("kbsim advise: error: --seed: --verify sets the model beside 95% "
+                                              "intervals over seeds, which need at least 2 seeds")
+    assert main(["advise", "--max-latency", "15min", "--verify", "--seed", "3", "--seeds", "4"]) == 2
+    assert "not both" in capsys.readouterr().err
+
+
+@pytest.mark.xdist_group("advise-verify")
+def test_advise_config_simulates_the_one_seed_asked_for(tmp_path, capsys):
+    day = tmp_path / "day.yaml"
+    day.write_text("day_hours: 2\ncorpus: {articles: 60}\nsaves.count: 80\nquestions.count: 30\n")
+    out = tmp_path / "results"
+    assert main(["advise", "--config", str(day), "--max-latency", "10min", "--min-interval", "5min", "--verify",
+                 "--seed", "3", "--workers", "1", "--out", str(out), "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["simulated"]["source"].startswith("simulation: 1 seeds per point")
+    folders = [p for p in out.iterdir() if p.name.startswith("advise-sim")]
+    assert folders and all(seeds_run(folder) == [3] for folder in folders)

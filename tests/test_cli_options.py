@@ -89,3 +89,68 @@ def test_advise_config_simulates_the_one_seed_asked_for(tmp_path, capsys):
     assert answer["simulated"]["source"].startswith("simulation: 1 seeds per point")
     folders = [p for p in out.iterdir() if p.name.startswith("advise-sim")]
     assert folders and all(seeds_run(folder) == [3] for folder in folders)
+
+
+# -- --quiet ----------------------------------------------------------------------------------
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "helpdesk-log"
+
+
+def test_run_quiet_prints_the_summary_and_nothing_else(tmp_path, capsys):
+    config = write_config(tmp_path)
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--workers", "1", "--seed", "2", "--quiet"]) == 0
+    printed = capsys.readouterr()
+    assert printed.err == ""
+    assert "stale_citation_share@end" in printed.out
+
+
+def test_run_says_a_warning_once_for_every_metric_it_concerns(tmp_path, capsys):
+    config = write_config(tmp_path, TINY_DAY.replace("seeds: 2", "seeds: 3"))
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--workers", "1", "--no-progress"]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "3 seeds at some points, fewer than the 5" in warnings[0]
+
+
+def test_run_quiet_still_reports_an_error(tmp_path, capsys):
+    config = write_config(tmp_path)
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--quiet", "--set", "saves.count=-1"]) == 2
+    assert capsys.readouterr().err.startswith("kbsim run: error: ")
+
+
+def test_figures_quiet_passes_no_log_and_no_bar(tmp_path, capsys, monkeypatch):
+    import kbsim.report.build
+
+    calls = []
+
+    def build_figures(only, **options):
+        calls.append(options)
+        return [tmp_path / "figures" / "x.png"]
+
+    monkeypatch.setattr(kbsim.report.build, "build_figures", build_figures)
+    assert main(["figures", "--quiet", "--out", str(tmp_path)]) == 0
+    assert calls[0]["log"] is None and calls[0]["progress"] is False
+    printed = capsys.readouterr()
+    assert printed.err == "" and printed.out.strip() == str(tmp_path / "figures" / "x.png")
+    assert main(["figures", "--out", str(tmp_path)]) == 0
+    assert calls[1]["log"] is not None and calls[1]["progress"] is True
+    assert "kbsim figures: 1 files in" in capsys.readouterr().err
+
+
+def test_fit_quiet_drops_the_notes_not_the_estimates(capsys):
+    arguments = ["fit", str(EXAMPLES / "saves.csv"), str(EXAMPLES / "questions.csv"), "--corpus", "kbsim:sample"]
+    assert main(arguments) == 0
+    loud = capsys.readouterr().out
+    assert main([*arguments, "--quiet"]) == 0
+    quiet = capsys.readouterr().out
+    assert "Note: " in loud and "Note: " not in quiet
+    assert quiet.splitlines() == [line for line in loud.splitlines() if not line.startswith("Note: ")]
+
+
+@pytest.mark.xdist_group("advise-verify")
+def test_advise_verify_quiet_prints_the_answer_and_the_comparison_only(tmp_path, capsys):
+    tiny = ["--articles", "60", "--saves-per-day", "80", "--questions-per-day", "30", "--day-hours", "2"]
+    assert main(["advise", *tiny, "--max-latency", "10min", "--verify", "--seeds", "2", "--workers", "1",
+                 "--out", str(tmp_path), "--quiet"]) == 0
+    printed = capsys.readouterr()
+    assert printed.err == ""
+    assert "Do: " in printed.out and "Simulated (2 seeds per day" in printed.out

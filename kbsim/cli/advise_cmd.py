@@ -35,6 +35,8 @@ examples:
 
 
 def register(subparsers) -> None:
+    from kbsim.cli.config_args import add_quiet_argument
+
     parser = subparsers.add_parser(
         "advise",
         help="the cheapest check strategy and interval for your day, and a safe edit delay",
@@ -98,6 +100,7 @@ def register(subparsers) -> None:
     )
     verify.add_argument("--workers", default=None, metavar="N", help="processes (default: CPU count)")
     verify.add_argument("--yes", action="store_true", help="run a verification above kbsim's size limits")
+    add_quiet_argument(parser)
     parser.set_defaults(func=run, error_prefix="kbsim advise: error: ")
 
 
@@ -159,14 +162,17 @@ def run(args) -> int:
         print("\n".join([day_line, *answer.lines()]), flush=True)
     code = 0
     if args.verify:
-        code, verified = _verify(answer, seeds, args.out, workers, args.yes, quiet=args.json)
+        code, verified = _verify(answer, seeds, args.out, workers, args.yes, as_json=args.json, quiet=args.quiet)
         output["verify"] = verified
     if args.json:
         print(json.dumps(output, indent=2, allow_nan=False))
     return code
 
 
-def _verify(answer, seeds: int, out: str, workers: int | None, yes: bool, quiet: bool) -> tuple[int, dict | None]:
+def _verify(answer, seeds: int, out: str, workers: int | None, yes: bool, as_json: bool,
+            quiet: bool) -> tuple[int, dict | None]:
+    """Simulate ``answer``'s days and set them beside it (printed unless ``as_json``); ``quiet``
+    drops the estimate, the progress bar and the runner's notes, never an error."""
     from kbsim.experiment.config import ConfigError
     from kbsim.experiment.load import config_from_dict
     from kbsim.experiment.runner import ResultsError, TooLargeError, run_experiment
@@ -176,6 +182,10 @@ def _verify(answer, seeds: int, out: str, workers: int | None, yes: bool, quiet:
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
+    def note(message: str) -> None:
+        if not quiet:
+            log(message)
+
     try:
         config = config_from_dict(advise.verify_config(answer, seeds))
     except ConfigError as error:  # a day the simulation cannot hold (kbsim.experiment.limits)
@@ -184,13 +194,13 @@ def _verify(answer, seeds: int, out: str, workers: int | None, yes: bool, quiet:
     estimate = config.estimate()
     workers = workers or os.cpu_count() or 1
     wall = format_duration(estimate.cpu_s / min(workers, estimate.runs), "estimate")
-    log(
+    note(
         f"Verifying: {estimate}; roughly {wall} "
         f"with {workers} worker{'s' if workers > 1 else ''} (days checked every few minutes take longer). "
         f"Results in {out}/{config.name}/ (reused when you ask again)."
     )
     try:
-        result = run_experiment(config, out, workers=workers, progress=not quiet, log=log, yes=yes)
+        result = run_experiment(config, out, workers=workers, progress=not (as_json or quiet), log=note, yes=yes)
     except TooLargeError as error:
         log(f"kbsim advise: error: --verify: {error.problem}")
         log("  (the answer above is the model's; lower --seeds, or pass --yes to simulate anyway)")
@@ -205,7 +215,7 @@ def _verify(answer, seeds: int, out: str, workers: int | None, yes: bool, quiet:
         log(f"kbsim advise: {len(result.failures)} runs failed; see {result.directory}/errors")
         return 1, None
     frame = advise.compare(answer, result.summary)
-    if not quiet:
+    if not as_json:
         print(
             f"\nSimulated ({len(config.seeds)} seeds per day, {result.runs_total} days, "
             f"{result.wall_time_s:.0f} s; 95% intervals over seeds):",

@@ -204,13 +204,14 @@ def run(args: argparse.Namespace) -> int:
 
     day_config = {"params": params, "scenarios": scenarios}
     delays = len([d for d in EDIT_DELAYS_S if d <= day.day_s]) + 1
-    log(f"Simulating: the check intervals around the model's answer (wider until the cheapest meeting the target "
-        f"is found), and edits after {delays} delays, on {len(scenarios) if replayed else 1} "
-        f"day{'s' if replayed and len(scenarios) > 1 else ''} x {which}, "
-        f"{workers} worker{'s' if workers > 1 else ''} (results in {args.out}/, reused when you ask again).")
+    if not args.quiet:
+        log(f"Simulating: the check intervals around the model's answer (wider until the cheapest meeting the "
+            f"target is found), and edits after {delays} delays, on {len(scenarios) if replayed else 1} "
+            f"day{'s' if replayed and len(scenarios) > 1 else ''} x {which}, "
+            f"{workers} worker{'s' if workers > 1 else ''} (results in {args.out}/, reused when you ask again).")
     try:
         simulated = simulate_advice(day_config, answer, out_dir=args.out, seeds=seeds, unit=unit, workers=workers,
-                                    log=None if args.json else log, yes=args.yes)
+                                    log=None if (args.json or args.quiet) else log, yes=args.yes)
     except TooLargeError as exc:
         log(f"kbsim advise: error: the simulation: {exc.problem}")
         log("  (the answer above is the model's; lower --seeds, or pass --yes to simulate anyway)")

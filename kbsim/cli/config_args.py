@@ -11,6 +11,15 @@ from kbsim.experiment.config import ExperimentConfig
 from kbsim.experiment.limits import MAX_SEED
 from kbsim.experiment.load import load_config
 
+#: What ``--quiet`` does, in the words every command's help uses.
+QUIET_HELP = "print only the result and errors: no progress bar, notes or warnings"
+
+
+def add_quiet_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--quiet`` (``-q``) to a command that prints progress, notes or warnings beside its result."""
+    parser.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
+
+
 #: What ``--seeds`` means, in the words every command's help uses.
 SEEDS_HELP = (
     "replace the config's seeds: a count N means seeds 1 to N (--seeds 3 runs seeds 1, 2 and 3), "

@@ -253,17 +253,40 @@ def format_summary(summary: pd.DataFrame, keys: list[str], max_columns: int = 10
     return "\n\n".join(wide[labels[i : i + 4]].to_string() for i in range(0, len(labels), 4))
 
 
+def _named(metrics: list[str], most: int = 6) -> str:
+    """``a, b and c``, or the first ``most`` and how many more."""
+    if len(metrics) > most:
+        return f"{', '.join(metrics[:most])} and {len(metrics) - most} more"
+    return metrics[0] if len(metrics) == 1 else f"{', '.join(metrics[:-1])} and {metrics[-1]}"
+
+
 def seed_warnings(summary: pd.DataFrame) -> list[str]:
-    """One line per metric whose interval rests on fewer seeds than it needs to hold."""
+    """The metrics whose intervals rest on fewer seeds than they need to hold, said once:
+    one line for the metrics without an interval (one seed), one per number of seeds they
+    were measured to need (validation/COVERAGE.md)."""
     if summary.empty:
         return []
     low = underpowered(summary)
-    lines = []
+    alone: list[str] = []
+    groups: dict[tuple[int, int], list[str]] = {}
     for metric, rows in low.groupby("metric", sort=False):
-        needed = METRICS[metric].min_seeds if metric in METRICS else 2
+        seeds = int(rows["seeds"].min())
+        if seeds < 2:
+            alone.append(metric)
+        else:
+            needed = METRICS[metric].min_seeds if metric in METRICS else 2
+            groups.setdefault((seeds, needed), []).append(metric)
+    lines = []
+    if alone:
         lines.append(
-            f"warning: {metric} has {int(rows['seeds'].min())} seeds at some points; its 95% interval "
-            f"was measured to hold from {needed} seeds (validation/COVERAGE.md)"
+            f"warning: 1 seed at some points: no 95% interval there for {_named(alone)} "
+            "(an interval needs 2 seeds or more)"
+        )
+    for (seeds, needed), metrics in groups.items():
+        lines.append(
+            f"warning: {seeds} seeds at some points, fewer than the {needed} from which the 95% "
+            f"interval{'s' if len(metrics) > 1 else ''} of {_named(metrics)} "
+            f"{'were' if len(metrics) > 1 else 'was'} measured to hold (validation/COVERAGE.md)"
         )
     return lines
 

@@ -154,3 +154,89 @@ def test_advise_verify_quiet_prints_the_answer_and_the_comparison_only(tmp_path,
     printed = capsys.readouterr()
     assert printed.err == ""
     assert "Do: " in printed.out and "Simulated (2 seeds per day" in printed.out
+
+
+# -- durations with units ---------------------------------------------------------------------
+
+
+def run_ids(config) -> list[str]:
+    return [run.run_id for run in config.runs()]
+
+
+def test_set_takes_a_duration_with_its_unit_and_holds_its_seconds(tmp_path):
+    from kbsim.experiment.load import load_config
+
+    config = write_config(tmp_path)
+    with_unit = load_config(config, ["edit.delay_s=10min", "checks.interval_s=1h30min"])
+    in_seconds = load_config(config, ["edit.delay_s=600", "checks.interval_s=5400"])
+    assert with_unit.params["edit"] == {"delay_s": 600} and with_unit.params["checks"] == {"interval_s": 5400}
+    assert run_ids(with_unit) == run_ids(in_seconds)
+    assert json.dumps(with_unit.model_dump(mode="json", exclude={"source"})) == json.dumps(
+        in_seconds.model_dump(mode="json", exclude={"source"}))
+
+
+def test_a_config_file_writes_durations_with_units_in_params_sweeps_and_contrasts(tmp_path):
+    from kbsim.experiment.load import load_config
+
+    units = write_config(tmp_path, TINY_DAY + textwrap.dedent("""\
+        scenarios:
+          hourly: {}
+          often: {checks.interval_s: 15min}
+        sweep:
+          edit.delay_s: [5s, 10min, 1h]
+        contrasts:
+          - {metric: rejection_rate, baseline: {edit.delay_s: 5s}}
+        """), name="a")
+    seconds = write_config(tmp_path, TINY_DAY + textwrap.dedent("""\
+        scenarios:
+          hourly: {}
+          often: {checks.interval_s: 900}
+        sweep:
+          edit.delay_s: [5, 600, 3600]
+        contrasts:
+          - {metric: rejection_rate, baseline: {edit.delay_s: 5}}
+        """), name="b")
+    a, b = load_config(units), load_config(seconds)
+    assert a.model_dump(exclude={"source", "name"}) == b.model_dump(exclude={"source", "name"})
+    assert a.sweep == {"edit.delay_s": [5, 600, 3600]} and a.scenarios["often"] == {"checks": {"interval_s": 900}}
+    assert a.contrasts == b.contrasts
+    assert run_ids(a) == run_ids(b)
+
+
+def test_a_bad_duration_in_set_names_the_key(tmp_path, capsys):
+    config = write_config(tmp_path)
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--set", "edit.delay_s=10 fortnights"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("kbsim run: error: --set edit.delay_s=10 fortnights: params.edit.delay_s: ") \
+        or ("params.edit.delay_s" in err and "unknown unit 'fortnights'" in err), err
+    assert "\n" not in err
+
+
+def test_the_shipped_experiments_keep_their_run_ids():
+    """Durations with units change nothing of a config written in seconds: the reference
+    study's first run id is the one its cached results were stored under."""
+    from kbsim.experiment.load import load_config
+    from kbsim.experiment.shipped import experiment_path
+
+    config = load_config(experiment_path("reference"))
+    assert config.sweep == {"edit.delay_s": [None, 5, 60, 600, 3600]}
+    assert run_ids(config)[0] == "54b98efaeab7"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "flag"),
+    [
+        (["advise", "--max-latency", "15"], "--max-latency"),
+        (["advise", "--max-latency", "15min", "--min-interval", "60"], "--min-interval"),
+    ],
+)
+def test_a_bare_number_is_refused_where_it_is_ambiguous(capsys, arguments, flag):
+    assert main(arguments) == 2
+    value = arguments[arguments.index(flag) + 1]
+    assert capsys.readouterr().err == (f"kbsim advise: error: {flag}: {value} has no unit: write {value}s or "
+                                       f"{value}min (or h, d)\n")
+
+
+def test_fit_burst_window_needs_its_unit(capsys):
+    assert main(["fit", str(EXAMPLES / "saves.csv"), "--articles", "400", "--burst-window", "5"]) == 2
+    assert capsys.readouterr().err == "kbsim fit: error: --burst-window: 5 has no unit: write 5s or 5min (or h, d)\n"

@@ -89,6 +89,12 @@ def test_advise_config_simulates_the_one_seed_asked_for(tmp_path, capsys):
     assert answer["simulated"]["source"].startswith("simulation: 1 seeds per point")
     folders = [p for p in out.iterdir() if p.name.startswith("advise-sim")]
     assert folders and all(seeds_run(folder) == [3] for folder in folders)
+    assert answer["simulated"]["choice"] is None or answer["simulated"]["choice"]["calls_per_hour_low"] is None
+    # the same seed's runs again (reused), as text: one seed leaves every interval undefined
+    assert main(["advise", "--config", str(day), "--max-latency", "10min", "--min-interval", "5min", "--verify",
+                 "--seed", "3", "--workers", "1", "--out", str(out), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "[n/a (1 seed)]" in printed and "nan" not in printed and "[n/a, n/a]" not in printed
 
 
 # -- --quiet ----------------------------------------------------------------------------------
@@ -240,3 +246,31 @@ def test_a_bare_number_is_refused_where_it_is_ambiguous(capsys, arguments, flag)
 def test_fit_burst_window_needs_its_unit(capsys):
     assert main(["fit", str(EXAMPLES / "saves.csv"), "--articles", "400", "--burst-window", "5"]) == 2
     assert capsys.readouterr().err == "kbsim fit: error: --burst-window: 5 has no unit: write 5s or 5min (or h, d)\n"
+
+
+# -- an undefined interval --------------------------------------------------------------------
+
+
+def test_a_one_seed_contrast_reads_n_a_not_nan(tmp_path, capsys):
+    from tiny_configs import TINY_SWEEP
+
+    config = write_config(tmp_path, TINY_SWEEP + "contrasts:\n  - {metric: stale_citation_share, "
+                          "baseline: {scenario: control}}\n")
+    out = tmp_path / "out"
+    assert main(["run", str(config), "--out", str(out), "--workers", "1", "--no-progress", "--seed", "4"]) == 0
+    printed = capsys.readouterr().out
+    lines = [line for line in printed.splitlines() if " vs scenario=control: " in line]
+    assert len(lines) == 2 and all(line.endswith(" pp [n/a (1 seed)]") for line in lines), lines
+    assert "nan" not in printed
+    contrasts = (out / "tiny" / "contrasts.csv").read_text()
+    assert "stale_citation_share" in contrasts  # the file keeps the undefined bounds empty, as before
+    assert main(["run", str(config), "--out", str(out), "--workers", "1", "--no-progress", "--seeds", "4 5"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if " vs scenario=control: " in line]
+    assert all(line.endswith("(2 seeds)") and "n/a" not in line for line in lines), lines
+
+
+def test_the_simulated_advice_writes_an_undefined_interval_as_n_a():
+    from kbsim.stats.intervals import no_interval
+
+    assert no_interval(1) == "n/a (1 seed)" and no_interval(1, "day") == "n/a (1 day)"
+    assert no_interval(3) == "n/a" and no_interval(None) == "n/a" and no_interval(float("nan")) == "n/a"

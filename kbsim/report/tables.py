@@ -14,6 +14,7 @@ import pandas as pd
 
 from kbsim.report.experiments import Experiment, match, role, staleness_days
 from kbsim.sim.strategies import strategy_names
+from kbsim.stats.intervals import no_interval
 from kbsim.stats.metrics import METRICS
 from kbsim.stats.summary import MetricSelector, underpowered
 from kbsim.units import format_bytes, format_duration
@@ -292,9 +293,17 @@ def seed_warnings(summary: pd.DataFrame) -> list[str]:
 
 
 def format_contrast(row, unit: str) -> str:
-    """One contrast: the difference (points for shares) or ratio with its paired interval."""
+    """One contrast: the difference (points for shares) or ratio with its paired interval, or
+    ``[n/a (1 seed)]`` where one seed leaves it undefined."""
     if isinstance(row["value"], float) and math.isnan(row["value"]):
         return "n/a"
+    if any(isinstance(row[k], float) and math.isnan(row[k]) for k in ("ci_low", "ci_high")):
+        undefined = no_interval(row.get("seeds"))
+        if row["compare"] == "ratio":
+            return f"x{row['value']:.3g} [{undefined}]"
+        if unit == "share":
+            return f"{100 * row['value']:+.1f} pp [{undefined}]"
+        return f"{row['value']:+.4g} [{undefined}]"
     if row["compare"] == "ratio":
         text = f"x{row['value']:.3g} [{row['ci_low']:.3g}, {row['ci_high']:.3g}]"
     elif unit == "share":
@@ -315,5 +324,6 @@ def format_contrasts(frame: pd.DataFrame, keys: list[str]) -> str:
     for _, row in frame.iterrows():
         point = point_label(row, keys)
         unit = METRICS[row["metric"]].unit if row["metric"] in METRICS else "count"
-        lines.append(f"{row['name']} {point} vs {row['baseline']}: {format_contrast(row, unit)} ({row['seeds']} seeds)")
+        seeds = "" if row["seeds"] == 1 else f" ({row['seeds']} seeds)"  # one seed: said in the interval
+        lines.append(f"{row['name']} {point} vs {row['baseline']}: {format_contrast(row, unit)}{seeds}")
     return "\n".join(lines)

@@ -274,3 +274,36 @@ def test_the_simulated_advice_writes_an_undefined_interval_as_n_a():
 
     assert no_interval(1) == "n/a (1 seed)" and no_interval(1, "day") == "n/a (1 day)"
     assert no_interval(3) == "n/a" and no_interval(None) == "n/a" and no_interval(float("nan")) == "n/a"
+
+
+# -- make reproduce's notebooks ---------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.xdist_group("notebooks")
+def test_the_notebook_kernel_starts_encrypted_and_without_a_warning(tmp_path):
+    """scripts/execute_notebooks.py (make reproduce) asks jupyter_client for CurveZMQ channels;
+    ipykernel then has no TCP-without-encryption warning to print on the kernel's stderr."""
+    pytest.importorskip("nbclient")
+    code = textwrap.dedent("""\
+        import sys
+        from pathlib import Path
+        import nbformat
+        sys.path.insert(0, "scripts")
+        from execute_notebooks import notebook_client
+        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("6 * 7")])
+        client = notebook_client(notebook, Path(sys.argv[1]) / "x.ipynb")
+        with client.setup_kernel():
+            encrypted = client.km.curve_publickey is not None
+            client.execute_cell(notebook.cells[0], 0)
+        print(encrypted, notebook.cells[0].outputs[0]["data"]["text/plain"])
+        """)
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=REPO, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["True", "42"]
+    assert "without encryption" not in run.stderr, run.stderr

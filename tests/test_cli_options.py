@@ -307,3 +307,32 @@ def test_the_notebook_kernel_starts_encrypted_and_without_a_warning(tmp_path):
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["True", "42"]
     assert "without encryption" not in run.stderr, run.stderr
+
+
+def test_every_run_help_example_loads_its_config():
+    """The examples ``kbsim run --help`` shows parse, and their configs load with their --set and
+    --seeds (one once pinned the swept edit.delay_s, which the reference's contrasts then refused)."""
+    import shlex
+
+    from kbsim.cli.config_args import config_from_args
+    from kbsim.cli.run_cmd import EPILOG
+    from kbsim.experiment.config import TooLargeError
+    from kbsim.experiment.shipped import experiment_path
+
+    parser = build_parser()
+    loaded = 0
+    for line in EPILOG.splitlines():
+        command = line.split("#")[0].strip()
+        if not command.startswith("kbsim "):
+            continue
+        args = parser.parse_args(shlex.split(command)[1:])
+        if args.config.endswith(".yaml"):
+            continue  # a file of the user's
+        args.config = str(experiment_path(args.config))
+        try:
+            config_from_args(args)
+        except TooLargeError:
+            args.yes = True  # kbsim run prints the estimate and asks for --yes: a config that loads
+            config_from_args(args)
+        loaded += 1
+    assert loaded >= 6

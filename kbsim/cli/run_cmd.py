@@ -22,7 +22,7 @@ examples:
   kbsim run my-study.yaml            # or a config file of your own
   kbsim run zipf_sweep --workers 8 --set saves.count=500
   kbsim sweep zipf_sweep --executor dask --scheduler tcp://10.0.0.5:8786
-  kbsim run reference --seeds 3 --set edit.delay_s=10min --out /tmp/results   # seeds 1, 2 and 3
+  kbsim run reference --seeds 3 --set checks.interval_s=30min --out /tmp/results   # seeds 1, 2 and 3
   kbsim run reference --seed 7 --quiet   # seed 7 alone, without notes or warnings
   kbsim run reference --seeds 1-200   # extends the results: the config's seeds 1-20 are reused
   kbsim run reference --precision stale_citation_share@end=0.02 --max-seeds 320

@@ -24,7 +24,7 @@ from __future__ import annotations
 import reprlib
 import unicodedata
 
-__all__ = ["UsageError", "brief", "printable"]
+__all__ = ["OptionError", "UsageError", "brief", "printable"]
 
 _brief = reprlib.Repr()
 _brief.maxstring = 60
@@ -77,3 +77,12 @@ class UsageError(ValueError):
     the subclasses add the structured fields (``source`` and ``key_path``,
     ``path``, ``flag``, ...) their callers read.
     """
+
+
+class OptionError(UsageError):
+    """A command-line option that cannot be used as given; ``flag`` names it (``--seed``)."""
+
+    def __init__(self, flag: str, problem: str) -> None:
+        self.flag = flag
+        self.problem = problem
+        super().__init__(f"{flag}: {problem}")

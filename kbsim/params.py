@@ -9,10 +9,21 @@ their own models so that sweeps can address them by dotted name
 from __future__ import annotations
 
 import math
+import typing
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
+
+from kbsim.units import parse_duration
 
 #: Parameters that name input files (relative paths are relative to the config file that
 #: sets them; kbsim.experiment.load resolves them when it reads the file).
@@ -31,6 +42,21 @@ CORPUS_LANGUAGES = (
 #: on a corpus from files has these per article unless its counts are given.
 SAVES_PER_ARTICLE = 0.75
 QUESTIONS_PER_ARTICLE = 0.3
+
+
+def _seconds(value: Any) -> Any:
+    """A duration written with its unit (``10min``, ``1.5h``, ``90s``) as its number of seconds;
+    a number (or anything else) as it is, for the field's own check. A key ending in ``_s``
+    says its unit, so a bare number there is seconds, and text without a unit too (``"600"``)."""
+    if isinstance(value, str):
+        seconds = parse_duration(value, allow_zero=True)
+        return int(seconds) if seconds.is_integer() else seconds  # "10min" reads as the 600 a config writes
+    return value
+
+
+#: A duration in seconds that a config may also write with a unit (``edit.delay_s: 10min``):
+#: the model, and so every dump, run id and table, holds the number of seconds.
+Seconds = Annotated[float, BeforeValidator(_seconds)]
 
 
 class _Frozen(BaseModel):
@@ -204,7 +230,7 @@ MAX_TITLE_SEARCH_LIMIT = 20
 class CheckParams(_Frozen):
     """The agent re-checking every citation it has given."""
 
-    interval_s: float = Field(3600.0, gt=0, description="time between checks")
+    interval_s: Seconds = Field(3600.0, gt=0, description="time between checks")
     poll_page_size: int = Field(100, ge=1, le=100)
     title_search_limit: int = Field(10, ge=1, le=MAX_TITLE_SEARCH_LIMIT)
 
@@ -221,7 +247,7 @@ class EditParams(_Frozen):
     _OMITTED_WHEN_DEFAULT = ("compare_and_swap", "idempotency_key")
 
     share: float = Field(0.25, ge=0, le=1, description="share of answers followed by an edit")
-    delay_s: float | None = Field(None, ge=0)
+    delay_s: Seconds | None = Field(None, ge=0)
     delay_distribution: Literal["fixed", "exponential", "lognormal"] = "fixed"
     lognormal_sigma: float = Field(1.0, gt=0, description="spread of the lognormal delay")
     max_retries: int = Field(1, ge=0, le=10, description="re-read-and-retry rounds after a conflict")
@@ -255,8 +281,8 @@ class TransportParams(_Frozen):
     ``timeout_s``, then retries after a backoff doubling from ``backoff_s``."""
 
     loss_rate: float = Field(0.0, ge=0, le=0.5, description="probability of each of the two losses per call")
-    timeout_s: float = Field(30.0, gt=0, description="how long the agent waits for a reply before retrying")
-    backoff_s: float = Field(1.0, ge=0, description="the first retry's backoff; each further one doubles")
+    timeout_s: Seconds = Field(30.0, gt=0, description="how long the agent waits for a reply before retrying")
+    backoff_s: Seconds = Field(1.0, ge=0, description="the first retry's backoff; each further one doubles")
     max_retries: int = Field(
         3, ge=0, le=20,
         description="retries of an edit after its first try (read-only tools are retried until answered)",
@@ -323,7 +349,7 @@ class DayParams(_Frozen):
         "uniform",
         description="'uniform': exactly `count` arrivals at uniform times; 'poisson': a Poisson number of them",
     )
-    event_retention_s: float | None = Field(None, gt=0, description="None keeps every event")
+    event_retention_s: Seconds | None = Field(None, gt=0, description="None keeps every event")
     corpus: CorpusParams = CorpusParams()
     saves: SaveParams = SaveParams()
     questions: QuestionParams = QuestionParams()
@@ -379,3 +405,52 @@ class DayParams(_Frozen):
             if "count" not in group.model_fields_set and group.trace is None:
                 update[name] = group.model_copy(update={"count": math.floor(rate * articles + 0.5)})
         return self.model_copy(update=update) if update else self
+
+
+def _holds_seconds(annotation: Any) -> bool:
+    """Whether a field's annotation is :data:`Seconds` (or ``Seconds | None``)."""
+    if annotation is Seconds:
+        return True
+    return any(_holds_seconds(arg) for arg in typing.get_args(annotation) if arg is not type(None))
+
+
+def _duration_fields(model: type[BaseModel], prefix: str = "") -> tuple[str, ...]:
+    found: list[str] = []
+    for name, field in model.model_fields.items():
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            found += _duration_fields(annotation, f"{prefix}{name}.")
+        elif _holds_seconds(annotation) or any(
+            isinstance(m, BeforeValidator) and m.func is _seconds for m in field.metadata
+        ):
+            found.append(prefix + name)
+    return tuple(found)
+
+
+#: The day's durations, by dotted name: each takes a number of seconds or text with a unit.
+DURATION_FIELDS: tuple[str, ...] = _duration_fields(DayParams)
+
+
+def in_seconds(dotted: str, value: Any) -> Any:
+    """``value`` of the parameter ``dotted`` in its canonical form: a duration written with a
+    unit (``"10min"``) as its number of seconds (600.0); any other value as it is.
+
+    Raises:
+        ValueError: ``dotted`` is a duration and ``value`` text that is not one.
+    """
+    return _seconds(value) if dotted in DURATION_FIELDS else value
+
+
+def nested_in_seconds(nested: dict, prefix: str = "") -> dict:
+    """A copy of nested day parameters (``{"edit": {"delay_s": "10min"}}``) with every duration
+    written with a unit as its number of seconds: the form a config's canonical dump, its
+    contrasts and its sweep values are compared and stored in."""
+    out = {}
+    for key, value in nested.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out[key] = nested_in_seconds(value, f"{dotted}.")
+        else:
+            out[key] = in_seconds(dotted, value)
+    return out
+

@@ -1,7 +1,8 @@
 """Durations and byte sizes: one parser and one formatter each.
 
 :func:`parse_duration` reads ``15min``, ``90s``, ``1.5h``, ``1h30min`` or a bare
-number of seconds; :func:`parse_bytes` reads ``1.5 GB``, ``300kB`` or a bare number
+number of seconds (refused with ``unit_required``, for a flag whose name does not say the
+unit); :func:`parse_bytes` reads ``1.5 GB``, ``300kB`` or a bare number
 of bytes (decimal units). Both raise ``ValueError`` with the problem; a caller that
 knows which option or key gave the text names it (``kbsim advise`` does, in
 :mod:`kbsim.cli.advise_cmd`).
@@ -154,12 +155,20 @@ _DURATION_UNITS = {
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*([a-z]*)")
 
 
-def parse_duration(text: str) -> float:
+def parse_duration(text: str, *, unit_required: bool = False, allow_zero: bool = False) -> float:
     """Seconds from ``90s``, ``15min``, ``1.5h``, ``1h30min`` or a bare number of seconds.
+
+    Args:
+        text: the duration.
+        unit_required: refuse a bare number (``15``): where nothing says the unit, 15 may
+            mean seconds or minutes (``kbsim advise --max-latency``). Where the name says
+            it (a key ending in ``_s``), a bare number is seconds and this stays False.
+        allow_zero: accept a duration of 0 (an edit delay of ``0s``).
 
     Raises:
         ValueError: the text is empty, has an unknown unit or something else beside
-            the parts, or is not a positive duration.
+            the parts, has no unit when one is required, or is not a positive duration
+            (at least 0 with ``allow_zero``).
     """
     raw = str(text).strip().lower()
     if not raw:
@@ -180,8 +189,13 @@ def parse_duration(text: str) -> float:
                 position += 1
         if position != len(raw):
             raise ValueError(f"expected a duration like 15min, 90s or 1.5h, got {text!r}") from None
-    if not (math.isfinite(seconds) and seconds > 0):
-        raise ValueError(f"expected a positive duration, got {text!r}")
+    else:
+        if unit_required and math.isfinite(seconds):
+            raise ValueError(f"{str(text).strip()} has no unit: write {str(text).strip()}s or "
+                             f"{str(text).strip()}min (or h, d)")
+    if not (math.isfinite(seconds) and (seconds > 0 or (allow_zero and seconds == 0))):
+        kind = "a duration of at least 0" if allow_zero else "a positive duration"
+        raise ValueError(f"expected {kind}, got {text!r}")
     return seconds
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from traitlets.config import Config
 
 from kbsim.files import atomic_write_text
 
@@ -38,15 +39,37 @@ def leaks(notebook) -> list[str]:
     return found
 
 
-def execute(path: Path) -> None:
-    notebook = nbformat.read(path, as_version=4)
-    client = NotebookClient(
+def kernel_config() -> Config:
+    """The kernel manager's settings: its channels encrypted with CurveZMQ
+    (``KernelManager.transport_encryption = "auto"``, jupyter_client 8.9 and later, for a
+    kernelspec that declares ``supported_encryption``, as ipykernel's does) where pyzmq has
+    CurveZMQ. Without it ipykernel warns, on every kernel start, that the kernel runs over
+    TCP without encryption: that warning goes away because the traffic is encrypted, not
+    because a warning is filtered. An older jupyter_client, which has no such setting (and
+    whose ipykernel does not warn), gets none, so traitlets does not warn of an unknown one."""
+    import zmq
+    from jupyter_client.manager import KernelManager
+
+    if "transport_encryption" in KernelManager.class_trait_names() and zmq.has("curve"):
+        return Config({"KernelManager": {"transport_encryption": "auto"}})
+    return Config()
+
+
+def notebook_client(notebook, path: Path) -> NotebookClient:
+    """The client that runs ``notebook`` (read from ``path``) in its folder, on an encrypted kernel."""
+    return NotebookClient(
         notebook,
         timeout=1800,
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
         record_timing=False,
+        config=kernel_config(),
     )
+
+
+def execute(path: Path) -> None:
+    notebook = nbformat.read(path, as_version=4)
+    client = notebook_client(notebook, path)
     previous = os.environ.pop("KBSIM_QUICK", None)
     try:
         client.execute()

@@ -22,7 +22,7 @@ REFERENCE = advise.day_params(articles=400, saves_per_day=300, questions_per_day
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("15min", 900), ("90s", 90), ("1.5h", 5400), ("1h30min", 5400), ("2 h", 7200), ("45", 45), (".5d", 43200)],
+    [("15min", 900), ("90s", 90), ("1.5h", 5400), ("1h30min", 5400), ("2 h", 7200), ("45s", 45), (".5d", 43200)],
 )
 def test_durations_parse_with_units(text, seconds):
     assert duration_option(text, "--max-latency") == seconds
@@ -37,6 +37,7 @@ def test_durations_parse_with_units(text, seconds):
         ("-5min", "expected a duration"),
         ("0s", "positive"),
         ("15min later", "expected a duration"),
+        ("45", "45 has no unit: write 45s or 45min"),
     ],
 )
 def test_bad_durations_name_the_flag(text, problem):

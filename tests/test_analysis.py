@@ -148,8 +148,25 @@ def test_inside_ci():
 
 
 def test_load_results_names_a_missing_directory(tmp_path):
-    with pytest.raises(FileNotFoundError, match="nowhere"):
-        frames.load_results(tmp_path / "nowhere")
+    from kbsim.experiment.results import load_results
+
+    with pytest.raises(FileNotFoundError, match="results directory '.*nowhere' does not exist"):
+        load_results(tmp_path / "nowhere")
+
+
+def test_there_is_one_load_results_and_the_report_s_is_a_deprecated_alias(tmp_path, monkeypatch):
+    """kbsim.report.frames.load_results was public (kbsim.analysis re-exported it): it stays one
+    release, warning, and calls the one function, kbsim.experiment.results.load_results."""
+    import kbsim
+    import kbsim.experiment.results
+
+    assert kbsim.load_results is kbsim.experiment.results.load_results
+    assert "load_results" not in frames.__all__
+    seen = []
+    monkeypatch.setattr(kbsim.experiment.results, "load_results", lambda path: seen.append(path) or {})
+    with pytest.warns(DeprecationWarning, match="kbsim.load_results"):
+        assert frames.load_results(tmp_path) == {}
+    assert seen == [tmp_path]
 
 
 def test_analysis_model_and_pipeline_do_not_import_matplotlib():

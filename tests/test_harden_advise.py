@@ -41,7 +41,7 @@ def test_a_day_that_nearly_empties_is_still_answered_in_finite_numbers():
     assert all(math.isfinite(v) for v in (answer.edit.delay_s, answer.edit.gone_rate))
 
 
-@pytest.mark.parametrize("interval", ["0.001", "0.5s", "1s"])
+@pytest.mark.parametrize("interval", ["0.001s", "0.5s", "1s"])  # a bare number has no unit: refused first
 def test_a_min_interval_implying_too_many_checks_is_refused_at_once(interval, capsys):
     started = time.perf_counter()
     assert main(["advise", "--max-latency", "15min", "--min-interval", interval]) == 2

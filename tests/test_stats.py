@@ -268,9 +268,12 @@ def test_terminal_summary_shows_names_with_intervals_and_warns_below_the_needed_
     assert "%" in text and "[" in text
     # 4 seeds: enough where coverage was measured (2), too few for metrics it was not (5)
     warnings = seed_warnings(summary)
-    assert any("bytes_per_check has 4 seeds" in line for line in warnings)
-    assert not any("stale_citation_share" in line for line in warnings)
-    assert any("stale_citation_share has 1 seeds" in line for line in seed_warnings(summary.assign(seeds=1)))
+    assert len(warnings) == 1  # every metric short of seeds, said once
+    assert warnings[0].startswith("warning: 4 seeds at some points, fewer than the 5 from which the 95% intervals of ")
+    assert "bytes_per_check" in warnings[0] and "stale_citation_share" not in warnings[0]
+    alone = seed_warnings(summary.assign(seeds=1))
+    assert len(alone) == 1 and alone[0].startswith("warning: 1 seed at some points: no 95% interval there for ")
+    assert "stale_citation_share" in alone[0] and "more" in alone[0]
     assert not seed_warnings(summary.assign(seeds=20))
 
 

@@ -19,6 +19,9 @@ import sys
 from kbsim.cli import advise_day
 from kbsim.cli.advise_options import duration_option, number_option, share_option
 
+#: Seeds per scenario of --verify when --seeds is not given.
+VERIFY_SEEDS = "20"
+
 EPILOG = """\
 examples:
   kbsim advise --max-latency 15min            # the reference day: 400 articles, 300 saves, 120 questions
@@ -32,6 +35,8 @@ examples:
 
 
 def register(subparsers) -> None:
+    from kbsim.cli.config_args import add_quiet_argument
+
     parser = subparsers.add_parser(
         "advise",
         help="the cheapest check strategy and interval for your day, and a safe edit delay",
@@ -79,12 +84,23 @@ def register(subparsers) -> None:
     parser.add_argument("--json", action="store_true", help="print the answer as JSON")
     verify = parser.add_argument_group("verification by simulation")
     verify.add_argument("--verify", action="store_true", help="simulate the advised days and compare")
-    verify.add_argument("--seeds", default="20", metavar="N", help="seeds (simulated days) per scenario (20)")
+    verify.add_argument(
+        "--seeds",
+        default=None,
+        metavar="N",
+        help="how many seeds (simulated days) per scenario: N means seeds 1 to N (default 20 with --verify; "
+        "with --config or --trace, 1 per day of a log and 5 of a synthetic day)",
+    )
+    verify.add_argument(
+        "--seed", default=None, metavar="N",
+        help="simulate this one seed alone (--config or --trace; --verify's intervals need --seeds 2 or more)",
+    )
     verify.add_argument(
         "--out", default="results", metavar="DIR", help="results go to DIR/advise-<hash>/ (default: results)"
     )
     verify.add_argument("--workers", default=None, metavar="N", help="processes (default: CPU count)")
     verify.add_argument("--yes", action="store_true", help="run a verification above kbsim's size limits")
+    add_quiet_argument(parser)
     parser.set_defaults(func=run, error_prefix="kbsim advise: error: ")
 
 
@@ -113,7 +129,13 @@ def _question(args):
         "min_interval_s": duration_option(args.min_interval, "--min-interval"),
         "max_conflict_rate": share_option(args.max_conflicts, "--max-conflicts"),
     }
-    seeds = number_option(args.seeds, "--seeds", True)
+    from kbsim.cli.config_args import exclusive_seeds
+
+    exclusive_seeds(args)
+    if args.seed is not None and args.verify:
+        raise AdviceError("--seed", "--verify sets the model beside 95% intervals over seeds, which need at least "
+                          "2 seeds; give --seeds N (N from 2), or --config/--trace to simulate one seed")
+    seeds = number_option(VERIFY_SEEDS if args.seeds is None else args.seeds, "--seeds", True)
     if not 2 <= seeds <= 1000:
         raise AdviceError("--seeds", f"expected 2 to 1000 (an interval needs at least two days), got {seeds}")
     workers = None if args.workers is None else number_option(args.workers, "--workers", True)
@@ -140,14 +162,17 @@ def run(args) -> int:
         print("\n".join([day_line, *answer.lines()]), flush=True)
     code = 0
     if args.verify:
-        code, verified = _verify(answer, seeds, args.out, workers, args.yes, quiet=args.json)
+        code, verified = _verify(answer, seeds, args.out, workers, args.yes, as_json=args.json, quiet=args.quiet)
         output["verify"] = verified
     if args.json:
         print(json.dumps(output, indent=2, allow_nan=False))
     return code
 
 
-def _verify(answer, seeds: int, out: str, workers: int | None, yes: bool, quiet: bool) -> tuple[int, dict | None]:
+def _verify(answer, seeds: int, out: str, workers: int | None, yes: bool, as_json: bool,
+            quiet: bool) -> tuple[int, dict | None]:
+    """Simulate ``answer``'s days and set them beside it (printed unless ``as_json``); ``quiet``
+    drops the estimate, the progress bar and the runner's notes, never an error."""
     from kbsim.experiment.config import ConfigError
     from kbsim.experiment.load import config_from_dict
     from kbsim.experiment.runner import ResultsError, TooLargeError, run_experiment
@@ -157,6 +182,10 @@ def _verify(answer, seeds: int, out: str, workers: int | None, yes: bool, quiet:
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
+    def note(message: str) -> None:
+        if not quiet:
+            log(message)
+
     try:
         config = config_from_dict(advise.verify_config(answer, seeds))
     except ConfigError as error:  # a day the simulation cannot hold (kbsim.experiment.limits)
@@ -165,13 +194,13 @@ def _verify(answer, seeds: int, out: str, workers: int | None, yes: bool, quiet:
     estimate = config.estimate()
     workers = workers or os.cpu_count() or 1
     wall = format_duration(estimate.cpu_s / min(workers, estimate.runs), "estimate")
-    log(
+    note(
         f"Verifying: {estimate}; roughly {wall} "
         f"with {workers} worker{'s' if workers > 1 else ''} (days checked every few minutes take longer). "
         f"Results in {out}/{config.name}/ (reused when you ask again)."
     )
     try:
-        result = run_experiment(config, out, workers=workers, progress=not quiet, log=log, yes=yes)
+        result = run_experiment(config, out, workers=workers, progress=not (as_json or quiet), log=note, yes=yes)
     except TooLargeError as error:
         log(f"kbsim advise: error: --verify: {error.problem}")
         log("  (the answer above is the model's; lower --seeds, or pass --yes to simulate anyway)")
@@ -186,7 +215,7 @@ def _verify(answer, seeds: int, out: str, workers: int | None, yes: bool, quiet:
         log(f"kbsim advise: {len(result.failures)} runs failed; see {result.directory}/errors")
         return 1, None
     frame = advise.compare(answer, result.summary)
-    if not quiet:
+    if not as_json:
         print(
             f"\nSimulated ({len(config.seeds)} seeds per day, {result.runs_total} days, "
             f"{result.wall_time_s:.0f} s; 95% intervals over seeds):",

@@ -12,7 +12,8 @@ disagree. ``--verify`` simulates even when the model holds.
 
 The simulation is kept small for a laptop: one seed per day of a replayed log (the log's
 days are the replications; seeds change only the text people write and the agent's
-choices), five seeds of a synthetic day, unless ``--seeds`` says otherwise.
+choices), five seeds of a synthetic day, unless ``--seeds N`` (seeds 1 to N) or ``--seed N``
+(that seed alone) says otherwise.
 """
 
 from __future__ import annotations
@@ -29,8 +30,6 @@ from kbsim.cli.advise_options import duration_option, share_option
 #: Simulated days per day of a replayed log, and of a synthetic day, when --seeds is not given.
 LOG_SEEDS = 1
 SYNTHETIC_SEEDS = 5
-#: advise's --seeds default (its --verify's); another value is the user's choice.
-_VERIFY_SEEDS_DEFAULT = "20"
 #: The day flags that --config and --trace replace (--articles stays: a trace does not say it).
 _DAY_FLAGS = {"saves_per_day": "300", "questions_per_day": "120", "zipf": "0.9", "day_hours": "8",
               "citations_per_answer": "2", "saves_popularity": "zipf"}
@@ -72,8 +71,13 @@ def _question(args):
         "max_conflict_rate": share_option(args.max_conflicts, "--max-conflicts"),
     }
     edit_share = share_option(args.edit_share, "--edit-share", allow_all=True)
-    seeds = None
-    if str(args.seeds) != _VERIFY_SEEDS_DEFAULT:
+    from kbsim.cli.config_args import exclusive_seeds, one_seed
+
+    exclusive_seeds(args)
+    seeds: int | list[int] | None = None
+    if args.seed is not None:
+        seeds = [one_seed(args.seed)]
+    elif args.seeds is not None:
         text = str(args.seeds).strip()
         if not text.isdigit() or not 1 <= int(text) <= 1000:
             raise AdviceError("--seeds", f"expected 1 to 1000 simulated days per day, got {args.seeds!r}")
@@ -192,6 +196,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     unit = "days" if replayed else "seeds"
     seeds = seeds or (LOG_SEEDS if replayed else SYNTHETIC_SEEDS)
+    which = f"seed {seeds[0]}" if isinstance(seeds, list) else f"{seeds} seed{'s' if seeds > 1 else ''}"
     workers = workers or os.cpu_count() or 1
 
     def log(message: str) -> None:
@@ -199,13 +204,14 @@ def run(args: argparse.Namespace) -> int:
 
     day_config = {"params": params, "scenarios": scenarios}
     delays = len([d for d in EDIT_DELAYS_S if d <= day.day_s]) + 1
-    log(f"Simulating: the check intervals around the model's answer (wider until the cheapest meeting the target "
-        f"is found), and edits after {delays} delays, on {len(scenarios) if replayed else 1} "
-        f"day{'s' if replayed and len(scenarios) > 1 else ''} x {seeds} seed{'s' if seeds > 1 else ''}, "
-        f"{workers} worker{'s' if workers > 1 else ''} (results in {args.out}/, reused when you ask again).")
+    if not args.quiet:
+        log(f"Simulating: the check intervals around the model's answer (wider until the cheapest meeting the "
+            f"target is found), and edits after {delays} delays, on {len(scenarios) if replayed else 1} "
+            f"day{'s' if replayed and len(scenarios) > 1 else ''} x {which}, "
+            f"{workers} worker{'s' if workers > 1 else ''} (results in {args.out}/, reused when you ask again).")
     try:
         simulated = simulate_advice(day_config, answer, out_dir=args.out, seeds=seeds, unit=unit, workers=workers,
-                                    log=None if args.json else log, yes=args.yes)
+                                    log=None if (args.json or args.quiet) else log, yes=args.yes)
     except TooLargeError as exc:
         log(f"kbsim advise: error: the simulation: {exc.problem}")
         log("  (the answer above is the model's; lower --seeds, or pass --yes to simulate anyway)")

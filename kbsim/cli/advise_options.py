@@ -30,10 +30,11 @@ def number_option(text: str, flag: str, integral: bool) -> float:
 
 
 def duration_option(text: str, flag: str) -> float:
-    """Seconds from ``15min``, ``90s``, ``1.5h``, ``1h30min`` or a bare number
-    (:func:`kbsim.units.parse_duration`); AdviceError naming ``flag``."""
+    """Seconds from ``15min``, ``90s``, ``1.5h`` or ``1h30min`` (:func:`kbsim.units.parse_duration`);
+    AdviceError naming ``flag``. A bare number is refused: nothing in a flag such as
+    ``--max-latency`` says whether 15 means seconds or minutes."""
     try:
-        return parse_duration(text)
+        return parse_duration(text, unit_required=True)
     except ValueError as exc:
         raise AdviceError(flag, str(exc)) from None
 

@@ -22,6 +22,7 @@ examples:
 
 
 def register(subparsers) -> None:
+    from kbsim.cli.config_args import add_quiet_argument
     from kbsim.report.figures import FIGURE_NAMES
 
     parser = subparsers.add_parser(
@@ -85,6 +86,7 @@ def register(subparsers) -> None:
         action="store_true",
         help="discard the figures' experiment results and run them anew",
     )
+    add_quiet_argument(parser)
     parser.set_defaults(func=run, error_prefix="kbsim figures: ")
 
 
@@ -125,7 +127,8 @@ def run(args) -> int:
             reproduction_path=None if (quick or args.docs) else out / "docs" / "reproduction.md",
             workers=args.workers,
             fresh=args.fresh,
-            log=lambda line: print(line, file=sys.stderr),
+            log=None if args.quiet else (lambda line: print(line, file=sys.stderr)),
+            progress=not args.quiet,
         )
     except UsageError:  # a bad config or results folder: reported by kbsim.cli.main
         raise
@@ -140,8 +143,9 @@ def run(args) -> int:
         return 1
     for path in written:
         print(path)
-    print(
-        f"kbsim figures: {len(written)} files in {time.perf_counter() - started:.1f} s",
-        file=sys.stderr,
-    )
+    if not args.quiet:
+        print(
+            f"kbsim figures: {len(written)} files in {time.perf_counter() - started:.1f} s",
+            file=sys.stderr,
+        )
     return 0

@@ -33,6 +33,8 @@ examples:
 
 def register(subparsers) -> None:
     """Add ``kbsim fit`` to the command line."""
+    from kbsim.cli.config_args import add_quiet_argument
+
     parser = subparsers.add_parser(
         "fit",
         help="estimate a day (rates, profile, popularity, bursts) from your logs, and write it as a config",
@@ -72,6 +74,7 @@ def register(subparsers) -> None:
     out.add_argument("--force", action="store_true", help="overwrite the config (and its traces) if they exist")
     out.add_argument("--figure", metavar="FILE", help="draw the rank-frequency curves and the profile (.png/.svg/.pdf)")
     out.add_argument("--json", action="store_true", help="print the fit as JSON")
+    add_quiet_argument(out)
     parser.set_defaults(func=run)
 
 
@@ -134,7 +137,7 @@ def run(args) -> int:
         return _error(str(exc))
     output = fit.to_dict()
     if not args.json:
-        print("\n".join(fit.lines()), flush=True)
+        print("\n".join(fit.lines(notes=not args.quiet)), flush=True)
     if args.write_config:
         from kbsim.fit.config import write_config
 
@@ -151,7 +154,8 @@ def run(args) -> int:
                    f"{written.path.parent / (written.path.stem + '-traces')})" if written.replay
                    else "the synthetic day of the fitted numbers")
             print(f"Wrote {written.path}: {how}; every article's counts in {written.popularity}.")
-            print(f"  kbsim run {written.path}    kbsim advise --config {written.path} --max-latency 15min")
+            if not args.quiet:
+                print(f"  kbsim run {written.path}    kbsim advise --config {written.path} --max-latency 15min")
     if args.figure:
         from kbsim.report.plots import fit_rank_frequency, save_as
 

@@ -22,14 +22,15 @@ examples:
   kbsim run my-study.yaml            # or a config file of your own
   kbsim run zipf_sweep --workers 8 --set saves.count=500
   kbsim sweep zipf_sweep --executor dask --scheduler tcp://10.0.0.5:8786
-  kbsim run reference --seeds 3 --set edit.delay_s=60 --out /tmp/results
-  kbsim run reference --seeds 1-200   # extends the results: seeds 1-5 are reused
+  kbsim run reference --seeds 3 --set checks.interval_s=30min --out /tmp/results   # seeds 1, 2 and 3
+  kbsim run reference --seed 7 --quiet   # seed 7 alone, without notes or warnings
+  kbsim run reference --seeds 1-200   # extends the results: the config's seeds 1-20 are reused
   kbsim run reference --precision stale_citation_share@end=0.02 --max-seeds 320
 """
 
 
 def register(subparsers) -> None:
-    from kbsim.cli.config_args import add_config_arguments
+    from kbsim.cli.config_args import add_config_arguments, add_quiet_argument
 
     parser = subparsers.add_parser(
         "run",
@@ -93,6 +94,7 @@ def register(subparsers) -> None:
         help="the most seeds --precision may reach (default 640)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_quiet_argument(parser)
     parser.set_defaults(func=run, error_prefix=ERROR_PREFIX)
 
 
@@ -138,8 +140,12 @@ def run(args) -> int:
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
-    for note in _sized_notes(config):
-        log(note)
+    def note(message: str) -> None:  # progress, notes and warnings: what --quiet silences
+        if not args.quiet:
+            log(message)
+
+    for line in _sized_notes(config):
+        note(line)
 
     def run_once(config, fresh: bool = args.fresh):
         return run_experiment(
@@ -149,9 +155,9 @@ def run(args) -> int:
             workers=args.workers,
             scheduler=args.scheduler,
             fresh=fresh,
-            progress=not args.no_progress,
+            progress=not (args.no_progress or args.quiet),
             batch_size=args.batch_size,
-            log=log,
+            log=note,
             yes=args.yes,
         )
 
@@ -166,7 +172,7 @@ def run(args) -> int:
                 lambda batch: run_once(batch, fresh=next(batches, False)),
                 keys,
                 max_seeds=DEFAULT_MAX_SEEDS if args.max_seeds is None else args.max_seeds,
-                log=log,
+                log=note,
             )
             result = precision.result
         else:
@@ -191,12 +197,12 @@ def run(args) -> int:
                 print("\ncontrasts (paired on common seeds; contrasts.csv):\n" + contrasts, flush=True)
         except BrokenPipeError:  # e.g. piped into head: the results are on disk regardless
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (silence the exit-time flush)
-    log(
+    note(
         "headline metrics: value [95% interval over seeds]; every metric, per hour too, is in summary.csv"
     )
     for line in seed_warnings(result.summary):
-        log(line)
-    log(
+        note(line)
+    note(
         f"{result.runs_total} runs ({result.runs_reused} reused, {result.runs_computed} computed, "
         f"{len(result.failures)} failed) in {result.wall_time_s:.1f} s with {result.executor} "
         f"x{result.workers}; results in {result.directory}"

@@ -48,11 +48,11 @@ def register(subparsers) -> None:
                         help="simulated seconds per wall-clock second, > 0 and at most "
                              f"{MAX_SPEED:g} (default {DEFAULT_SPEED:g}: a simulated minute "
                              "per second)")
-    parser.add_argument("--busy-timeout", type=float, default=DEFAULT_BUSY_TIMEOUT_S,
+    parser.add_argument("--busy-timeout", default=f"{DEFAULT_BUSY_TIMEOUT_S:g}",
                         metavar="SECONDS",
                         help="with --db: how long a write waits for another process's lock "
-                             "before the call gets the retryable tool error 'busy' (default "
-                             f"{DEFAULT_BUSY_TIMEOUT_S:g})")
+                             "before the call gets the retryable tool error 'busy': seconds, or "
+                             f"a duration with its unit (2s, 1min; default {DEFAULT_BUSY_TIMEOUT_S:g} s)")
     parser.add_argument("--http", metavar="[HOST:]PORT",
                         help="serve over Streamable HTTP at http://HOST:PORT/mcp instead of stdio "
                              "(HOST default 127.0.0.1; PORT 0: a free port, printed at start); "
@@ -77,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from kbsim.extras import require
     from kbsim.params import DayParams
     from kbsim.serve.server import ServeConfigError, check_busy_timeout, check_speed, serve, serve_stdio, served_corpus
+    from kbsim.units import parse_duration
 
     require("serve", "mcp", "kbsim serve")  # before anything is read: names the extra
 
@@ -87,7 +88,11 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         check_speed(args.speed)
-        check_busy_timeout(args.busy_timeout)
+        try:  # SECONDS: a bare number is seconds, and a unit may be given
+            busy_timeout_s = parse_duration(args.busy_timeout)
+        except ValueError as exc:
+            raise ServeConfigError(f"--busy-timeout: {exc}") from None
+        check_busy_timeout(busy_timeout_s)
         if args.http is None:
             given = [name for name, value in (("--allow-remote", args.allow_remote),
                                               ("--allow-host", args.allow_host),
@@ -98,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         params = DayParams() if args.config is None else load_day(args.config)
         params = served_corpus(params, args.corpus, args.language)
         serve(params, seed=args.seed, db=args.db, kb_id=args.kb_id, grants=args.grant,
-              live=args.live, speed=args.speed, busy_timeout_s=args.busy_timeout,
+              live=args.live, speed=args.speed, busy_timeout_s=busy_timeout_s,
               corpus_given=args.corpus is not None or args.language is not None,
               transport=transport)
     except KeyboardInterrupt:

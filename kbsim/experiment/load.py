@@ -261,6 +261,7 @@ def load_config(
     seeds: Any = None,
     *,
     yes: bool = True,
+    seeds_flag: str = "--seeds",
 ) -> ExperimentConfig:
     """Read, merge (``extends``), override (``--set``) and validate an experiment config.
 
@@ -270,6 +271,7 @@ def load_config(
             (``saves.count=50``) sets it for every run, or pins it if swept;
             top-level keys work too (``seeds=3``, ``sweep.zipf_s=[0,1]``).
         seeds: replaces the config's seeds (a count, a list, or CLI text).
+        seeds_flag: the option that gave ``seeds``, named by an error about them (``--seed``).
         yes: False refuses a grid above ``limits.CONFIRM_RUNS`` runs from its counts, before
             any point is validated (``kbsim run`` without ``--yes``).
 
@@ -283,8 +285,8 @@ def load_config(
         _apply_override(data, origins, item)
     _resolve_inputs(data, Path.cwd())  # paths given with --set are relative to where it runs
     if seeds is not None:
-        data["seeds"] = parse_seeds(seeds, "--seeds", "seeds")
-        origins[("seeds",)] = "--seeds"
+        data["seeds"] = parse_seeds(seeds, seeds_flag, "seeds")
+        origins[("seeds",)] = seeds_flag
     return check_config(data, origins, str(path), default_name=path.stem, yes=yes)
 
 

@@ -497,14 +497,36 @@ def load_results(directory: str | Path, tables: Iterable[str] | None = None) -> 
     runs of the config last run into ``directory`` are read. ``tables`` names the tables
     to read (by default, every one); each file read is verified against its run's record.
 
+    Args:
+        directory: an experiment's results folder, ``<out>/<experiment name>`` (what
+            :func:`kbsim.run_experiment` returns as ``result.directory``).
+        tables: the tables to read (``["metrics"]``); by default every one.
+
+    Returns:
+        Table name -> one DataFrame of every done run's rows, each row carrying
+        ``scenario``, ``run_id``, the swept parameters and ``seed``.
+
+    Example:
+        >>> import kbsim
+        >>> result = kbsim.run_experiment({"name": "tiny", "params": {"day_hours": 2,
+        ...     "corpus": {"articles": 30}, "saves": {"count": 30}, "questions": {"count": 20}},
+        ...     "seeds": 2}, "results", workers=1, progress=False)
+        >>> tables = kbsim.load_results(result.directory)
+        >>> sorted(tables["runs"]["seed"].tolist())
+        [1, 2]
+        >>> list(kbsim.load_results(result.directory, tables=["metrics"]))[:1]
+        ['metrics']
+
     Raises:
-        FileNotFoundError: no manifest. DamagedResultsError: the manifest or a run
-        recorded as done is damaged or from another kbsim; the message says which and
-        what to run.
+        FileNotFoundError: no such directory, or no manifest in it. DamagedResultsError:
+        the manifest or a run recorded as done is damaged or from another kbsim; the
+        message says which and what to run.
     """
     import pyarrow as pa
 
     directory = Path(directory)
+    if not directory.exists():
+        raise FileNotFoundError(f"results directory {str(directory)!r} does not exist")
     results = ResultsDirectory(directory)
     only = None if tables is None else {f"{name}.parquet" for name in tables}
     if not results.manifest_path.exists():

@@ -171,6 +171,22 @@ def run_experiment(
         log: called with one-line status messages (the CLI prints them).
         yes: run an experiment above :mod:`kbsim.experiment.limits`' confirmation thresholds.
 
+    Returns:
+        An :class:`ExperimentResult`: the runs total, reused, computed and failed, the
+        ``summary`` (:func:`kbsim.summarize` per scenario and sweep point, as written to
+        ``summary.csv``), the declared ``contrasts`` and the results ``directory``.
+
+    Example:
+        >>> import kbsim
+        >>> config = {"name": "tiny", "params": {"day_hours": 2, "corpus": {"articles": 30},
+        ...           "saves": {"count": 30}, "questions": {"count": 20}},
+        ...           "sweep": {"edit.delay_s": [None, "1min"]}, "seeds": 2}
+        >>> result = kbsim.run_experiment(config, "results", workers=1, progress=False)
+        >>> result.runs_total, result.ok
+        (4, True)
+        >>> kbsim.run_experiment(config, "results", workers=1, progress=False).runs_reused
+        4
+
     Raises:
         ConfigError: a bad config; TooLargeError (a ConfigError) when it is above the
         thresholds and ``yes`` is not given; ResultsConflictError: another run writes

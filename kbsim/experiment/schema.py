@@ -59,7 +59,7 @@ from kbsim.experiment.config import (
 )
 from kbsim.experiment.paths import check_leaf, flatten_sweep, get_nested, has_path, model_at, nest_params, unknown
 from kbsim.inputs import InputError
-from kbsim.params import INPUT_PATHS, DayParams
+from kbsim.params import INPUT_PATHS, DayParams, in_seconds, nested_in_seconds
 from kbsim.sim.replay import check_inputs
 from kbsim.store import store_backend
 
@@ -233,7 +233,7 @@ def _check_params(raw: Any, ctx: Checking) -> dict:
         DayParams.model_validate(params, strict=True)
     except ValidationError as exc:
         raise validation_error(exc, "params", ctx.origins, ("params",), ctx.source) from None
-    return params
+    return nested_in_seconds(params)  # canonical: a duration written 10min is held as 600.0
 
 
 def _check_seeds(raw: Any, ctx: Checking) -> list[int]:
@@ -254,7 +254,7 @@ def _check_scenarios(raw: Any, ctx: Checking) -> dict:
             raise validation_error(
                 exc, f"scenarios.{scenario}", ctx.origins, ("scenarios", scenario), ctx.source
             ) from None
-    return scenarios
+    return {scenario: nested_in_seconds(overrides) for scenario, overrides in scenarios.items()}
 
 
 def _check_sweep(raw: Any, ctx: Checking) -> dict:
@@ -290,7 +290,9 @@ def _check_sweep(raw: Any, ctx: Checking) -> dict:
                     "swept or set per scenario, not both",
                 )
     _check_counts(len(ctx.checked["seeds"]), len(scenarios), sweep, ctx)
-    return {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in sweep.items()}
+    return {  # canonical: a duration written 10min is held as 600.0 (each value validated above)
+        k: [in_seconds(k, x) for x in v] if isinstance(v, (list, tuple)) else in_seconds(k, v) for k, v in sweep.items()
+    }
 
 
 def _check_contrasts(raw: Any, ctx: Checking) -> list[dict]:
@@ -335,13 +337,20 @@ def _check_contrasts(raw: Any, ctx: Checking) -> list[dict]:
                     f"{where}.{key}",
                     f"expected a mapping of scenario or swept parameter -> value, got {mapping!r}",
                 )
-            for name, value in mapping.items():
+            for name, value in list(mapping.items()):
                 if name not in values:
                     raise ConfigError(
                         source,
                         f"{where}.{key}.{name}",
                         f"expected 'scenario' or a swept parameter ({', '.join(values)})",
                     )
+                try:
+                    value = in_seconds(name, value)  # a swept duration, compared in seconds
+                except ValueError as exc:
+                    raise ConfigError(source, f"{where}.{key}.{name}", str(exc)) from None
+                if value != mapping[name]:
+                    item = {**item, key: {**mapping, name: value}}
+                    mapping = item[key]
                 if value not in values[name]:
                     raise ConfigError(
                         source,

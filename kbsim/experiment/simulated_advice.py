@@ -23,7 +23,7 @@ import hashlib
 import json
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,6 +43,7 @@ from kbsim.model.advise import (
 )
 from kbsim.params import DayParams
 from kbsim.sim.strategies import get_strategy, strategy_names
+from kbsim.stats.intervals import no_interval
 from kbsim.stats.summary import summarize
 from kbsim.units import format_bytes, format_duration
 
@@ -113,6 +114,13 @@ class SimulatedAdvice:
             "directories": list(self.directories),
         }
 
+    def _bracket(self, metric: str, low: float, high: float, show=None) -> str:
+        """``[low, high]``, or ``[n/a (1 seed)]`` where the interval is undefined (one unit)."""
+        if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (low, high)):
+            return f"[{no_interval(self.units, self.unit.removesuffix('s'))}]"
+        show = show or (lambda value: _show(metric, value))
+        return f"[{show(low)}, {show(high)}]"
+
     def lines(self) -> list[str]:
         """What ``kbsim advise`` prints of the simulated answer, one line each."""
         column = f"{self.cost}_per_hour"
@@ -127,9 +135,9 @@ class SimulatedAdvice:
             holds = "its whole interval meets the target" if c[f"{metric}_high"] <= self.target.limit * (1 + 1e-9) \
                 else "the target is inside its interval: more days would tell"
             out.append(
-                f"Simulated: {_describe(c)}: {_show(column, c[column])} [{_show(column, c[column + '_low'])}, "
-                f"{_show(column, c[column + '_high'])}]; {self.target.describe(c[metric])} "
-                f"[{_show(metric, c[metric + '_low'])}, {_show(metric, c[metric + '_high'])}] ({holds}).")
+                f"Simulated: {_describe(c)}: {_show(column, c[column])} "
+                f"{self._bracket(column, c[column + '_low'], c[column + '_high'])}; {self.target.describe(c[metric])} "
+                f"{self._bracket(metric, c[metric + '_low'], c[metric + '_high'])} ({holds}).")
         if self.runner_up is not None:
             r = self.runner_up
             out.append(f"  runner-up: {_describe(r)}: {_show(column, r[column])}, {self.target.describe(r[metric])}.")
@@ -137,9 +145,9 @@ class SimulatedAdvice:
         if math.isnan(delay):
             out.append(f"  edits: conflicts exceed {format_share(self.max_conflict_rate)} at every delay simulated.")
         else:
-            out.append(f"  edits: wait at most {format_duration(delay)} [{format_duration(self.edit_delay_low_s)}, "
-                       f"{format_duration(self.edit_delay_high_s)}] between reading and editing to keep conflicts "
-                       f"under {format_share(self.max_conflict_rate)}.")
+            bracket = self._bracket("delay_s", self.edit_delay_low_s, self.edit_delay_high_s, format_duration)
+            out.append(f"  edits: wait at most {format_duration(delay)} {bracket} between reading and editing to keep "
+                       f"conflicts under {format_share(self.max_conflict_rate)}.")
         return out
 
     def comparison_lines(self) -> list[str]:
@@ -150,8 +158,7 @@ class SimulatedAdvice:
                f"{self.units} {self.unit}):"]
         for _, row in self.comparison.iterrows():
             metric = row["metric"]
-            simulated = (f"{_show(metric, row['simulated'])} [{_show(metric, row['ci_low'])}, "
-                         f"{_show(metric, row['ci_high'])}]")
+            simulated = f"{_show(metric, row['simulated'])} {self._bracket(metric, row['ci_low'], row['ci_high'])}"
             mark = {True: "agrees", False: "DISAGREES", None: "-"}[row["agrees"]]
             out.append(f"  {row['option']:<28} {metric:<24} model {_show(metric, row['predicted']):>11}   "
                        f"simulated {simulated:<32} {mark}")
@@ -189,7 +196,7 @@ def simulate_advice(
     advice: Advice,
     *,
     out_dir: str = "results",
-    seeds: int = 2,
+    seeds: int | Sequence[int] = 2,
     unit: str = "days",
     workers: int | None = None,
     log: Callable[[str], None] | None = None,
@@ -211,7 +218,7 @@ def simulate_advice(
         day: ``{"params": ..., "scenarios": ...}`` of the day (an experiment config's), the
             scenarios being the log's days when it replays one.
         advice: the analytic model's answer to the same question.
-        seeds: simulated days per scenario.
+        seeds: simulated days per scenario: a count N (seeds 1 to N) or the seeds themselves.
         unit: ``"days"`` (the scenarios are days of a log: each one unit, its seeds pooled
             into it) or ``"seeds"`` (each seed of the one day a unit).
         out_dir: the results folder the simulated runs are kept in.
@@ -234,6 +241,7 @@ def simulate_advice(
         if math.isfinite(advice.edit.delay_s) and advice.edit.delay_s > 0:
             delays.append(round(advice.edit.delay_s, 3))
         delays = sorted(set(delays))
+    seeds = int(seeds) if isinstance(seeds, (int, np.integer)) else [int(seed) for seed in seeds]
     name = f"advise-sim-{_digest([base, scenarios, seeds])}"
 
     def run(config: dict):
@@ -252,7 +260,7 @@ def simulate_advice(
             "description": "kbsim advise: the check policy's frontier, simulated",
             "params": {**base, "edit": {**(base.get("edit") or {}), "delay_s": None}},
             "scenarios": scenarios,
-            "seeds": int(seeds),
+            "seeds": seeds,
             "sweep": {_SWEPT_INTERVAL: [float(v) for v in values]},
         })
 
@@ -295,7 +303,7 @@ def simulate_advice(
         "params": {**base, "checks": {**(base.get("checks") or {}), "interval_s": params.day_s},
                    "edit": {**(base.get("edit") or {}), "share": edit_share}},
         "scenarios": scenarios,
-        "seeds": int(seeds),
+        "seeds": seeds,
         "sweep": {_SWEPT_DELAY: [float(v) for v in delays]},
     })
     runs += edits.runs_total
@@ -305,7 +313,7 @@ def simulate_advice(
     delay = largest_delay_below(edit_rows["delay_s"], edit_rows["rejection_rate"], rate)
     low_delay = largest_delay_below(edit_rows["delay_s"], edit_rows["rejection_rate_high"], rate)
     high_delay = largest_delay_below(edit_rows["delay_s"], edit_rows["rejection_rate_low"], rate)
-    units = len(scenarios) if unit == "days" else int(seeds)
+    units = len(scenarios) if unit == "days" else (seeds if isinstance(seeds, int) else len(seeds))
     simulated = SimulatedAdvice(target, cost, points, edit_rows, choice, runner_up, delay, low_delay, high_delay,
                                 rate, units, unit, runs, tuple(directories))
     return compare_with_model(simulated, advice)

@@ -301,8 +301,9 @@ class Fit:
             }
         return out
 
-    def lines(self) -> list[str]:
-        """The estimates as text, one quantity a line, with the interval and its method."""
+    def lines(self, notes: bool = True) -> list[str]:
+        """The estimates as text, one quantity a line, with the interval and its method; then,
+        with ``notes``, the notes on the log (days without activity, ...)."""
         log = self.log
         first, end = self.window
         lines = [
@@ -349,7 +350,8 @@ class Fit:
         else:
             lines.append("The analytic model's assumptions hold for this log (Poisson saves, flat profile, a Zipf "
                          "law, one ranking).")
-        lines += [f"Note: {note}" for note in (*log.notes, *self.notes)]
+        if notes:
+            lines += [f"Note: {note}" for note in (*log.notes, *self.notes)]
         return lines
 
 

@@ -40,6 +40,7 @@ from kbsim.errors import UsageError
 from kbsim.model import analytic
 from kbsim.params import DayParams
 from kbsim.sim.strategies import get_strategy, strategy_names
+from kbsim.stats.intervals import no_interval
 from kbsim.units import format_bytes, format_duration
 
 #: Check intervals an answer chooses among (seconds): round durations a builder would
@@ -556,8 +557,11 @@ def comparison_lines(frame: pd.DataFrame) -> list[str]:
         lines.append(f"{option}:")
         for _, row in group.iterrows():
             metric = row["metric"]
-            low, high = _show(metric, row["ci_low"]), _show(metric, row["ci_high"])
-            simulated = "n/a" if math.isnan(row["simulated"]) else f"{_show(metric, row['simulated'])} [{low}, {high}]"
+            if math.isnan(row["ci_low"]) or math.isnan(row["ci_high"]):
+                bracket = f"[{no_interval(row.get('seeds'))}]"
+            else:
+                bracket = f"[{_show(metric, row['ci_low'])}, {_show(metric, row['ci_high'])}]"
+            simulated = "n/a" if math.isnan(row["simulated"]) else f"{_show(metric, row['simulated'])} {bracket}"
             mark = {True: "agrees", False: "DISAGREES", None: "-"}[row["agrees"]]
             lines.append(
                 f"  {metric:<24} model {_show(metric, row['predicted']):>12}   simulated {simulated:<34} {mark}"

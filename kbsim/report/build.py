@@ -31,12 +31,14 @@ def build_figures(
     workers: int | None = None,
     log: Callable[[str], None] | None = None,
     fresh: bool = False,
+    progress: bool = True,
 ) -> list[Path]:
     """Run what is missing, draw the figures, write figures/README.md and the results pages.
 
     Returns the files written. ``only`` restricts to named figures; the pages are
     rewritten only when every figure is drawn. ``reproduction_path``: also write the
-    write-up's claims beside kbsim (:mod:`kbsim.report.reproduction`) there.
+    write-up's claims beside kbsim (:mod:`kbsim.report.reproduction`) there. ``progress``
+    shows the runner's bars (on a terminal); ``log`` takes the status lines.
     """
     from kbsim.report import plots
 
@@ -55,6 +57,7 @@ def build_figures(
             workers=workers,
             log=log,
             fresh=fresh,
+            progress=progress,
         )
         for name in needed
     }

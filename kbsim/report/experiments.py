@@ -113,11 +113,13 @@ def load_experiment(
     workers: int | None = None,
     log: Callable[[str], None] | None = None,
     fresh: bool = False,
+    progress: bool = True,
 ) -> Experiment:
     """Run the missing runs of ``<experiments_dir>/<name>.yaml`` (cached) and load its results.
 
     Quick mode reads and writes ``<results_dir>/quick/``. A changed config extends the
     results (runs are stored by parameters and seed); ``fresh`` discards them first.
+    ``progress`` shows the runner's bar (on a terminal); ``log`` takes its status lines.
     """
     from kbsim.experiment.results import ResultTables
     from kbsim.experiment.runner import run_experiment
@@ -125,7 +127,7 @@ def load_experiment(
     config = experiment_config(name, experiments_dir, quick)
     root = Path(results_dir) / ("quick" if quick else "")
     if run_missing:
-        result = run_experiment(config, root, workers=workers, progress=True, log=log, fresh=fresh)
+        result = run_experiment(config, root, workers=workers, progress=progress, log=log, fresh=fresh)
         if not result.ok:
             raise RuntimeError(
                 f"experiment {name!r}: {len(result.failures)} runs failed; see {result.directory}/errors"

@@ -9,13 +9,14 @@ Metrics and their intervals come from :mod:`kbsim.stats`, and only from there.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from kbsim.experiment.results import load_results as _load_results
+from kbsim.experiment import results as _results
 from kbsim.sim.tables import DAY_TABLES, NATIVE_COLUMNS, key_columns
 from kbsim.stats.intervals import estimate
 from kbsim.stats.summary import STRUCTURE, SUMMARY_VALUES
@@ -29,7 +30,6 @@ __all__ = [
     "day_tables",
     "inside_ci",
     "key_columns",
-    "load_results",
     "select",
     "staleness_by_hour",
 ]
@@ -42,11 +42,15 @@ TABLE_NAMES = (*DAY_TABLES, "metrics")
 
 
 def load_results(path: str | Path) -> dict[str, pd.DataFrame]:
-    """All tables of one experiment's results directory (the runner's layout)."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"results directory {str(path)!r} does not exist")
-    return _load_results(path)
+    """Deprecated: :func:`kbsim.load_results` (:func:`kbsim.experiment.results.load_results`),
+    the one function of that name, which this calls; this alias goes in the next release."""
+    warnings.warn(
+        "kbsim.report.frames.load_results is deprecated: use kbsim.load_results "
+        "(kbsim.experiment.results.load_results)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return _results.load_results(path)
 
 
 def day_tables(tables_by_seed: Mapping[int, Tables], **keys) -> dict[str, pd.DataFrame]:

@@ -14,6 +14,7 @@ import pandas as pd
 
 from kbsim.report.experiments import Experiment, match, role, staleness_days
 from kbsim.sim.strategies import strategy_names
+from kbsim.stats.intervals import no_interval
 from kbsim.stats.metrics import METRICS
 from kbsim.stats.summary import MetricSelector, underpowered
 from kbsim.units import format_bytes, format_duration
@@ -253,25 +254,56 @@ def format_summary(summary: pd.DataFrame, keys: list[str], max_columns: int = 10
     return "\n\n".join(wide[labels[i : i + 4]].to_string() for i in range(0, len(labels), 4))
 
 
+def _named(metrics: list[str], most: int = 6) -> str:
+    """``a, b and c``, or the first ``most`` and how many more."""
+    if len(metrics) > most:
+        return f"{', '.join(metrics[:most])} and {len(metrics) - most} more"
+    return metrics[0] if len(metrics) == 1 else f"{', '.join(metrics[:-1])} and {metrics[-1]}"
+
+
 def seed_warnings(summary: pd.DataFrame) -> list[str]:
-    """One line per metric whose interval rests on fewer seeds than it needs to hold."""
+    """The metrics whose intervals rest on fewer seeds than they need to hold, said once:
+    one line for the metrics without an interval (one seed), one per number of seeds they
+    were measured to need (validation/COVERAGE.md)."""
     if summary.empty:
         return []
     low = underpowered(summary)
-    lines = []
+    alone: list[str] = []
+    groups: dict[tuple[int, int], list[str]] = {}
     for metric, rows in low.groupby("metric", sort=False):
-        needed = METRICS[metric].min_seeds if metric in METRICS else 2
+        seeds = int(rows["seeds"].min())
+        if seeds < 2:
+            alone.append(metric)
+        else:
+            needed = METRICS[metric].min_seeds if metric in METRICS else 2
+            groups.setdefault((seeds, needed), []).append(metric)
+    lines = []
+    if alone:
         lines.append(
-            f"warning: {metric} has {int(rows['seeds'].min())} seeds at some points; its 95% interval "
-            f"was measured to hold from {needed} seeds (validation/COVERAGE.md)"
+            f"warning: 1 seed at some points: no 95% interval there for {_named(alone)} "
+            "(an interval needs 2 seeds or more)"
+        )
+    for (seeds, needed), metrics in groups.items():
+        lines.append(
+            f"warning: {seeds} seeds at some points, fewer than the {needed} from which the 95% "
+            f"interval{'s' if len(metrics) > 1 else ''} of {_named(metrics)} "
+            f"{'were' if len(metrics) > 1 else 'was'} measured to hold (validation/COVERAGE.md)"
         )
     return lines
 
 
 def format_contrast(row, unit: str) -> str:
-    """One contrast: the difference (points for shares) or ratio with its paired interval."""
+    """One contrast: the difference (points for shares) or ratio with its paired interval, or
+    ``[n/a (1 seed)]`` where one seed leaves it undefined."""
     if isinstance(row["value"], float) and math.isnan(row["value"]):
         return "n/a"
+    if any(isinstance(row[k], float) and math.isnan(row[k]) for k in ("ci_low", "ci_high")):
+        undefined = no_interval(row.get("seeds"))
+        if row["compare"] == "ratio":
+            return f"x{row['value']:.3g} [{undefined}]"
+        if unit == "share":
+            return f"{100 * row['value']:+.1f} pp [{undefined}]"
+        return f"{row['value']:+.4g} [{undefined}]"
     if row["compare"] == "ratio":
         text = f"x{row['value']:.3g} [{row['ci_low']:.3g}, {row['ci_high']:.3g}]"
     elif unit == "share":
@@ -292,5 +324,6 @@ def format_contrasts(frame: pd.DataFrame, keys: list[str]) -> str:
     for _, row in frame.iterrows():
         point = point_label(row, keys)
         unit = METRICS[row["metric"]].unit if row["metric"] in METRICS else "count"
-        lines.append(f"{row['name']} {point} vs {row['baseline']}: {format_contrast(row, unit)} ({row['seeds']} seeds)")
+        seeds = "" if row["seeds"] == 1 else f" ({row['seeds']} seeds)"  # one seed: said in the interval
+        lines.append(f"{row['name']} {point} vs {row['baseline']}: {format_contrast(row, unit)}{seeds}")
     return "\n".join(lines)

@@ -12,8 +12,9 @@ same parts (:func:`open_day` over its own store). The world is in
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from statistics import NormalDist
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -132,7 +133,7 @@ def agent_edits(day: Day, edit=agent_edit) -> Callable[[Answer], None]:
 
 
 def run_day(
-    params: DayParams,
+    params: DayParams | Mapping[str, Any],
     seed: int,
     *,
     trace: bool = False,
@@ -141,14 +142,40 @@ def run_day(
     saves: SaveSource | None = None,
     questions: QuestionSource | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """Simulate one day; returns the tidy tables ``citations``, ``checks``, ``detections``,
-    ``edits`` and ``saves``.
+    """Simulate one day and return its tidy tables.
 
     The same ``(params, seed)`` gives identical tables. Random streams are
     spawned from ``SeedSequence(seed)`` alone, so days that differ only in
-    parameters share common random numbers. ``store``, ``saves`` and
-    ``questions`` swap a part of the day (see :func:`simulate_day`).
+    parameters share common random numbers. This is the day every run of
+    :func:`kbsim.run_experiment` simulates, without the results folder.
+
+    Args:
+        params: the day: a :class:`~kbsim.params.DayParams`, or a mapping of its
+            parameters as a config's ``params`` holds them (nested; durations in
+            seconds or with a unit, ``{"edit": {"delay_s": "10min"}}``), validated.
+        seed: the day's seed (0 to 2**63 - 1).
+        trace: also keep the day's event trace (see :func:`simulate_day`).
+        env, store, saves, questions: swap a part of the day (see :func:`simulate_day`).
+
+    Returns:
+        ``{"citations": ..., "checks": ..., "detections": ..., "edits": ..., "saves": ...}``,
+        one DataFrame per record type, each row carrying the seed
+        (:mod:`kbsim.sim.tables` lists the columns).
+
+    Raises:
+        pydantic.ValidationError: ``params`` is a mapping that is not a valid day.
+
+    Example:
+        >>> from kbsim import run_day
+        >>> tables = run_day({"day_hours": 2, "corpus": {"articles": 30},
+        ...                   "saves": {"count": 30}, "questions": {"count": 20}}, seed=1)
+        >>> sorted(tables)
+        ['checks', 'citations', 'detections', 'edits', 'saves']
+        >>> int(tables["citations"]["seed"].iloc[0])
+        1
     """
+    if not isinstance(params, DayParams):
+        params = DayParams.model_validate(dict(params), strict=True)
     tables, _ = simulate_day(params, seed, trace=trace, env=env, store=store, saves=saves, questions=questions)
     return tables
 

@@ -86,6 +86,14 @@ class Estimate:
     method: str
 
 
+def no_interval(units: float | None, unit: str = "seed") -> str:
+    """What an undefined interval is written as: ``n/a (1 seed)`` where one unit of replication
+    leaves nothing to vary (the interval needs two), else ``n/a``. JSON keeps ``null``."""
+    if units is not None and units == units and int(units) == 1:
+        return f"n/a (1 {unit})"
+    return "n/a"
+
+
 def t_quantile(df: int, confidence: float = CONFIDENCE) -> float:
     """Student's t quantile for a two-sided ``confidence`` interval on ``df`` degrees of freedom."""
     # scipy.special.stdtrit is what scipy.stats.t.ppf calls, without importing scipy.stats (0.5 s)

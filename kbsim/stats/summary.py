@@ -64,6 +64,27 @@ def summarize(per_run: pd.DataFrame, by: Iterable[str] | None = None) -> pd.Data
     The groups are cut from numpy copies of the columns rather than from the frame:
     slicing a frame per group costs a pandas take per column and group, which made this
     the slowest step of drawing the figures (string columns read from many runs' files).
+
+    Args:
+        per_run: the per-run metrics, one row per run and metric: the ``metrics`` table of
+            :func:`kbsim.load_results`, or :func:`kbsim.stats.metrics_by_run` of days run
+            with :func:`kbsim.run_day`.
+        by: the columns that make a point (``["scenario", "edit.delay_s"]``); the seeds
+            within a point are pooled.
+
+    Returns:
+        One row per point and metric, with the columns above; an interval needs two seeds
+        or more (with one, ``ci_low`` and ``ci_high`` are NaN).
+
+    Example:
+        >>> import kbsim
+        >>> result = kbsim.run_experiment({"name": "tiny", "params": {"day_hours": 2,
+        ...     "corpus": {"articles": 30}, "saves": {"count": 30}, "questions": {"count": 20}},
+        ...     "seeds": 3}, "results", workers=1, progress=False)
+        >>> summary = kbsim.summarize(kbsim.load_results(result.directory)["metrics"], by=["scenario"])
+        >>> row = summary[summary["name"] == "stale_citation_share@end"].iloc[0]
+        >>> int(row["seeds"]), bool(row["ci_low"] <= row["value"] <= row["ci_high"])
+        (3, True)
     """
     by = run_keys(per_run) if by is None else list(by)
     keys = [*by, *STRUCTURE]

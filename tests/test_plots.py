@@ -126,10 +126,10 @@ def test_every_figure_is_written_with_readme_and_results_table(study):
         assert {f"{name}.png", f"{name}.svg"} <= names
         assert (root / "figures" / f"{name}.png").stat().st_size > 20_000
     readme = (root / "figures" / "README.md").read_text()
-    lines = [line for line in readme.splitlines() if line.startswith("- `")]
+    lines = [line for line in readme.splitlines() if line.startswith("`") and ".png` / `.svg`" in line]
     assert len(lines) == len(figures.FIGURES)
     for line, name in zip(lines, figures.FIGURE_NAMES, strict=True):
-        assert line.startswith(f"- `{name}.png`") and f"`kbsim figures --only {name}`" in line
+        assert line.startswith(f"`{name}.png`") and f"Regenerate: `kbsim figures --only {name}`" in readme
     results = (root / "docs" / "results.md").read_text()
     assert "| metric | Zipf saves (s = 0.9) | Control: uniform saves |" in results
     assert (
@@ -241,3 +241,102 @@ def test_cli_out_writes_results_and_figures_under_one_folder(study, tmp_path, mo
     assert all(path.startswith(("study/figures/", "study/results/edit_delay_sweep/")) for path in written)
     assert capsys.readouterr().out.splitlines() == ["study/figures/edit_rejections.png",
                                                     "study/figures/edit_rejections.svg"]
+
+
+def _loaded(root, name):
+    needed = next(spec for spec in figures.FIGURES if spec.name == name).experiments
+    return {
+        experiment: experiments.load_experiment(
+            experiment, experiments_dir=root / "experiments", results_dir=root / "results", run_missing=False
+        )
+        for experiment in needed
+    }
+
+
+@pytest.mark.slow
+def test_check_frontier_labels_cover_no_line_marker_or_label(study):
+    """The "every 8 h" labels once sat on the curves; each is now placed where it covers nothing."""
+    from kbsim.report import plots
+
+    fig = figures.draw("check_frontier", _loaded(study[0], "check_frontier"))
+    labels = [t.get_text() for ax in fig.axes for t in ax.texts if t.get_gid() == "kbsim-label"]
+    assert labels and all(text.startswith("every ") for text in labels)
+    assert plots.overlapping_labels(fig) == []
+
+
+@pytest.mark.slow
+def test_check_cost_ticks_are_plain_numbers_in_the_axis_unit(study):
+    """No tick reads 10^1 beside "100 kB": calls in plain digits, sizes in B/kB/MB."""
+    fig = figures.draw("check_cost", _loaded(study[0], "check_cost"))
+    fig.canvas.draw()
+    for ax in fig.axes:
+        ticks = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+        assert ticks and not any("$" in t or "^" in t for t in ticks), ticks
+        if "bytes" in ax.get_ylabel():
+            assert all(t.endswith("B") for t in ticks), ticks
+        else:
+            assert all(re.fullmatch(r"[\d,.]+", t) for t in ticks), ticks
+
+
+@pytest.mark.slow
+def test_edit_rejections_axes_say_what_they_are_and_thin_retries_are_left_out(study):
+    from kbsim.report import plots
+
+    loaded = _loaded(study[0], "edit_rejections")
+    fig = figures.draw("edit_rejections", loaded)
+    first, retries = [ax for ax in fig.axes if ax.get_visible()]
+    assert first.get_ylabel() == "edits whose first try fails (% of edits)"
+    assert retries.get_ylabel() == "retries that succeed (% of retried edits)"
+    summary = loaded["edit_delay_sweep"].summary
+    rows = summary[(summary["metric"] == "retry_success") & (summary["save_popularity"] == "zipf")]
+    backed = rows[rows["trials"] >= plots.MIN_RETRIES]
+    drawn = [line for line in retries.get_lines() if line.get_linestyle() == "-"]
+    assert len(drawn[0].get_xdata()) == len(backed)
+    assert sorted(t.get_text() for t in retries.texts) == sorted(f"n={n:,.0f}" for n in backed["trials"])
+    assert plots.overlapping_labels(fig) == []
+
+
+@pytest.mark.slow
+def test_retention_cost_explains_the_grey_band_and_tells_the_reread_lines_apart(study):
+    loaded = _loaded(study[0], "retention_cost")
+    fig = figures.draw("retention_cost", loaded)
+    labels = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+    assert "grey: no retention limit (every event kept)" in labels
+    intervals = sorted(loaded["retention_sweep"].points["checks.interval_s"].unique())
+    reread = [line for line in fig.axes[0].get_lines() if line.get_label().startswith("re-read strategy")]
+    assert len(reread) == len(intervals) == len({line.get_marker() for line in reread})
+    assert len({line.get_label() for line in reread}) == len(intervals)
+
+
+@pytest.mark.slow
+def test_figures_readme_gives_every_figure_alt_text_a_caption_with_its_runs_and_the_model(study):
+    root, _, _ = study
+    readme = (root / "figures" / "README.md").read_text()
+    sections = readme.split("\n## ")[1:]
+    assert [section.split("\n", 1)[0] for section in sections] == list(figures.FIGURE_NAMES)
+    for section, spec in zip(sections, figures.FIGURES, strict=True):
+        alt = re.search(rf"!\[([^\]]+)\]\({spec.name}\.png\)", section)
+        assert alt and len(alt.group(1)) > 40, spec.name
+        caption = re.search(r"\n\*(Made by .*)\*\n", section).group(1)
+        assert re.search(r"each point \d+ seeds? of [\d.]+-hour days", caption), caption
+        assert f"Model: {spec.model}" in section and "(../docs/model.md#the-analytic-model)" in section
+    # the numbers in the alt text come from the results: two seeds here, not the study's twenty
+    assert "each point 2 seeds of 3-hour days" in readme
+
+
+@pytest.mark.slow
+def test_agent_edit_effect_compares_days_with_and_without_edits_that_both_exist(study):
+    """The sweep once turned edits off and the table showed two identical columns; the
+    reference study's days with and without edits now differ, paired seed by seed."""
+    from kbsim.report import model_checks
+
+    root, _, _ = study
+    loaded = {"reference": experiments.load_experiment(
+        "reference", experiments_dir=root / "experiments", results_dir=root / "results", run_missing=False)}
+    effect = model_checks.agent_edit_effect(loaded)
+    assert sorted(effect["saves"]) == ["control", "zipf"] and set(effect["delay_s"]) == {600.0}
+    assert (effect["with_edits"] != effect["without_edits"]).all()
+    assert (effect["model_with"] != effect["model_without"]).all()
+    # the paired difference of two ratios over the same seeds is the difference of the ratios
+    assert (effect["difference"] - (effect["with_edits"] - effect["without_edits"])).abs().max() < 1e-9
+    assert (effect["difference_low"] <= effect["difference"]).all() and (effect["seeds"] == 2).all()

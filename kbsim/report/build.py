@@ -62,12 +62,16 @@ def build_figures(
         for name in needed
     }
     written: list[Path] = []
+    captions: dict[str, str] = {}
     for spec in chosen:
-        written += plots.save_figure(spec.draw(exps), figures_dir, spec.name)
+        fig = spec.draw(exps)
+        captions[spec.name] = plots.caption_of(fig)
+        written += plots.save_figure(fig, figures_dir, spec.name)
         if log:
             log(f"wrote {figures_dir}/{spec.name}.png and .svg")
     if not only:
-        written.append(pages.write_figures_readme(figures_dir, quick))
+        alts = {spec.name: spec.alt_text(exps) for spec in chosen}
+        written.append(pages.write_figures_readme(figures_dir, quick, captions, alts))
         if docs_path is not None:
             written.append(pages.write_results_markdown(exps, docs_path, figures_dir))
             if readme_path is not None and Path(readme_path).exists():

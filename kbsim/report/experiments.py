@@ -56,10 +56,17 @@ class Experiment:
     def seeds(self) -> int:
         return len(self.config.seeds)
 
+    def runs_per_point(self) -> str:
+        """The runs behind each point of the experiment's figures, from its config:
+        ``"20 seeds of 8-hour days"`` (a range of day lengths when the points differ)."""
+        hours = sorted({round(float(s) / 3600.0, 6) for s in self.points["day_s"]})
+        days = f"{hours[0]:g}-hour" if len(hours) == 1 else f"{hours[0]:g}- to {hours[-1]:g}-hour"
+        return f"{self.seeds} seed{'s' if self.seeds != 1 else ''} of {days} days"
+
     def caption(self, figure: str, extra: str = "") -> str:
         quick = " (quick mode)" if self.name_is_quick else ""
         text = (
-            f"Made by kbsim/experiments/{self.name}.yaml{quick}: {self.seeds} seeds per point, "
+            f"Made by kbsim/experiments/{self.name}.yaml{quick}: each point {self.runs_per_point()}, "
             f"bands = 95% intervals over seeds. Regenerate: {FULL_COMMAND} --only {figure}"
         )
         return f"{text}. {extra}" if extra else text

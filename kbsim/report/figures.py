@@ -211,7 +211,8 @@ def figure_edit_rejections(exps: dict[str, Experiment]):
         "edit_rejections",
         f"{params.edit.share:.0%} of answers edit their first citation; "
         "a retry waits a new approval "
-        "delay. Dashed: analytic model (Zipf day).",
+        f"delay. Right: a delay is drawn where at least {plots.MIN_RETRIES} retries (over all seeds) back "
+        "it; n = its retries. Dashed: analytic model (Zipf day).",
     )
     return plots.edit_rejections(summary, key, model, caption, control if len(control) else None)
 
@@ -471,14 +472,106 @@ def figure_design_choices(exps: dict[str, Experiment]):
     return plots.design_choices(frame, ADVICE, caption)
 
 
+def _end_value(experiment: Experiment, metric: str, keys: dict, **selector) -> float:
+    rows = match(experiment.summary, keys)
+    return float(rows[MetricSelector(metric, **selector).mask(rows)]["value"].iloc[0])
+
+
+def alt_staleness_over_day(exps: dict[str, Experiment]) -> str:
+    """Alt text with the end-of-day stale shares of the Zipf day and the control."""
+    days = staleness_days([exps["reference"], exps["control"]])
+    (zk, _, ze), (ck, _, ce) = days["zipf"], days["control"]
+    zipf, control = _end_value(ze, "stale_citation_share", zk), _end_value(ce, "stale_citation_share", ck)
+    return (
+        "Line chart of the share of citations and of answers stale at each hour of the day, Zipf saves "
+        f"against the uniform control, with 95% bands and dashed model lines: by the end of the day {zipf:.0%} "
+        f"of the Zipf day's citations are stale against {control:.0%} of the control's."
+    )
+
+
+def alt_check_cost(exps: dict[str, Experiment]) -> str:
+    """Alt text with the calls per check of re-read and poll at the fewest and most saves."""
+    volume, key = exps["save_volume_sweep"], "saves.count"
+    rows = sweep_frame(volume, key)
+    calls = {name: rows[MetricSelector("calls_per_check", strategy=name).mask(rows)].set_index(key)["value"]
+             for name in ("reread", "poll")}
+    low, high = calls["poll"].index.min(), calls["poll"].index.max()
+    return (
+        "Four log-scale panels: tool calls (top) and result bytes (bottom) per check of the title lookup, "
+        "re-read and poll, against saves per day (left) and against the citations held (right). Re-read "
+        f"stays near {calls['reread'].loc[low]:.0f} to {calls['reread'].loc[high]:.0f} calls per check while "
+        f"polling rises from {calls['poll'].loc[low]:.1f} at {low:,.0f} saves a day to "
+        f"{calls['poll'].loc[high]:.1f} at {high:,.0f}."
+    )
+
+
+def alt_edit_rejections(exps: dict[str, Experiment]) -> str:
+    """Alt text with the conflict rate at the shortest and longest delays and the retries drawn."""
+    from kbsim.report import plots
+
+    experiment, key = exps["edit_delay_sweep"], "edit.delay_s"
+    summary = experiment.summary
+    rows = summary[summary["edits"].astype(bool) & (summary["save_popularity"] == "zipf")]
+    conflicts = rows[MetricSelector("rejection_rate").mask(rows)].set_index(key)["value"].sort_index()
+    retries = rows[MetricSelector("retry_success").mask(rows)]
+    drawn = retries[retries["trials"] >= plots.MIN_RETRIES].set_index(key)["value"].sort_index()
+    text = (
+        "Two panels against the delay between reading a version and editing with it (log scale). Left: "
+        f"first tries rejected as conflicts rise from {conflicts.iloc[0]:.1%} at "
+        f"{format_duration(conflicts.index[0], 'page')} to {conflicts.iloc[-1]:.0%} at "
+        f"{format_duration(conflicts.index[-1], 'page')} on the Zipf day, above the control and beside the "
+        "share finding the article gone."
+    )
+    if len(drawn):
+        text += (
+            f" Right: retries that succeed, drawn at the {len(drawn)} delays with at least {plots.MIN_RETRIES} "
+            f"retries, fall from {drawn.iloc[0]:.0%} to {drawn.iloc[-1]:.0%}."
+        )
+    return text
+
+
+def alt_retention_cost(exps: dict[str, Experiment]) -> str:
+    """Alt text saying what the retention window does to the poll, per check interval."""
+    experiment = exps["retention_sweep"]
+    intervals = sorted(experiment.points["checks.interval_s"].unique())
+    return (
+        "Two panels against the event retention window (log scale, the grey band: every event kept), one "
+        f"line per check interval ({', '.join(format_duration(i, 'page') for i in intervals)}). Left: the poll's "
+        "tool calls per check, which jump to the dotted re-read levels when the window is shorter than the "
+        "interval; right: the share of polls whose cursor had expired, near 100% there and 0% beyond."
+    )
+
+
+def alt_check_frontier(exps: dict[str, Experiment]) -> str:
+    """Alt text naming the strategies of the Pareto-optimal points."""
+    experiment = exps["check_policy"]
+    key, volume = "checks.interval_s", "saves.count"
+    frame = _frontier_frame(sweep_frame(experiment, key), key, volume)
+    best = sorted(set(frame.loc[frame["pareto_latency"] | frame["pareto_exposure"], "strategy"]))
+    volumes = " and ".join(f"{v:,.0f}" for v in sorted(frame[volume].unique()))
+    return (
+        "Four log-log panels, one column per save volume (" + volumes + " saves a day): tool calls per hour "
+        "against mean detection latency (top) and stale exposure (bottom), one curve per strategy across check "
+        f"intervals, with labels naming some intervals; the Pareto-optimal points, ringed, are all "
+        f"{' and '.join(best)}."
+    )
+
+
 @dataclass(frozen=True)
 class FigureSpec:
-    """A figure: its file name, what it shows, the experiments it reads, how it is drawn."""
+    """A figure: its file name, what it shows, the experiments it reads, how it is drawn, the
+    model its overlays draw (one line, for the caption) and how its alt text is made."""
 
     name: str
     shows: str
     experiments: tuple[str, ...]
     draw: Callable[[dict[str, Experiment]], object]
+    model: str = "No model overlay."
+    alt: Callable[[dict[str, Experiment]], str] | None = None
+
+    def alt_text(self, exps: dict[str, Experiment]) -> str:
+        """What the figure shows, for a reader who cannot see it (headline numbers from the data)."""
+        return self.alt(exps) if self.alt is not None else self.shows
 
 
 FIGURES: tuple[FigureSpec, ...] = (
@@ -489,6 +582,9 @@ FIGURES: tuple[FigureSpec, ...] = (
         "with the analytic model.",
         ("reference", "control"),
         figure_staleness_over_day,
+        "Dashed: the Poisson/Zipf freshness model (Cho & Garcia-Molina freshness, each article saved "
+        "at its Zipf share of the saves; kbsim.model.analytic.predict_staleness).",
+        alt_staleness_over_day,
     ),
     FigureSpec(
         "staleness_by_age",
@@ -502,12 +598,14 @@ FIGURES: tuple[FigureSpec, ...] = (
         "Share of citations and answers stale at the end of the day against the Zipf exponent.",
         ("zipf_sweep",),
         figure_staleness_vs_zipf,
+        "Dashed: the freshness model's end-of-day shares (kbsim.model.analytic.predict_end_staleness).",
     ),
     FigureSpec(
         "staleness_vs_saves",
         "Share of citations and answers stale at the end of the day against the saves per day.",
         ("save_volume_sweep",),
         figure_staleness_vs_saves,
+        "Dashed: the freshness model's end-of-day shares (kbsim.model.analytic.predict_end_staleness).",
     ),
     FigureSpec(
         "check_cost",
@@ -516,6 +614,9 @@ FIGURES: tuple[FigureSpec, ...] = (
         "and against citations held.",
         ("save_volume_sweep", "reference"),
         figure_check_cost,
+        "Dashed: the model's calls per check (kbsim.model.analytic.predict_check_cost: re-read reads the "
+        "expected distinct cited articles, poll pages the expected events and re-reads the cited articles that moved).",
+        alt_check_cost,
     ),
     FigureSpec(
         "edit_rejections",
@@ -523,6 +624,9 @@ FIGURES: tuple[FigureSpec, ...] = (
         "against the delay since the read.",
         ("edit_delay_sweep",),
         figure_edit_rejections,
+        "Dashed: the model's rates (kbsim.model.analytic.predict_edit_outcomes: an edit conflicts when a "
+        "Poisson save of its article falls within its delay).",
+        alt_edit_rejections,
     ),
     FigureSpec(
         "retention_cost",
@@ -530,6 +634,9 @@ FIGURES: tuple[FigureSpec, ...] = (
         "per check interval.",
         ("retention_sweep",),
         figure_retention_cost,
+        "Dashed: the model's poll cost and expired cursors (kbsim.model.analytic.predict_check_cost with "
+        "the retention window).",
+        alt_retention_cost,
     ),
     FigureSpec(
         "check_frontier",
@@ -537,6 +644,9 @@ FIGURES: tuple[FigureSpec, ...] = (
         "across check intervals (1 min to 8 h), Pareto-optimal points marked, with the analytic model.",
         ("check_policy",),
         figure_check_frontier,
+        "Dashed: the model's latency, exposure and calls per hour of each strategy and interval "
+        "(kbsim.model.analytic.predict_check_policy); dotted: its rough title-check model.",
+        alt_check_frontier,
     ),
     FigureSpec(
         "safe_edit_delay",
@@ -544,6 +654,8 @@ FIGURES: tuple[FigureSpec, ...] = (
         "1%, 5% and 10%, against saves per day, with the analytic model.",
         ("edit_delay_by_saves",),
         figure_safe_edit_delay,
+        "Dashed: the largest delay whose model conflict rate stays under the target "
+        "(kbsim.model.analytic.predict_safe_edit_delay).",
     ),
     FigureSpec(
         "design_choices",
@@ -552,6 +664,7 @@ FIGURES: tuple[FigureSpec, ...] = (
         "mode) against the default day, with paired 95% intervals.",
         ("ablation",),
         figure_design_choices,
+        "No model overlay: paired differences of simulated days.",
     ),
 )
 FIGURE_NAMES = tuple(spec.name for spec in FIGURES)

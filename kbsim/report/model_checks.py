@@ -10,10 +10,18 @@ from __future__ import annotations
 import pandas as pd
 
 from kbsim.model import analytic
+from kbsim.report import experiments as _experiments
 from kbsim.report import frames
-from kbsim.report.experiments import Experiment, match, staleness_days, sweep_frame, sweep_points
+from kbsim.report.experiments import (
+    ANNOTATIONS,
+    Experiment,
+    match,
+    staleness_days,
+    sweep_frame,
+    sweep_points,
+)
 from kbsim.sim.strategies import strategy_names
-from kbsim.stats.summary import MetricSelector
+from kbsim.stats.summary import ContrastSpec, MetricSelector, contrasts
 from kbsim.units import format_duration
 
 
@@ -147,32 +155,59 @@ def check_cost_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
     return frame
 
 
-def agent_edit_effect(exps: dict[str, Experiment], key: str = "zipf_s") -> pd.DataFrame:
-    """Analytic end-of-day staleness along the Zipf sweep, Zipf and control saves, with and
-    without the agent's own edits: how much of the sweep's staleness the agent causes itself."""
+def agent_edit_effect(exps: dict[str, Experiment], experiment: str = "reference") -> pd.DataFrame:
+    """End-of-day citation staleness on the days with agent edits beside the same days without.
+
+    The reference study runs every seed of each scenario (Zipf saves and the uniform control)
+    once without agent edits and once per edit delay, so both kinds of day exist and share
+    their random streams: the agent's own edits are saves too, and each row says how much
+    staler they leave its citations, paired seed by seed (:func:`kbsim.stats.contrasts`),
+    beside the analytic model's end-of-day share with and without the edits.
+
+    Returns one row per scenario and edit delay: ``scenario``, ``saves`` (``zipf`` or
+    ``control``), ``delay`` and ``delay_s``, ``edited_share`` (the answers followed by an
+    edit), ``without_edits`` and ``with_edits`` (simulated, with ``with_low``/``with_high``),
+    ``difference`` with its paired ``difference_low``/``difference_high``, ``seeds``, and
+    ``model_without``/``model_with``.
+    """
+    exp = exps[experiment]
+    key = "edit.delay_s"
+    if key not in exp.swept:
+        raise KeyError(f"experiment {exp.name!r} does not sweep {key!r} (sweeps {exp.swept})")
+    if exp.points["edits"].astype(bool).all() or not exp.points["edits"].astype(bool).any():
+        raise ValueError(f"experiment {exp.name!r} needs days both with and without agent edits")
+    selector = MetricSelector("stale_citation_share")
+    keys = ["scenario", *exp.swept]
+    per_run = exp.per_run.drop(columns=[c for c in ANNOTATIONS if c in exp.per_run])
+    paired = contrasts(per_run, [ContrastSpec(selector, baseline={key: None})], keys)
+    summary = exp.summary[selector.mask(exp.summary)]
     rows = []
-    for _, point in exps["zipf_sweep"].points.iterrows():
+    for _, point in exp.points[exp.points["edits"].astype(bool)].iterrows():
+        at = {"scenario": point["scenario"], **{k: point[k] for k in exp.swept}}
+        quiet = {**at, key: None}
+        quiet_point = match(exp.points, quiet).iloc[0]
+        mine, theirs, diff = match(summary, at), match(summary, quiet), match(paired, at)
         params = point["params"]
-        for label, day in (
-            ("with agent edits", params),
-            (
-                "without agent edits",
-                params.model_copy(
-                    update={"edit": params.edit.model_copy(update={"delay_s": None})}
-                ),
-            ),
-        ):
-            end = analytic.predict_end_staleness(day)
-            rows.append(
-                {
-                    key: point[key],
-                    "saves": point["save_popularity"],
-                    "agent": label,
-                    "stale_citations": end["stale_citation_share"],
-                }
-            )
-    frame = pd.DataFrame(rows).drop_duplicates([key, "saves", "agent"])
-    return frame.pivot_table(index=key, columns=["saves", "agent"], values="stale_citations")
+        rows.append(
+            {
+                "scenario": point["scenario"],
+                "saves": _experiments.role(point["save_popularity"]),
+                "delay": format_duration(params.edit.delay_s, "page"),
+                "delay_s": params.edit.delay_s,
+                "edited_share": params.edit.share,
+                "without_edits": theirs["value"].iloc[0],
+                "with_edits": mine["value"].iloc[0],
+                "with_low": mine["ci_low"].iloc[0],
+                "with_high": mine["ci_high"].iloc[0],
+                "difference": diff["value"].iloc[0],
+                "difference_low": diff["ci_low"].iloc[0],
+                "difference_high": diff["ci_high"].iloc[0],
+                "seeds": int(diff["seeds"].iloc[0]),
+                "model_without": analytic.predict_end_staleness(quiet_point["params"])["stale_citation_share"],
+                "model_with": analytic.predict_end_staleness(params)["stale_citation_share"],
+            }
+        )
+    return pd.DataFrame(rows).sort_values(["saves", "delay_s"], ascending=[False, True], ignore_index=True)
 
 
 #: What :func:`check_policy_model_check` compares, per strategy.

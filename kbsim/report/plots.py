@@ -22,6 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.text import Annotation  # noqa: E402
 from matplotlib.ticker import FuncFormatter, PercentFormatter  # noqa: E402
 
 from kbsim.files import atomic_write_bytes  # noqa: E402
@@ -55,6 +56,8 @@ _RC = {
     "svg.hashsalt": "kbsim",
 }
 SHARE = PercentFormatter(xmax=1.0, decimals=0)
+#: The gid of a figure's caption text, so figures/README.md can repeat it.
+CAPTION_GID = "kbsim-caption"
 
 
 def _figure(ncols: int = 1, nrows: int = 1, width: float = 6.4, height: float = 4.2, **kwargs):
@@ -68,7 +71,13 @@ def _figure(ncols: int = 1, nrows: int = 1, width: float = 6.4, height: float = 
 
 def _caption(fig: Figure, caption: str) -> None:
     """The caption line at the bottom of the figure (names the config that made it)."""
-    fig.text(0.01, 0.01, caption, ha="left", va="bottom", fontsize=7.5, color="#444444", wrap=True)
+    fig.text(0.01, 0.01, caption, ha="left", va="bottom", fontsize=7.5, color="#444444", wrap=True,
+             gid=CAPTION_GID)
+
+
+def caption_of(fig: Figure) -> str:
+    """The caption line a figure was drawn with (:func:`_finish`); empty when it has none."""
+    return next((text.get_text() for text in fig.texts if text.get_gid() == CAPTION_GID), "")
 
 
 def _finish(fig: Figure, caption: str, title: str | None = None, legend_below: int = 0) -> Figure:
@@ -148,6 +157,22 @@ def _duration_axis(ax, values) -> None:
     ax.set_xticks(ticks)
     ax.xaxis.set_major_formatter(_delay_formatter())
     ax.xaxis.set_minor_formatter(FuncFormatter(lambda _v, _p: ""))
+
+
+def _count_label(value, _pos) -> str:
+    """A count axis' tick label (a FuncFormatter): plain digits, never a power of ten."""
+    return f"{value:,.0f}" if value >= 1 else f"{value:g}"
+
+
+def _plain_log_y(ax, formatter=_count_label) -> None:
+    """Log y axis labelled in its own unit at 1, 2 and 5 of each decade (10, 20, 50, 100 or
+    10 kB, 20 kB ...), so no tick reads 10^1 beside a tick in kB."""
+    from matplotlib.ticker import LogLocator, NullFormatter
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(formatter))
+    ax.yaxis.set_minor_formatter(NullFormatter())
 
 
 def save_figure(fig: Figure, out_dir: str | Path, name: str) -> list[Path]:
@@ -457,12 +482,10 @@ def check_cost(
                 )
         ax.set_xlabel("citations held at the check")
     for col in range(2):
-        axes[0, col].set_ylabel("tool calls per check")
-        axes[1, col].set_ylabel("result bytes per check")
-        for row in range(2):
-            axes[row, col].set_yscale("log")
-    axes[1, 0].yaxis.set_major_formatter(FuncFormatter(_bytes_label))
-    axes[1, 1].yaxis.set_major_formatter(FuncFormatter(_bytes_label))
+        axes[0, col].set_ylabel("tool calls per check (log scale)")
+        axes[1, col].set_ylabel("result bytes per check (log scale)")
+        _plain_log_y(axes[0, col])
+        _plain_log_y(axes[1, col], _bytes_label)
     axes[0, 0].set_title("against save volume (mean over the day's checks)")
     axes[0, 1].set_title("against citations held (one point per hourly check)")
     for ax in axes.flat:
@@ -491,70 +514,82 @@ def _bytes_label(value, _pos) -> str:
 # -- (e) edit rejections ---------------------------------------------------------------
 
 
+#: The fewest retries (over all seeds) a delay's retry-success point needs to be drawn: below
+#: it the share rests on a handful of edits and its interval spans most of the axis.
+MIN_RETRIES = 10
+
+
 def edit_rejections(
     observed: pd.DataFrame,
     delay_column: str,
     analytic: pd.DataFrame | None,
     caption: str,
     control: pd.DataFrame | None = None,
+    min_retries: int = MIN_RETRIES,
 ) -> Figure:
-    """Rejection, gone and retry-success rates against the approval delay (log x).
+    """First-try outcomes (left, share of edits) and retry success (right, share of retried
+    edits) against the approval delay (log x).
+
+    The right panel draws a delay only where at least ``min_retries`` retries back it, and
+    states each point's retry count, so a share from one or two retries does not dominate.
 
     Args:
         observed: summary rows of ``rejection_rate``, ``gone_rate`` and
-            ``retry_success`` with column ``delay_column``.
+            ``retry_success`` with column ``delay_column`` (and ``trials``: the retries).
         analytic: columns ``delay_s`` and the same three rates.
         control: optional ``rejection_rate`` rows of the uniform-saves control (dotted).
     """
-    fig, axes = _figure(width=7.6, height=5.4)
-    ax = axes[0, 0]
+    fig, axes = _figure(ncols=2, width=11.0, height=5.4, gridspec_kw={"width_ratios": (1.25, 1)})
+    ax, right = axes[0, 0], axes[0, 1]
     labels = {
         "rejection_rate": "first try rejected (version conflict)",
         "gone_rate": "first try finds the article gone",
-        "retry_success": "re-read and retry succeeds (of rejected)",
+        "retry_success": "re-read and retry succeeds",
     }
-    for metric, label in labels.items():
+    line = analytic.sort_values("delay_s") if analytic is not None else None
+    for metric in ("rejection_rate", "gone_rate"):
         rows = _metric(observed, metric).dropna(subset=["value"])
-        _band(
-            ax,
-            rows[delay_column],
-            rows["value"],
-            rows["ci_low"],
-            rows["ci_high"],
-            COLOURS[metric],
-            f"{label}, simulated",
-            share=True,
-        )
-        if analytic is not None:
-            line = analytic.sort_values("delay_s")
-            ax.plot(
-                line["delay_s"],
-                line[metric],
-                color=COLOURS[metric],
-                linestyle="--",
-                linewidth=1.2,
-                label=f"{label}, analytic model",
-            )
+        _band(ax, rows[delay_column], rows["value"], rows["ci_low"], rows["ci_high"], COLOURS[metric],
+              f"{labels[metric]}, simulated", share=True)
+        if line is not None:
+            ax.plot(line["delay_s"], line[metric], color=COLOURS[metric], linestyle="--", linewidth=1.2,
+                    label=f"{labels[metric]}, analytic model")
     if control is not None:
         rows = control.sort_values(delay_column)
-        ax.plot(
-            rows[delay_column],
-            rows["value"],
-            color=COLOURS["rejection_rate"],
-            linestyle=":",
-            marker="s",
-            markersize=3,
-            label="first try rejected, control (uniform saves)",
-        )
-    _duration_axis(ax, observed[delay_column])
-    ax.set_xlabel("delay between reading the version and editing (log scale)")
-    ax.set_ylabel("share of edits (%)")
-    ax.yaxis.set_major_formatter(SHARE)
-    ax.set_ylim(0, 1.02)
-    return _finish(fig, caption, "Edits with a stale expected_version", legend_below=2)
+        ax.plot(rows[delay_column], rows["value"], color=COLOURS["rejection_rate"], linestyle=":", marker="s",
+                markersize=3, label="first try rejected, control (uniform saves)")
+    retries = _metric(observed, "retry_success").dropna(subset=["value"])
+    backed = retries[retries["trials"] >= min_retries].sort_values(delay_column)
+    _band(right, backed[delay_column], backed["value"], backed["ci_low"], backed["ci_high"],
+          COLOURS["retry_success"], f"{labels['retry_success']}, simulated (>= {min_retries} retries)", share=True)
+    if line is not None:
+        shown = line if backed.empty else line[line["delay_s"] >= backed[delay_column].min() / 1.5]
+        right.plot(shown["delay_s"], shown["retry_success"], color=COLOURS["retry_success"], linestyle="--",
+                   linewidth=1.2, label=f"{labels['retry_success']}, analytic model")
+    for panel in (ax, right):
+        _duration_axis(panel, observed[delay_column])
+        panel.set_xlabel("delay between reading the version and editing (log scale)")
+        panel.yaxis.set_major_formatter(SHARE)
+        panel.set_ylim(0, 1.02)
+    ax.set_ylabel("edits whose first try fails (% of edits)")
+    right.set_ylabel("retries that succeed (% of retried edits)")
+    ax.set_title("first try: conflicts and gone articles")
+    few = int((retries["trials"] < min_retries).sum())
+    right.set_title("retries after a conflict (n: retries over all seeds)"
+                    + (f"\n{few} shorter delays with fewer than {min_retries} retries not drawn" if few else ""),
+                    fontsize=10)
+    _finish(fig, caption, "Edits with a stale expected_version", legend_below=2)
+    for _, row in backed.iterrows():
+        place_label(right, f"n={row['trials']:,.0f}", (row[delay_column], row["value"]), COLOURS["retry_success"])
+    return fig
 
 
 # -- (f) event retention ---------------------------------------------------------------
+
+
+#: Markers of the re-read reference lines, one per check interval (their colours are the
+#: poll lines'; the markers tell dotted lines of near colours apart).
+_REREAD_MARKERS = ("x", "^", "s", "D", "v", "P")
 
 
 def retention_cost(
@@ -617,20 +652,23 @@ def retention_cost(
         if len(finite) < len(observed):
             ax.set_xticks([*ax.get_xticks(), keep_all_x])
             ax.xaxis.set_major_formatter(_delay_formatter(keep_all_x))
-            ax.axvspan(float(finite.max()) * 1.7, keep_all_x * 1.3, color="#eeeeee", zorder=0)
+            ax.axvspan(float(finite.max()) * 1.7, keep_all_x * 1.3, color="#eeeeee", zorder=0,
+                       label="grey: no retention limit (every event kept)")
         ax.set_xlim(None, keep_all_x * 1.3)
         ax.set_xlabel("event retention window (log scale)")
     if reread is not None and len(reread):
-        for interval in intervals:
+        xs = np.sort(observed[retention_column].unique())
+        for interval, marker in zip(intervals, _REREAD_MARKERS * len(intervals), strict=False):
             level = reread[reread[interval_column] == interval]["value"].mean()
-            axes[0, 0].axhline(level, color=colours[interval], linestyle=":", linewidth=1.1)
-        axes[0, 0].plot(
-            [], [], color="grey", linestyle=":", label="re-read strategy at that interval"
-        )
+            axes[0, 0].plot(
+                xs, np.full(len(xs), level), color=colours[interval], linestyle=":", linewidth=1.1,
+                marker=marker, markersize=6, fillstyle="none",
+                label=f"re-read strategy, check every {_duration(interval)}",
+            )
     if analytic is not None:
         axes[0, 0].plot([], [], **ANALYTIC_STYLE, label="analytic model")
-    axes[0, 0].set_ylabel("poll strategy: tool calls per check")
-    axes[0, 0].set_yscale("log")
+    axes[0, 0].set_ylabel("tool calls per check (log scale)")
+    _plain_log_y(axes[0, 0])
     axes[0, 1].set_ylabel("polls whose cursor had expired (%)")
     axes[0, 1].yaxis.set_major_formatter(SHARE)
     axes[0, 1].set_ylim(0, 1.02)
@@ -640,7 +678,7 @@ def retention_cost(
         fig,
         caption,
         "What a too-short event history costs the poll strategy",
-        legend_below=min(4, len(intervals) + 2),
+        legend_below=4,
     )
 
 
@@ -709,6 +747,7 @@ def check_frontier(
     """
     volumes = sorted(observed[volume_column].unique())
     fig, axes = _figure(ncols=len(volumes), nrows=2, width=5.0 * len(volumes) + 0.6, height=8.6)
+    pending = []  # (axes, text, point, colour): placed once the layout is final
     panels = (
         ("latency", "detection_latency_s", "mean detection latency (log scale)"),
         ("exposure", "stale_exposure", "stale exposure: citation-time stale, unflagged (log, %)"),
@@ -736,11 +775,8 @@ def check_frontier(
                 if strategy.exact and len(rows):  # the intervals along the exact strategies' curves
                     labelled = [0, len(rows) // 2] + ([len(rows) - 1] if name == "poll" else [])
                     for _, point in rows.iloc[sorted(set(labelled))].iterrows():
-                        ax.annotate(
-                            f"every {_duration(point[interval_column])}", (point["calls"], point[short]),
-                            textcoords="offset points", xytext=(5, -10 if name == "poll" else 5),
-                            fontsize=7, color=colour,
-                        )
+                        pending.append((ax, f"every {_duration(point[interval_column])}",
+                                        (point["calls"], point[short]), colour))
                 if analytic is not None:
                     line = analytic[(analytic[volume_column] == volume) & (analytic["strategy"] == name)]
                     line = line.sort_values("interval_s")
@@ -759,7 +795,97 @@ def check_frontier(
             else:
                 ax.set_yscale("log")
                 ax.yaxis.set_major_formatter(_LOG_SHARE)
-    return _finish(fig, caption, "Checking citations: cost per hour against what stays unnoticed", legend_below=3)
+    _finish(fig, caption, "Checking citations: cost per hour against what stays unnoticed", legend_below=3)
+    for ax, text, point, colour in pending:
+        place_label(ax, text, point, colour)
+    return fig
+
+
+def _obstacles(ax, renderer) -> list:
+    """What a label must not cover, in display coordinates: every line's path (data lines,
+    error bars, model lines) and a box around every marker of a scatter (the Pareto rings)."""
+    from matplotlib.collections import LineCollection, PathCollection
+    from matplotlib.transforms import Bbox
+
+    paths, boxes = [], []
+    for line in ax.get_lines():
+        if len(line.get_xdata()):
+            paths.append(line.get_transform().transform_path(line.get_path()))
+            if line.get_marker() not in (None, "None", "", " "):
+                pad = line.get_markersize() * renderer.points_to_pixels(1.0) / 2 + 1
+                for x, y in line.get_transform().transform(line.get_xydata()):
+                    boxes.append(Bbox.from_extents(x - pad, y - pad, x + pad, y + pad))
+    for collection in ax.collections:
+        if isinstance(collection, LineCollection):
+            transform = collection.get_transform()
+            paths += [transform.transform_path(path) for path in collection.get_paths()]
+        elif isinstance(collection, PathCollection) and len(collection.get_offsets()):
+            sizes = collection.get_sizes()
+            radius = (np.sqrt(sizes.max()) if len(sizes) else 6.0) * renderer.points_to_pixels(1.0) / 2 + 1
+            for x, y in collection.get_offset_transform().transform(collection.get_offsets()):
+                boxes.append(Bbox.from_extents(x - radius, y - radius, x + radius, y + radius))
+    return paths + boxes
+
+
+def _covers(bbox, obstacle) -> bool:
+    from matplotlib.transforms import Bbox
+
+    if isinstance(obstacle, Bbox):
+        return bbox.overlaps(obstacle)
+    return obstacle.intersects_bbox(bbox, filled=False)
+
+
+#: Where a label may go, in points from its point: nearest first, around the compass.
+_LABEL_OFFSETS = tuple(
+    (round(r * np.cos(a), 1), round(r * np.sin(a), 1))
+    for r in (7, 12, 18, 26, 36, 48, 64, 84)
+    for a in np.radians((0, 330, 30, 300, 60, 180, 210, 150, 270, 90, 240, 120, 15, 345, 165, 195))
+)
+
+
+def place_label(ax, text: str, point, colour) -> None:
+    """Annotate ``point`` with ``text`` at the nearest offset where the label covers no line,
+    marker or other label and stays inside the axes; a leader line joins a far label to its
+    point. Where no offset is free the label is left out (a label on a line is worse than
+    none: the caption gives the range). Call it once the layout is final (after :func:`_finish`)."""
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    obstacles = _obstacles(ax, renderer)
+    placed = [a.get_window_extent(renderer) for a in ax.texts if a.get_gid() == "kbsim-label"]
+    inside = ax.get_window_extent(renderer)
+    for dx, dy in _LABEL_OFFSETS:
+        far = (dx * dx + dy * dy) > 15 ** 2
+        label = ax.annotate(
+            text, point, textcoords="offset points", xytext=(dx, dy), fontsize=7, color=colour,
+            ha="left" if dx > 1 else ("right" if dx < -1 else "center"),
+            va="bottom" if dy > 1 else ("top" if dy < -1 else "center"), gid="kbsim-label",
+            arrowprops={"arrowstyle": "-", "color": colour, "linewidth": 0.6, "shrinkA": 0, "shrinkB": 2}
+            if far else None,
+        )
+        box = label.get_window_extent(renderer).padded(1.0)
+        hits = sum(_covers(box, o) for o in obstacles) + sum(box.overlaps(b) for b in placed)
+        hits += 0 if inside.contains(box.x0, box.y0) and inside.contains(box.x1, box.y1) else 100
+        if hits == 0:
+            return
+        label.remove()
+
+
+def overlapping_labels(fig: Figure) -> list[str]:
+    """Each annotation of the figure that covers a line, a marker or another annotation, named
+    with its text: what a figure's test requires to be empty (:func:`place_label` avoids them)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    found = []
+    for ax in fig.axes:
+        labels = [a for a in ax.texts if isinstance(a, Annotation)]  # placed or not
+        obstacles = _obstacles(ax, renderer)
+        boxes = [a.get_window_extent(renderer) for a in labels]
+        for index, (label, box) in enumerate(zip(labels, boxes, strict=True)):
+            if any(_covers(box, o) for o in obstacles):
+                found.append(f"{label.get_text()!r} covers a line or marker")
+            if any(box.overlaps(other) for other in boxes[index + 1:]):
+                found.append(f"{label.get_text()!r} overlaps another label")
+    return found
 
 
 CONFLICT_COLOURS = {0.01: "#2ca02c", 0.05: "#ff7f0e", 0.10: "#d62728"}

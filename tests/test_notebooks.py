@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -16,6 +17,9 @@ import pytest
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from execute_notebooks import kernel_config  # noqa: E402  (make reproduce's kernel settings: encrypted channels)
+
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
@@ -80,6 +84,7 @@ def test_notebook_runs_in_quick_mode(path, notebook_results, monkeypatch):
         timeout=300,
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
+        config=kernel_config(),
     ).execute()
     outputs = [out for cell in notebook.cells if cell.cell_type == "code" for out in cell.outputs]
     assert not [out for out in outputs if out.output_type == "error"]

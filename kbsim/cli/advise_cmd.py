@@ -17,7 +17,7 @@ import os
 import sys
 
 from kbsim.cli import advise_day
-from kbsim.cli.advise_options import duration_option, number_option, share_option
+from kbsim.cli.advise_options import number_option, share_option, target_and_options
 
 #: Seeds per scenario of --verify when --seeds is not given.
 VERIFY_SEEDS = "20"
@@ -107,7 +107,7 @@ def register(subparsers) -> None:
 def _question(args):
     """The day, target and options from the arguments (AdviceError naming a bad one)."""
     from kbsim.model import advise
-    from kbsim.model.advise import AdviceError, Target
+    from kbsim.model.advise import AdviceError
 
     params = advise.day_params(
         articles=number_option(args.articles, "--articles", True),
@@ -119,16 +119,7 @@ def _question(args):
         saves_popularity=args.saves_popularity,
         edit_share=share_option(args.edit_share, "--edit-share", allow_all=True),
     )
-    if args.max_latency is not None:
-        metric = "detection_latency_s" if args.latency_statistic == "mean" else "detection_latency_p90_s"
-        target = Target(metric, duration_option(args.max_latency, "--max-latency"))
-    else:
-        target = Target("stale_exposure", share_option(args.max_exposure, "--max-exposure"))
-    options = {
-        "cost": args.cost,
-        "min_interval_s": duration_option(args.min_interval, "--min-interval"),
-        "max_conflict_rate": share_option(args.max_conflicts, "--max-conflicts"),
-    }
+    target, options = target_and_options(args)
     from kbsim.cli.config_args import exclusive_seeds
 
     exclusive_seeds(args)

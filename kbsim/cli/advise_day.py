@@ -25,7 +25,7 @@ import os
 import sys
 from pathlib import Path
 
-from kbsim.cli.advise_options import duration_option, share_option
+from kbsim.cli.advise_options import share_option, target_and_options
 
 #: Simulated days per day of a replayed log, and of a synthetic day, when --seeds is not given.
 LOG_SEEDS = 1
@@ -58,18 +58,9 @@ def _error(message: str) -> int:
 
 def _question(args):
     """Target and options from the arguments (AdviceError naming a bad one)."""
-    from kbsim.model.advise import AdviceError, Target
+    from kbsim.model.advise import AdviceError
 
-    if args.max_latency is not None:
-        metric = "detection_latency_s" if args.latency_statistic == "mean" else "detection_latency_p90_s"
-        target = Target(metric, duration_option(args.max_latency, "--max-latency"))
-    else:
-        target = Target("stale_exposure", share_option(args.max_exposure, "--max-exposure"))
-    options = {
-        "cost": args.cost,
-        "min_interval_s": duration_option(args.min_interval, "--min-interval"),
-        "max_conflict_rate": share_option(args.max_conflicts, "--max-conflicts"),
-    }
+    target, options = target_and_options(args)
     edit_share = share_option(args.edit_share, "--edit-share", allow_all=True)
     from kbsim.cli.config_args import exclusive_seeds, one_seed
 

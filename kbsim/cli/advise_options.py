@@ -9,7 +9,7 @@ import re
 from kbsim.model.advise import AdviceError
 from kbsim.units import parse_duration
 
-__all__ = ["duration_option", "number_option", "share_option"]
+__all__ = ["duration_option", "number_option", "share_option", "target_and_options"]
 
 
 def number_option(text: str, flag: str, integral: bool) -> float:
@@ -54,3 +54,23 @@ def share_option(text: str, flag: str, *, allow_all: bool = False) -> float:
     if not (math.isfinite(share) and 0 < share and (share < 1 or (allow_all and share == 1))):
         raise AdviceError(flag, f"expected a share between 0% and 100%, got {text!r}")
     return share
+
+
+def target_and_options(args):
+    """What ``kbsim advise`` is asked to meet, from its flags, whatever gives the day (its own
+    flags, ``--config`` or ``--trace``): the :class:`~kbsim.model.advise.Target` (a latency,
+    mean or p90, else a stale exposure) and the options of the advice (cost, the shortest
+    interval, the conflict target). AdviceError naming a bad flag."""
+    from kbsim.model.advise import Target
+
+    if args.max_latency is not None:
+        metric = "detection_latency_s" if args.latency_statistic == "mean" else "detection_latency_p90_s"
+        target = Target(metric, duration_option(args.max_latency, "--max-latency"))
+    else:
+        target = Target("stale_exposure", share_option(args.max_exposure, "--max-exposure"))
+    options = {
+        "cost": args.cost,
+        "min_interval_s": duration_option(args.min_interval, "--min-interval"),
+        "max_conflict_rate": share_option(args.max_conflicts, "--max-conflicts"),
+    }
+    return target, options

@@ -37,15 +37,15 @@ from kbsim.model.advise import (
     Advice,
     Target,
     candidate_intervals,
-    format_count,
     format_share,
     largest_delay_below,
+    show_value,
 )
 from kbsim.params import DayParams
 from kbsim.sim.strategies import get_strategy, strategy_names
 from kbsim.stats.intervals import no_interval
 from kbsim.stats.summary import summarize
-from kbsim.units import format_bytes, format_duration
+from kbsim.units import format_duration
 
 __all__ = ["EDIT_DELAYS_S", "SimulatedAdvice", "compare_with_model", "simulate_advice"]
 
@@ -55,18 +55,6 @@ EDIT_DELAYS_S = (15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.0, 1800.0, 3600.0)
 QUANTITIES = ("detection_latency_s", "detection_latency_p90_s", "stale_exposure", "calls_per_hour", "bytes_per_hour")
 _SWEPT_INTERVAL = "checks.interval_s"
 _SWEPT_DELAY = "edit.delay_s"
-
-
-def _show(metric: str, value: float) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    if metric in ("stale_exposure", "detected_share", "rejection_rate", "gone_rate"):
-        return format_share(value)
-    if metric.endswith("_s"):
-        return format_duration(value)
-    if metric == "bytes_per_hour":
-        return format_bytes(value) + "/h"
-    return format_count(value) + "/h"
 
 
 @dataclass(frozen=True)
@@ -118,7 +106,7 @@ class SimulatedAdvice:
         """``[low, high]``, or ``[n/a (1 seed)]`` where the interval is undefined (one unit)."""
         if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (low, high)):
             return f"[{no_interval(self.units, self.unit.removesuffix('s'))}]"
-        show = show or (lambda value: _show(metric, value))
+        show = show or (lambda value: show_value(metric, value))
         return f"[{show(low)}, {show(high)}]"
 
     def lines(self) -> list[str]:
@@ -135,12 +123,13 @@ class SimulatedAdvice:
             holds = "its whole interval meets the target" if c[f"{metric}_high"] <= self.target.limit * (1 + 1e-9) \
                 else "the target is inside its interval: more days would tell"
             out.append(
-                f"Simulated: {_describe(c)}: {_show(column, c[column])} "
+                f"Simulated: {_describe(c)}: {show_value(column, c[column])} "
                 f"{self._bracket(column, c[column + '_low'], c[column + '_high'])}; {self.target.describe(c[metric])} "
                 f"{self._bracket(metric, c[metric + '_low'], c[metric + '_high'])} ({holds}).")
         if self.runner_up is not None:
             r = self.runner_up
-            out.append(f"  runner-up: {_describe(r)}: {_show(column, r[column])}, {self.target.describe(r[metric])}.")
+            out.append(f"  runner-up: {_describe(r)}: {show_value(column, r[column])}, "
+                       f"{self.target.describe(r[metric])}.")
         delay = self.edit_delay_s
         if math.isnan(delay):
             out.append(f"  edits: conflicts exceed {format_share(self.max_conflict_rate)} at every delay simulated.")
@@ -158,9 +147,9 @@ class SimulatedAdvice:
                f"{self.units} {self.unit}):"]
         for _, row in self.comparison.iterrows():
             metric = row["metric"]
-            simulated = f"{_show(metric, row['simulated'])} {self._bracket(metric, row['ci_low'], row['ci_high'])}"
+            simulated = f"{show_value(metric, row['simulated'])} {self._bracket(metric, row['ci_low'], row['ci_high'])}"
             mark = {True: "agrees", False: "DISAGREES", None: "-"}[row["agrees"]]
-            out.append(f"  {row['option']:<28} {metric:<24} model {_show(metric, row['predicted']):>11}   "
+            out.append(f"  {row['option']:<28} {metric:<24} model {show_value(metric, row['predicted']):>11}   "
                        f"simulated {simulated:<32} {mark}")
         scored = self.comparison[self.comparison["agrees"].notna()]
         wrong = scored[~scored["agrees"].astype(bool)]

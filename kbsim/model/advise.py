@@ -172,11 +172,15 @@ class Target:
             "detection_latency_p90_s": "90th-percentile detection latency",
             "stale_exposure": "stale exposure",
         }[self.metric]
-        shown = _show(self.metric, self.limit if value is None else value)
+        shown = show_value(self.metric, self.limit if value is None else value)
         return f"{what} {shown}" if value is not None else f"{what} at most {shown}"
 
 
-def _show(metric: str, value: float) -> str:
+def show_value(metric: str, value: float | None) -> str:
+    """``value`` of ``metric`` as advise prints it: a share, a duration, bytes or calls an hour,
+    and ``n/a`` for a value the model or the simulation does not give."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
     if metric in ("stale_exposure", "detected_share", "rejection_rate", "gone_rate"):
         return format_share(value)
     if metric.endswith("_s"):
@@ -420,7 +424,7 @@ def advise(
         best = exact.loc[exact[target.metric].idxmin()]
         raise AdviceError(
             target.flag,
-            f"{_show(target.metric, target.limit)} cannot be met by any feasible interval: checking "
+            f"{show_value(target.metric, target.limit)} cannot be met by any feasible interval: checking "
             f"every {format_duration(best['interval_s'])}, the shortest considered (--min-interval), "
             f"gives {target.describe(best[target.metric])}",
         )
@@ -560,11 +564,11 @@ def comparison_lines(frame: pd.DataFrame) -> list[str]:
             if math.isnan(row["ci_low"]) or math.isnan(row["ci_high"]):
                 bracket = f"[{no_interval(row.get('seeds'))}]"
             else:
-                bracket = f"[{_show(metric, row['ci_low'])}, {_show(metric, row['ci_high'])}]"
-            simulated = "n/a" if math.isnan(row["simulated"]) else f"{_show(metric, row['simulated'])} {bracket}"
+                bracket = f"[{show_value(metric, row['ci_low'])}, {show_value(metric, row['ci_high'])}]"
+            simulated = "n/a" if math.isnan(row["simulated"]) else f"{show_value(metric, row['simulated'])} {bracket}"
             mark = {True: "agrees", False: "DISAGREES", None: "-"}[row["agrees"]]
             lines.append(
-                f"  {metric:<24} model {_show(metric, row['predicted']):>12}   simulated {simulated:<34} {mark}"
+                f"  {metric:<24} model {show_value(metric, row['predicted']):>12}   simulated {simulated:<34} {mark}"
             )
     scored = frame[frame["agrees"].notna()]
     disagree = scored[~scored["agrees"].astype(bool)]

@@ -80,4 +80,24 @@ def build_figures(
             from kbsim.report.reproduction import write_reproduction
 
             written.append(write_reproduction(exps, reproduction_path))
+        if docs_path is not None and readme_path is not None and Path(readme_path).exists():
+            blocks = readme_prose_blocks(exps, results_dir, workers=workers, progress=progress, log=log)
+            pages.update_readme_blocks(readme_path, blocks)
     return written
+
+
+def readme_prose_blocks(
+    exps, results_dir: str | Path, *, workers: int | None = None, progress: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> dict[str, list[str]]:
+    """The README's generated prose besides the results block: what to check and how often
+    (with ``kbsim advise --verify``'s runs, made or reused under ``results_dir``) and the
+    write-up checked (when its experiment was loaded)."""
+    from kbsim.report import check_advice, reproduction
+
+    answer = check_advice.reference_advice()
+    verified = check_advice.verify_reference_advice(answer, results_dir, workers=workers, progress=progress, log=log)
+    blocks = check_advice.advice_blocks(exps, answer, verified)
+    if reproduction.EXPERIMENT in exps:
+        blocks[reproduction.README_BLOCK] = reproduction.readme_paragraph(exps)
+    return blocks

@@ -24,7 +24,7 @@ from kbsim.stats.summary import MetricSelector
 #: sections other scripts write (validation/bursty_advice.py), kept as they are.
 KEPT_MARKER = "<!-- kept by kbsim figures: the sections below are written by other scripts, named in each -->"
 README_START = "<!-- results:start (rewritten by `kbsim figures`) -->"
-README_END = "<!-- results:end -->"
+README_END = "<!-- results:end -->"  # block_start("results"), block_end("results")
 #: Figures embedded in README.md; docs/results.md embeds all of them.
 README_FIGURES = ("staleness_over_day", "check_cost", "edit_rejections")
 INTERVALS = (
@@ -273,6 +273,56 @@ def _unpaired(row, unit: str) -> str:
     return f"[{low:.3g}, {high:.3g}]"
 
 
+#: The README's generated blocks, by name: ``<!-- NAME:start (rewritten by `kbsim figures`) -->``
+#: ... ``<!-- NAME:end -->``, and the module whose text ``kbsim figures`` writes into each.
+#: Nothing else in a page is generated (tests/test_page_prose.py checks every number outside them).
+README_BLOCKS = {
+    "results": "kbsim.report.pages (the reference study's table and figures)",
+    "check-policy": "kbsim.report.check_advice (the check-policy sweep)",
+    "advice": "kbsim.report.check_advice (kbsim advise and its --verify for the reference day)",
+    "writeup": "kbsim.report.reproduction (the write-up's claims, checked)",
+}
+
+
+def block_start(name: str) -> str:
+    """The line that opens the README block ``name``."""
+    return f"<!-- {name}:start (rewritten by `kbsim figures`) -->"
+
+
+def block_end(name: str) -> str:
+    """The line that closes the README block ``name``."""
+    return f"<!-- {name}:end -->"
+
+
+def replace_block(text: str, name: str, lines: list[str]) -> str:
+    """``text`` with the body of its block ``name`` replaced by ``lines``.
+
+    Raises:
+        ValueError: ``name`` is not a :data:`README_BLOCKS` name, or ``text`` has no such block.
+    """
+    if name not in README_BLOCKS:
+        raise ValueError(f"block {name!r}: expected one of {list(README_BLOCKS)}")
+    start, end = block_start(name), block_end(name)
+    if start not in text or end not in text:
+        raise ValueError(f"no {start!r} ... {end!r} block to rewrite")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return head + "\n".join([start, "", *lines, "", end]) + tail
+
+
+def update_readme_blocks(readme_path: str | Path, blocks: Mapping[str, list[str]]) -> Path:
+    """Rewrite each of ``blocks`` (name to lines) that README.md holds; a block the README
+    does not hold is left out (a README of one's own need hold only the results block)."""
+    path = Path(readme_path)
+    text = original = path.read_text(encoding="utf-8")
+    for name, lines in blocks.items():
+        if block_start(name) in text:
+            text = replace_block(text, name, lines)
+    if text != original:
+        atomic_write_text(path, text)
+    return path
+
+
 def update_readme_results(exps: Mapping[str, Experiment], readme_path: str | Path, figures_dir: str | Path) -> Path:
     """Rewrite the block between the results markers of README.md: the reference table and
     the main figures, so the README always shows the last full run."""
@@ -283,8 +333,6 @@ def update_readme_results(exps: Mapping[str, Experiment], readme_path: str | Pat
     rel = _relative(figures_dir, path)
     shows = {spec.name: spec.shows for spec in FIGURES}
     lines = [
-        README_START,
-        "",
         _study_line(exps) + " Staleness and check costs from days without agent edits; edit rows "
         "from the days with edits. All figures and their captions: "
         "[docs/results.md](docs/results.md) and [figures/README.md](figures/README.md).",
@@ -294,8 +342,5 @@ def update_readme_results(exps: Mapping[str, Experiment], readme_path: str | Pat
     ]
     for name in README_FIGURES:
         lines += [f"![{shows[name]}]({(rel / (name + '.png')).as_posix()})", ""]
-    lines.append(README_END)
-    head, rest = text.split(README_START, 1)
-    _, tail = rest.split(README_END, 1)
-    atomic_write_text(path, head + "\n".join(lines) + tail)
+    atomic_write_text(path, replace_block(text, "results", lines[:-1]))
     return path

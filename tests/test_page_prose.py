@@ -289,3 +289,30 @@ def test_a_section_source_backs_only_its_section():
     page = "## From your logs to advice\n\nedits may wait 23.4 min.\n\n## Other\n\nedits may wait 23.4 min.\n"
     sources = {"From your logs to advice": "edits: wait at most 23.4 min [7.52 min, 29 min]"}
     assert unbacked_numbers("README.md", page, "", sources) == ["Other: '23.4 min'"]
+
+
+# -- the blocks kbsim figures writes -------------------------------------------------------------
+
+
+def test_the_advice_paragraph_states_what_kbsim_advise_prints():
+    """The README's advice paragraph is rendered from the same answer ``kbsim advise
+    --max-latency 15min`` prints, so its numbers are the command's."""
+    from kbsim.report import check_advice
+
+    answer = check_advice.reference_advice()
+    (text,) = check_advice.advice_paragraph(answer, None)
+    printed = _flat(" ".join(answer.lines()))
+    for number, word in NUMBER.findall(prose(text)):
+        if word in ("calls", "min", "kB"):
+            assert backed(number, word if word != "calls" else "calls/h", printed), (number, word)
+    assert "--verify" not in text
+
+
+def test_blocks_are_rewritten_in_place_and_absent_ones_left_out(tmp_path):
+    readme = tmp_path / "README.md"
+    start, end = pages.block_start("advice"), pages.block_end("advice")
+    readme.write_text(f"intro 12 times\n\n{start}\n\nold 68 times\n\n{end}\n\ntail\n", encoding="utf-8")
+    pages.update_readme_blocks(readme, {"advice": ["new 69 times"], "writeup": ["never written"]})
+    assert readme.read_text(encoding="utf-8") == f"intro 12 times\n\n{start}\n\nnew 69 times\n\n{end}\n\ntail\n"
+    with pytest.raises(ValueError, match="expected one of"):
+        pages.replace_block(readme.read_text(encoding="utf-8"), "mine", ["typed"])

@@ -81,23 +81,33 @@ def build_figures(
 
             written.append(write_reproduction(exps, reproduction_path))
         if docs_path is not None and readme_path is not None and Path(readme_path).exists():
-            blocks = readme_prose_blocks(exps, results_dir, workers=workers, progress=progress, log=log)
-            pages.update_readme_blocks(readme_path, blocks)
+            text = Path(readme_path).read_text(encoding="utf-8")
+            held = {name for name in pages.README_BLOCKS if name != "results" and pages.block_start(name) in text}
+            if held:
+                blocks = readme_prose_blocks(exps, results_dir, held, workers=workers, progress=progress, log=log)
+                pages.update_readme_blocks(readme_path, blocks)
     return written
 
 
 def readme_prose_blocks(
-    exps, results_dir: str | Path, *, workers: int | None = None, progress: bool = True,
+    exps, results_dir: str | Path, wanted: Iterable[str], *, workers: int | None = None, progress: bool = True,
     log: Callable[[str], None] | None = None,
 ) -> dict[str, list[str]]:
-    """The README's generated prose besides the results block: what to check and how often
-    (with ``kbsim advise --verify``'s runs, made or reused under ``results_dir``) and the
-    write-up checked (when its experiment was loaded)."""
+    """The README's generated prose besides the results block, for the ``wanted`` block names:
+    what to check and how often (with ``kbsim advise --verify``'s runs, made or reused under
+    ``results_dir``) and the write-up checked (when its experiment was loaded)."""
     from kbsim.report import check_advice, reproduction
 
-    answer = check_advice.reference_advice()
-    verified = check_advice.verify_reference_advice(answer, results_dir, workers=workers, progress=progress, log=log)
-    blocks = check_advice.advice_blocks(exps, answer, verified)
-    if reproduction.EXPERIMENT in exps:
+    wanted = set(wanted)
+    blocks: dict[str, list[str]] = {}
+    if wanted & {check_advice.ADVICE_BLOCK, check_advice.CHECK_POLICY_BLOCK}:
+        answer = check_advice.reference_advice()
+        verified = None
+        if check_advice.ADVICE_BLOCK in wanted:
+            verified = check_advice.verify_reference_advice(
+                answer, results_dir, workers=workers, progress=progress, log=log
+            )
+        blocks.update(check_advice.advice_blocks(exps, answer, verified))
+    if reproduction.README_BLOCK in wanted and reproduction.EXPERIMENT in exps:
         blocks[reproduction.README_BLOCK] = reproduction.readme_paragraph(exps)
-    return blocks
+    return {name: lines for name, lines in blocks.items() if name in wanted}

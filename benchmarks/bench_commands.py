@@ -1,0 +1,118 @@
+"""Time the README's commands on a fresh clone: what a new user waits for on this machine.
+
+Clones this repository's committed HEAD into a temporary folder (nothing installed, no
+results, no venv), then runs, in that clone and in this order, ``make install``,
+``make test-fast``, ``make test`` (as CI runs it: on a clone with no results), ``make
+reproduce`` and ``make docs`` (or those named by ``--only``), each timed in wall-clock seconds and in the CPU seconds of its processes, and
+writes the section "Commands on a fresh clone" of benchmarks/RESULTS.md. ``make install``
+downloads from PyPI through pip's cache, so a first install on a new machine takes longer.
+
+It is not part of ``make bench``: it runs the whole suite and the whole study (about half
+an hour on 2 cores), and ``make bench`` is run from a clone that has them already.
+
+    python benchmarks/bench_commands.py                       # all five, about 30 minutes
+    python benchmarks/bench_commands.py --only install,docs   # some of them
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results_file import machine_line, write_section  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SECTION = "Commands on a fresh clone"
+#: The commands timed, in the order a new user runs them (install first: the others reuse .venv).
+COMMANDS = ("install", "test-fast", "test", "reproduce", "docs")
+
+
+def duration(seconds: float) -> str:
+    """``9 min 12 s`` or ``48 s``: as the README quotes it."""
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _outcome(target: str, output: str, code: int) -> str:
+    """What the command came to: the suite's counts for the tests, else its exit status."""
+    if code != 0:
+        return f"failed (exit {code})"
+    if target.startswith("test"):
+        summary = re.findall(r"^=*\s*(\d[\d,]* passed.*?) in [\d.]+s", output, re.M)
+        if summary:
+            return summary[-1].replace(" =", "").strip()
+    return "exit 0"
+
+
+def time_target(clone: Path, target: str) -> tuple[float, float, str]:
+    """``make target`` in ``clone``: its wall seconds, its CPU seconds and its outcome."""
+    cpu, started = _children_cpu(), time.perf_counter()
+    run = subprocess.run(["make", target], cwd=clone, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": ""})
+    wall, cpu = time.perf_counter() - started, _children_cpu() - cpu
+    (clone.parent / f"make-{target}.log").write_text(run.stdout + run.stderr, encoding="utf-8")
+    return wall, cpu, _outcome(target, run.stdout + run.stderr, run.returncode)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", default=",".join(COMMANDS),
+                        help=f"comma-separated targets among {', '.join(COMMANDS)} (install always runs first)")
+    parser.add_argument("--keep", action="store_true", help="keep the clone and the logs (printed at the end)")
+    args = parser.parse_args(argv)
+    chosen = [name.strip() for name in args.only.split(",") if name.strip()]
+    unknown = [name for name in chosen if name not in COMMANDS]
+    if unknown:
+        parser.error(f"--only: unknown target(s) {', '.join(unknown)}; expected some of {', '.join(COMMANDS)}")
+    targets = [name for name in COMMANDS if name in chosen or name == "install"]
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                            check=True).stdout.strip()
+    work = Path(tempfile.mkdtemp(prefix="kbsim-commands-"))
+    clone = work / "kbsim"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+    load_before = os.getloadavg()[0]
+    rows = []
+    try:
+        for target in targets:
+            wall, cpu, outcome = time_target(clone, target)
+            rows.append((target, wall, cpu, outcome))
+            print(f"make {target}: {duration(wall)} ({cpu:.0f} s CPU), {outcome}", flush=True)
+            if outcome.startswith("failed"):
+                break
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    load_after = os.getloadavg()[0]
+    lines = [
+        f"Command: `python benchmarks/bench_commands.py --only {','.join(chosen)}`, on a fresh clone of "
+        f"{commit} (no .venv, no results; pip's cache as this machine has it).",
+        machine_line(),
+        f"Load average (1 min) {load_before:.1f} when it started and {load_after:.1f} when it ended: wall times "
+        "include whatever else the machine ran; CPU is the commands' own processes.",
+        "",
+        "| command | wall time | CPU | outcome |",
+        "| --- | ---: | ---: | --- |",
+    ]
+    lines += [f"| `make {target}` | {duration(wall)} | {cpu:,.0f} s | {outcome} |" for target, wall, cpu, outcome in rows]
+    write_section(SECTION, "\n".join(lines))
+    if args.keep:
+        print(f"clone and logs kept in {work}")
+    return 0 if all(not row[3].startswith("failed") for row in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -26,12 +26,13 @@ import kbsim.store.bulk as bulk
 import kbsim.store.memory as memory_module
 from kbsim import SQLiteStore
 from kbsim.params import DayParams
-from kbsim.sim import simulate_day, world
+from kbsim.sim import simulate_day
 from kbsim.sim.corpus import _SYLLABLES, Corpus, make_vocabulary, vocabulary_word
 from kbsim.sim.popularity import ATTEMPTS, UNIFORMS_PER_DRAW, Popularity
 from kbsim.sim.world import streams
 from kbsim.store import ArticleWords, BM25Index, MemoryStore, ToolError, validate_arguments
 from kbsim.store import schema as schema_module
+from kbsim.store.arena import ArenaIndex
 from kbsim.store.rules import (
     Article,
     article_not_found,
@@ -510,27 +511,30 @@ def test_a_frozen_index_copies_and_searches_as_before(monkeypatch, chunk):
     assert small._frozen is None  # under the threshold: filled as dicts
 
 
-def test_a_day_on_a_frozen_starting_knowledge_base_gives_the_same_tables(monkeypatch):
-    params = DayParams(corpus={"articles": 150}, saves={"count": 120}, questions={"count": 40})
-    caches = (world._synthetic_knowledge_base, world._knowledge_base_from, world._published)
-    try:
-        for cache in caches:
-            cache.cache_clear()
-        monkeypatch.setattr(bm25, "_FREEZE_POSTINGS", 10**12)
-        expected = simulate_day(params, 4)[0]
-        for cache in caches:
-            cache.cache_clear()
-        monkeypatch.setattr(bm25, "_FREEZE_POSTINGS", 0)
-        template = world.starting_knowledge_base(params.corpus, 4).template
-        assert all(kb.index._frozen is not None for kb in template._kbs.values())
-        for _ in range(2):  # two days copied from the one frozen template
-            tables = simulate_day(params, 4)[0]
-            for name, frame in expected.items():
-                pd.testing.assert_frame_equal(tables[name], frame)
-        assert all(kb.index._frozen is not None for kb in template._kbs.values())
-    finally:
-        for cache in caches:
-            cache.cache_clear()
+def test_a_day_on_a_frozen_plain_index_gives_the_same_tables(monkeypatch):
+    """A day whose store is a BM25Index filled in bulk and left frozen (thawed by the day's
+    first search or save) gives the default day's tables."""
+    params = DayParams(corpus={"articles": 1200}, saves={"count": 300}, questions={"count": 60})
+    expected = simulate_day(params, 4)[0]
+    monkeypatch.setattr(bm25, "_FREEZE_POSTINGS", 0)
+    frozen = []
+
+    def plain_store(retention):
+        store = MemoryStore(retention, index=BM25Index)
+        original = store.create_knowledge_base
+
+        def create(*args, **kwargs):
+            ids = original(*args, **kwargs)
+            frozen.extend(kb.index._frozen is not None for kb in store._kbs.values())
+            return ids
+
+        store.create_knowledge_base = create
+        return store
+
+    tables = simulate_day(params, 4, store=plain_store)[0]
+    assert frozen == [True]
+    for name, frame in expected.items():
+        pd.testing.assert_frame_equal(tables[name], frame)
 
 
 _VALUES = st.one_of(
@@ -573,6 +577,14 @@ def _index_order_state(index: BM25Index) -> tuple:
         index._n_docs,
         index._total_len,
     )
+
+
+def index_view(index) -> tuple:
+    """What an index of either kind holds: the plain one's every order included, the
+    arena's postings and totals."""
+    if isinstance(index, BM25Index):
+        return _index_order_state(index)
+    return index.postings(), len(index), index.total_length
 
 
 @pytest.mark.parametrize("freeze", [False, True])
@@ -618,12 +630,14 @@ def test_a_knowledge_base_from_its_words_equals_one_from_its_texts():
     corpus = Corpus.build(DayParams(corpus={"articles": 300}).corpus)
     articles, body, title = corpus.articles_and_words(streams(5)["corpus"])
     assert articles == Corpus.build(DayParams(corpus={"articles": 300}).corpus).articles(streams(5)["corpus"])
-    plain, from_words = MemoryStore(), MemoryStore()
-    assert plain.create_knowledge_base("kb-1", articles, at=1.0) == from_words.create_knowledge_base_from_words(
-        "kb-1", articles, ArticleWords(corpus.vocabulary, body, title), at=1.0
-    )
-    assert from_words.snapshot() == plain.snapshot()
-    assert _index_order_state(from_words._kbs["kb-1"].index) == _index_order_state(plain._kbs["kb-1"].index)
+    words = ArticleWords(corpus.vocabulary, body, title)
+    for index in (BM25Index, ArenaIndex):
+        plain, from_words = MemoryStore(index=index), MemoryStore(index=index)
+        assert plain.create_knowledge_base("kb-1", articles, at=1.0) == from_words.create_knowledge_base_from_words(
+            "kb-1", articles, words, at=1.0
+        )
+        assert from_words.snapshot() == plain.snapshot()
+        assert index_view(from_words._kbs["kb-1"].index) == index_view(plain._kbs["kb-1"].index)
 
 
 def test_words_that_are_not_the_texts_tokens_are_refused_and_nothing_is_created():
@@ -679,14 +693,15 @@ def test_an_index_filled_from_texts_equals_one_added_document_by_document(monkey
 def test_a_large_first_fill_is_indexed_in_bulk_as_article_by_article(monkeypatch):
     rng = random.Random(4)
     articles = [(" ".join(rng.sample(WORDS, 3)), " ".join(rng.choices(WORDS, k=rng.randint(0, 30)))) for _ in range(50)]
-    stores = {}
-    for bulk_from in (10**9, 1):
-        monkeypatch.setattr(memory_module, "_BULK_FILL", bulk_from)
-        stores[bulk_from] = MemoryStore()
-        stores[bulk_from].create_knowledge_base("kb-1", articles, at=0.0)
-    plain, bulk = stores[10**9], stores[1]
-    assert bulk.snapshot() == plain.snapshot()
-    assert _index_order_state(bulk._kbs["kb-1"].index) == _index_order_state(plain._kbs["kb-1"].index)
+    for index in (BM25Index, ArenaIndex):
+        stores = {}
+        for bulk_from in (10**9, 1):
+            monkeypatch.setattr(memory_module, "_BULK_FILL", bulk_from)
+            stores[bulk_from] = MemoryStore(index=index)
+            stores[bulk_from].create_knowledge_base("kb-1", articles, at=0.0)
+        plain, bulk = stores[10**9], stores[1]
+        assert bulk.snapshot() == plain.snapshot()
+        assert index_view(bulk._kbs["kb-1"].index) == index_view(plain._kbs["kb-1"].index)
 
 
 def test_the_vocabulary_is_its_words_one_by_one():

@@ -10,16 +10,17 @@ nothing.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
 from kbsim.store.analyzer import ASCII, Analyzer
-from kbsim.store.bm25 import BM25Index
+from kbsim.store.arena import ArenaIndex
 from kbsim.store.bulk import ArticleWords, check_words
 from kbsim.store.client import Client, Clock
 from kbsim.store.errors import ToolError
+from kbsim.store.protocol import SearchIndex
 from kbsim.store.rules import (
     Article,
     arguments_digest,
@@ -57,7 +58,7 @@ from kbsim.store.timefmt import format_version, parse_version, seconds_to_us
 class KnowledgeBase:
     kb_id: str
     articles: dict[str, Article] = field(default_factory=dict)
-    index: BM25Index = field(default_factory=BM25Index)
+    index: SearchIndex = field(default_factory=ArenaIndex)
     # (sequence, type, article_id, version_us); events[i].sequence == first_seq + i
     events: list[tuple[int, str, str, int]] = field(default_factory=list)
     first_seq: int = 1
@@ -95,10 +96,17 @@ class MemoryStore:
             they were written; ``None`` (the default) keeps everything. A poll
             from a cursor older than the oldest kept event gets
             ``cursor_expired``.
+        index: makes each knowledge base's empty search index, called with the
+            knowledge base's ``analyzer=``: the arena index (the default), or
+            :class:`~kbsim.store.bm25.BM25Index`, the plain reference it ranks
+            exactly as.
     """
 
-    def __init__(self, event_retention_s: float | None = None) -> None:
+    def __init__(
+        self, event_retention_s: float | None = None, *, index: Callable[..., SearchIndex] = ArenaIndex
+    ) -> None:
         event_retention_s = check_retention(event_retention_s)
+        self._new_index = index
         self.event_retention_us = (
             None if event_retention_s is None else seconds_to_us(event_retention_s)
         )
@@ -153,7 +161,7 @@ class MemoryStore:
         if not isinstance(analyzer, Analyzer):
             raise ToolError("invalid_argument", f"analyzer must be an Analyzer, got {type(analyzer).__name__}")
         own_ids = None if article_ids is None else check_article_ids(article_ids, len(pairs))
-        kb = KnowledgeBase(kb_id, index=BM25Index(analyzer=analyzer))
+        kb = KnowledgeBase(kb_id, index=self._new_index(analyzer=analyzer))
         if own_ids is None:
             ids = [self._publish(kb, title, content, at_us) for title, content in pairs]
         else:
@@ -177,7 +185,7 @@ class MemoryStore:
         per-version JSON sizes of this store's published articles are filled
         in first, so each copy starts with them instead of encoding them again.
         """
-        twin = MemoryStore(event_retention_s=check_retention(event_retention_s))
+        twin = MemoryStore(event_retention_s=check_retention(event_retention_s), index=self._new_index)
         for kb_id, kb in self._kbs.items():
             for article in kb.articles.values():
                 if article.published:

@@ -92,6 +92,33 @@ class Store(Protocol):
     def tool_poll(self, kb_id: str, after_sequence: int, limit: int, now_us: int) -> dict[str, Any]: ...
 
 
+class SearchIndex(Protocol):
+    """What :class:`~kbsim.store.memory.MemoryStore` asks of a knowledge base's search index:
+    :class:`~kbsim.store.arena.ArenaIndex` (the store's) and
+    :class:`~kbsim.store.bm25.BM25Index` (the plain reference) answer alike."""
+
+    #: How the index's documents and queries become terms.
+    analyzer: Analyzer
+
+    def __len__(self) -> int: ...
+
+    def __contains__(self, doc_id: str) -> bool: ...
+
+    def add(self, doc_id: str, title: str, content: str) -> None: ...
+
+    def remove(self, doc_id: str) -> None: ...
+
+    def fill(self, doc_ids: list[str], vocabulary: list[str], content_words, title_words) -> None: ...
+
+    def fill_texts(self, docs: list[tuple[str, str, str]]) -> None: ...
+
+    def search(self, query: str, limit: int) -> list[tuple[str, float]]: ...
+
+    def search_many(self, queries: list[str], limit: int) -> list[list[str]]: ...
+
+    def copy(self) -> SearchIndex: ...
+
+
 #: Builds an empty store with the given event retention window (seconds, or None to keep
 #: every event): how a simulated day is handed a backend (``run_day(..., store=factory)``).
 StoreFactory = Callable[[float | None], Store]

@@ -88,6 +88,7 @@ def assert_same(arena_index: ArenaIndex, plain: BM25Index, queries: list[str]) -
         for query in queries:
             assert arena_index.search(query, limit) == plain.search(query, limit), (query, limit)
         assert arena_index.search_many(queries, limit) == plain.search_many(queries, limit), limit
+        assert arena_index.search_many_flat(queries, limit) == plain.search_many_flat(queries, limit), limit
 
 
 def random_changes(rng: random.Random, indexes, steps: int, titles: list[str]) -> None:

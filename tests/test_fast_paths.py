@@ -170,6 +170,46 @@ def test_store_and_client_search_many_answer_as_each_call_would(seed):
         assert client.search_many("kb-1", queries, limit) == expected
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_store_and_client_search_titles_answer_as_each_call_would(seed):
+    """The cited article's title among each search's hits (None when it is not there) and
+    the result's size, as the calls give them: queries of titles, of other articles' titles
+    (so the article is often missing), of unpublished and retitled articles."""
+    store, titles = store_and_titles(seed)
+    client = store.client({"kb-1"}, clock=lambda: 100.0)
+    rng = random.Random(seed)
+    queries = [q for q in random_queries(rng, titles, 60) if len(q) >= 2]
+    ids = []
+    for query in queries:  # often the top hit (there at every limit), else any article
+        top = store.tool_search("kb-1", query, 1)["results"]
+        ids.append(top[0]["article_id"] if top and rng.random() < 0.5 else f"art-{rng.randrange(1, 85):06d}")
+    for limit in (1, 10, 20):
+        expected = []
+        for query, article_id in zip(queries, ids, strict=True):
+            result, size = client.call_sized(
+                "search_knowledge_base", {"knowledge_base_id": "kb-1", "query": query, "limit": limit}
+            )
+            expected.append(({hit["article_id"]: hit["title"] for hit in result["results"]}.get(article_id), size))
+        assert any(title is None for title, _ in expected) and any(title for title, _ in expected)
+        assert store.search_titles("kb-1", queries, ids, limit) == expected
+        assert client.search_titles("kb-1", queries, ids, limit) == expected
+    assert client.search_titles("kb-1", [], [], 10) == []
+    with pytest.raises(ToolError) as error:
+        client.search_titles("kb-1", ["alpha"], [], 10)
+    assert error.value.code == "invalid_argument" and "article_ids" in error.value.message
+    with pytest.raises(ToolError) as error:
+        client.search_titles("kb-2", ["alpha"], ["art-000001"], 10)
+    assert error.value.code == "not_found"
+    sqlite = SQLiteStore(":memory:")  # a store without search_titles: the client searches call by call
+    articles = [store.article_state("kb-1", i) for i in store.published_article_ids("kb-1")]
+    sqlite.create_knowledge_base("kb-1", [(a.title, a.content) for a in articles], at=0.0)
+    plain = sqlite.client({"kb-1"}, clock=lambda: 0.0)
+    answers = plain.search_many("kb-1", queries, 5)
+    assert plain.search_titles("kb-1", queries, ids, 5) == [
+        (dict(hits).get(article_id), size) for article_id, (hits, size) in zip(ids, answers, strict=True)
+    ]
+
+
 def test_client_search_many_errors_as_the_first_failing_call():
     store, _ = store_and_titles(0)
     client = store.client({"kb-1"}, clock=lambda: 0.0)

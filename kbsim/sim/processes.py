@@ -128,8 +128,9 @@ def _new_content(day: Day, article_id: str, arrival: SaveArrival) -> str:
     arrival's length when it gives one)."""
     if arrival.content is not None:
         return arrival.content
-    written = day.corpus.rewrite(day.store.article_state(day.kb_id, article_id).content, day.streams["editors"],
-                                 article_id=article_id)
+    # (the synthetic corpus writes a fresh body: its articles' old contents need not be read)
+    old = day.store.article_state(day.kb_id, article_id).content if day.corpus.uses_old_content else ""
+    written = day.corpus.rewrite(old, day.streams["editors"], article_id=article_id)
     if arrival.content_length is None:
         return written
     return fit_length(written, arrival.content_length)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from itertools import chain, count
+from itertools import chain, count, islice
 from sys import intern
 
 import numpy as np
@@ -86,9 +86,16 @@ def _grown(array: np.ndarray, needed: int, fill=0) -> np.ndarray:
     """``array`` itself if it has ``needed`` items, else a copy at least twice as long."""
     if needed <= array.size:
         return array
-    bigger = np.full(max(needed, 2 * array.size, 16), fill, dtype=array.dtype)
-    bigger[: array.size] = array
-    return bigger
+    return _spare(array, array.size, max(needed, 2 * array.size, 16), fill)
+
+
+def _spare(array: np.ndarray, used: int, size: int, fill=0) -> np.ndarray:
+    """A new array of ``size`` items holding ``array[:used]``, the rest ``fill``. Zeros past
+    the copied part are pages the system maps when first written: room that costs no
+    memory until it is used."""
+    spare = np.zeros(size, dtype=array.dtype) if fill == 0 else np.full(size, fill, dtype=array.dtype)
+    spare[:used] = array[:used]
+    return spare
 
 
 def _group_starts(keys: np.ndarray) -> np.ndarray:
@@ -164,9 +171,9 @@ class ArenaIndex:
         # the documents' and the terms' dicts and lists are shared with copies until changed
         self._own_docs = True
         self._own_terms = True
-        # query -> its distinct terms, for search_many (shared with copies: it depends on the
-        # query alone)
-        self._query_terms: dict[str, tuple[str, ...]] = {}
+        # query -> the numbers of its distinct terms, for search_many (each copy keeps its own:
+        # copies number new terms apart)
+        self._query_terms: dict[str, tuple[int, ...]] = {}
 
     def __len__(self) -> int:
         return self._n_docs
@@ -364,7 +371,7 @@ class ArenaIndex:
         end = int(cap.sum())
         target = _ranges(start, live)
         for name in _CELL_ARRAYS:
-            laid_out = np.zeros(max(end, 1024), dtype=np.int32)
+            laid_out = np.zeros(max(2 * end, 1024), dtype=np.int32)  # room to move blocks into
             laid_out[target] = getattr(self, name)[cells]
             setattr(self, name, laid_out)
         self._start[:n_terms] = start
@@ -675,26 +682,27 @@ class ArenaIndex:
         all (score descending, ties by doc id). A query with a term of very long postings is
         ranked alone by :meth:`search`, which can prune them.
         """
-        if self._n_docs == 0 or self._total_len == 0:
-            return [[] for _ in queries]
-        query_terms, get = self._query_terms, self._term_id.get
-        rows: list[list[int]] = []
-        for query in queries:
-            terms = query_terms.get(query)
-            if terms is None:
-                if len(query_terms) >= _QUERY_TERMS_KEPT:
-                    query_terms.clear()
-                terms = query_terms[query] = tuple(dict.fromkeys(self._tokenize(query)))
-            rows.append([tid for tid in map(get, terms) if tid is not None])
+        counts, doc_ids = self.search_many_flat(queries, limit)
+        hits = iter(doc_ids)
+        return [list(islice(hits, n)) for n in counts]
+
+    def search_many_flat(self, queries: list[str], limit: int) -> tuple[list[int], list[str]]:
+        """:meth:`search_many`'s rankings laid end to end: how many doc ids each query has,
+        and all of them, query after query (no list per query)."""
+        if self._n_docs == 0 or self._total_len == 0 or not queries:
+            return [0] * len(queries), []
+        rows = self._query_rows(queries)
         lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
         tids = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=int(lengths.sum()))
         owners = np.repeat(np.arange(len(rows)), lengths)
         cells = self._used[tids]
-        ranked: list[list[str] | None] = [None] * len(rows)
+        parts = []  # (query, rank within it, slot) of every hit
         heavy = np.unique(owners[cells > _BATCH_TERM_CELLS])
         if heavy.size:
+            slot_of = self._slot_of
             for q in heavy.tolist():
-                ranked[q] = [doc_id for doc_id, _ in self.search(queries[q], limit)]
+                hits = [slot_of[doc_id] for doc_id, _ in self.search(queries[q], limit)]
+                parts.append((np.full(len(hits), q), np.arange(len(hits)), np.array(hits, dtype=np.int64)))
             keep = ~np.isin(owners, heavy)
             tids, owners, cells = tids[keep], owners[keep], cells[keep]
         # batches of whole queries: at most _BATCH_QUERIES queries and (past one query)
@@ -705,22 +713,42 @@ class ArenaIndex:
             last = int(np.searchsorted(ends, (ends[first - 1] if first else 0) + _BATCH_CELLS, side="right"))
             last = min(max(last, first + 1), first + _BATCH_QUERIES, len(rows))
             pair_end = int(np.searchsorted(owners, last))
-            results = self._batch(tids[pair:pair_end], owners[pair:pair_end] - first, last - first, limit)
-            for q, result in enumerate(results, start=first):
-                if ranked[q] is None:
-                    ranked[q] = result
+            query_of, rank, slots = self._batch(tids[pair:pair_end], owners[pair:pair_end] - first, last - first, limit)
+            parts.append((query_of + first, rank, slots))
             first, pair = last, pair_end
-        return ranked
+        query_of, rank, slots = (np.concatenate(column) for column in zip(*parts, strict=True))
+        if heavy.size:  # the queries ranked alone, in their places
+            order = np.argsort(query_of * limit + rank, kind="stable")
+            query_of, slots = query_of[order], slots[order]
+        return np.bincount(query_of, minlength=len(rows)).tolist(), list(map(self._doc_ids.__getitem__, slots.tolist()))
 
-    def _batch(self, tids: np.ndarray, owners: np.ndarray, n_queries: int, limit: int) -> list[list[str]]:
-        """The ranked doc ids of ``n_queries`` queries whose terms are ``tids`` (each query's
-        distinct terms in order, ``owners`` numbering the queries, in order)."""
-        ranked: list[list[str]] = [[] for _ in range(n_queries)]
+    def _query_rows(self, queries: list[str]) -> list[tuple[int, ...]]:
+        """Each query's distinct terms that the index has, as term numbers, in order. A
+        query's are kept once all of its terms have numbers (a term's number never changes)."""
+        query_terms, get = self._query_terms, self._term_id.get
+        rows = []
+        for query in queries:
+            row = query_terms.get(query)
+            if row is None:
+                if len(query_terms) >= _QUERY_TERMS_KEPT:
+                    query_terms.clear()
+                tids = tuple(map(get, dict.fromkeys(self._tokenize(query))))
+                row = tuple(tid for tid in tids if tid is not None)
+                if len(row) == len(tids):
+                    query_terms[query] = row
+            rows.append(row)
+        return rows
+
+    def _batch(self, tids: np.ndarray, owners: np.ndarray, n_queries: int, limit: int):
+        """The rankings of ``n_queries`` queries whose terms are ``tids`` (each query's
+        distinct terms in order, ``owners`` numbering the queries, in order): the query, the
+        rank within it and the slot of every hit, query after query, best first."""
+        none = np.zeros(0, dtype=np.int64)
         dfs = self._df[tids]
         keep = dfs > 0
         tids, owners, dfs = tids[keep], owners[keep], dfs[keep]
         if not tids.size:
-            return ranked
+            return none, none, none
         # each term's weight by math.log as search() computes it, once per distinct df
         distinct, which = np.unique(dfs, return_inverse=True)
         weights = np.array([self._weight(df) for df in distinct.tolist()])[which]
@@ -751,15 +779,9 @@ class ArenaIndex:
         ranking = ranking[np.argsort(-scores[ranking], kind="stable")]
         ranking = ranking[np.argsort(query_of[ranking].astype(np.uint16), kind="stable")]
         query_of = query_of[ranking]
-        kept = np.arange(query_of.size) - np.searchsorted(query_of, np.arange(n_queries))[query_of] < limit
-        best = slot_of[ranking[kept]].tolist()
-        doc_ids = self._doc_ids
-        start = 0
-        for q, n in enumerate(np.bincount(query_of[kept], minlength=n_queries).tolist()):
-            if n:
-                ranked[q] = [doc_ids[slot] for slot in best[start : start + n]]
-                start += n
-        return ranked
+        rank = np.arange(query_of.size) - np.searchsorted(query_of, np.arange(n_queries))[query_of]
+        kept = rank < limit
+        return query_of[kept], rank[kept], slot_of[ranking[kept]]
 
     def _pair_cells(self, tids: np.ndarray):
         """:meth:`_cells_of` for terms that may repeat (a batch's (query, term) pairs): the
@@ -796,12 +818,19 @@ class ArenaIndex:
     # -- copies and views -------------------------------------------------------------
 
     def copy(self) -> ArenaIndex:
-        """An independent copy: the arrays copied, the dicts and lists of documents and terms
-        shared until either index adds to them."""
+        """An independent copy: the arrays copied (the arena's and the forward cells' with room
+        for the copy's saves, which costs memory only once written), the dicts and lists of
+        documents and terms shared until either index adds to them."""
         twin = ArenaIndex(self.k1, self.b, self.title_weight, analyzer=self.analyzer)
+        roomy = {name: self._cell_end for name in _CELL_ARRAYS} | {"_fwd_term": self._fwd_end, "_fwd_tf": self._fwd_end}
         for name, value in vars(self).items():
-            setattr(twin, name, value.copy() if isinstance(value, np.ndarray) else value)
+            if name in roomy:
+                value = _spare(value, roomy[name], max(2 * roomy[name], 1024))
+            elif isinstance(value, np.ndarray):
+                value = value.copy()
+            setattr(twin, name, value)
         twin._stamps, twin._lengths = list(self._stamps), list(self._lengths)
+        twin._query_terms = {}
         self._own_docs = self._own_terms = False
         twin._own_docs = twin._own_terms = False
         return twin

@@ -279,6 +279,12 @@ class BM25Index:
             ranked += self._search_table(queries[start : start + chunk], limit)
         return ranked
 
+    def search_many_flat(self, queries: list[str], limit: int) -> tuple[list[int], list[str]]:
+        """:meth:`search_many`'s rankings laid end to end: how many doc ids each query has,
+        and all of them, query after query."""
+        ranked = self.search_many(queries, limit)
+        return list(map(len, ranked)), list(chain.from_iterable(ranked))
+
     def _search_each(self, queries: list[str], limit: int) -> list[list[str]]:
         """:meth:`search_many` query by query through :meth:`search`."""
         return [[doc_id for doc_id, _ in self.search(query, limit)] for query in queries]

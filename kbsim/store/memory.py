@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
+import numpy as np
+
 from kbsim.store.analyzer import ASCII, Analyzer
 from kbsim.store.arena import ArenaIndex
 from kbsim.store.bulk import ArticleWords, check_words
@@ -24,6 +26,7 @@ from kbsim.store.protocol import SearchIndex
 from kbsim.store.rules import (
     Article,
     arguments_digest,
+    article_id_for,
     article_not_found,
     check_article_ids,
     check_at,
@@ -52,6 +55,7 @@ from kbsim.store.rules import (
 )
 from kbsim.store.schema import TOOL_NAMES, validate_arguments
 from kbsim.store.timefmt import format_version, parse_version, seconds_to_us
+from kbsim.store.written import WrittenArticles
 
 
 @dataclass(slots=True)
@@ -65,6 +69,9 @@ class KnowledgeBase:
     next_seq: int = 1
     # ids of the articles unpublished (an unpublished article is never published again)
     unpublished: set[str] = field(default_factory=set)
+    # the articles this knowledge base has made its own since it was last copied (it shares
+    # the others' objects with its copies, and copies one before changing it); None: all
+    owned: set[str] | None = None
 
 
 _EMPTY_SEARCH_LEN = len('{"results":[]}')
@@ -146,6 +153,34 @@ class MemoryStore:
         """
         return self._create(kb_id, articles, at, words, from_words=True)
 
+    def create_knowledge_base_written(self, kb_id: str, written: WrittenArticles, *, at: float = 0.0) -> list[str]:
+        """:meth:`create_knowledge_base` of the articles ``written`` from a vocabulary's words:
+        the state of publishing their texts (:func:`~kbsim.store.written.title_text`,
+        :func:`~kbsim.store.written.content_text`), built from the words. Nothing is created
+        if the vocabulary or the words are refused (:meth:`WrittenArticles.check`).
+
+        Why it exists: building a 100,000-article starting knowledge base from its texts took
+        7 s (writing every text, checking each one's words, sizing each one's results). Here
+        the vocabulary is checked once (its words are then the texts' tokens), the search
+        index is filled from the words, the sizes are counted from the words' lengths, and
+        each content is rendered only when first read.
+        """
+        check_new_kb_id(kb_id)
+        at_us = check_at(at)
+        if kb_id in self._kbs:
+            raise kb_exists(kb_id)
+        if not isinstance(written, WrittenArticles):
+            raise ToolError("invalid_argument", f"written must be WrittenArticles, got {type(written).__name__}")
+        written.check()
+        ids = [article_id_for(number) for number in range(1, len(written) + 1)]
+        kb = KnowledgeBase(kb_id, index=self._new_index())
+        kb.articles = dict(zip(ids, written.articles(ids, at_us, kb_id), strict=True))
+        kb.events = [(sequence, "article.published", article_id, at_us) for sequence, article_id in enumerate(ids, 1)]
+        kb.next_seq = len(ids) + 1
+        kb.index.fill(ids, list(written.vocabulary), written.content, written.title)
+        self._kbs[kb_id] = kb
+        return ids
+
     def _create(self, kb_id: str, articles, at: float, words=None, *, from_words: bool = False,
                 article_ids=None, analyzer: Analyzer = ASCII) -> list[str]:
         """The two creations: every article (and, ``from_words``, the words) checked before
@@ -180,25 +215,24 @@ class MemoryStore:
     def copy(self, event_retention_s: float | None = None) -> MemoryStore:
         """An independent copy of every knowledge base, with its own retention window.
 
-        Cheaper than publishing a corpus again: the simulation builds each
-        seed's starting knowledge base once and copies it for every day. The
-        per-version JSON sizes of this store's published articles are filled
-        in first, so each copy starts with them instead of encoding them again.
+        Cheaper than publishing a corpus again: the simulation builds each seed's starting
+        knowledge base once and copies it for every day. The copy and the original share
+        their article objects, each copying one before it first changes it (an article's
+        cached JSON sizes, the same for all that share it, are filled in place); the search
+        index is copied.
         """
         twin = MemoryStore(event_retention_s=check_retention(event_retention_s), index=self._new_index)
         for kb_id, kb in self._kbs.items():
-            for article in kb.articles.values():
-                if article.published:
-                    article.hit_size(kb_id)
-                    article.read_size(kb_id)
+            kb.owned = set()
             twin._kbs[kb_id] = KnowledgeBase(
                 kb_id,
-                articles={aid: copy.copy(article) for aid, article in kb.articles.items()},
+                articles=dict(kb.articles),
                 index=kb.index.copy(),
                 events=list(kb.events),
                 first_seq=kb.first_seq,
                 next_seq=kb.next_seq,
                 unpublished=set(kb.unpublished),
+                owned=set(),
             )
         twin._idempotency = copy.deepcopy(self._idempotency)
         return twin
@@ -248,8 +282,10 @@ class MemoryStore:
         check_text(article_id, "article_id")
         at_us = check_at(at)
         article = self._published(kb_id, article_id)
+        version_us = check_next_version(max(at_us, article.version_us + 1), article_id)
         kb = self._kbs[kb_id]
-        article.set_version(check_next_version(max(at_us, article.version_us + 1), article_id))
+        article = self._own(kb, article)
+        article.set_version(version_us)
         article.published = False
         kb.unpublished.add(article_id)
         kb.index.remove(article_id)
@@ -354,6 +390,44 @@ class MemoryStore:
             answers.append((hits, size))
         return answers
 
+    def search_titles(
+        self, kb_id: str, queries: list[str], article_ids: list[str], limit: int
+    ) -> list[tuple[str | None, int]]:
+        """For each query, the title of ``article_ids[i]``'s hit among those ``tool_search``
+        would return (None when it is not among them), and ``json_size`` of that result,
+        without building the hits.
+
+        Why it exists: the agent's title check searches every cited title at one instant and
+        looks only at the cited article's hit; at 100,000 articles that is tens of thousands
+        of searches a check. The index ranks them all at once and hands the hits over end to
+        end (:meth:`ArenaIndex.search_many_flat`); each result's size is its hits' cached
+        sizes summed with numpy (whole numbers, exact in any order), and the cited article
+        is looked for among them with one comparison of arrays. The plain path,
+        ``tool_search`` and ``result_size`` call by call, is what the tests hold it to.
+        """
+        kb = self._kb(kb_id)
+        queries = check_texts(queries, "queries")
+        article_ids = check_texts(article_ids, "article_ids")
+        if len(article_ids) != len(queries):
+            raise ToolError(
+                "invalid_argument", f"article_ids has {len(article_ids)} items, queries {len(queries)}: one a query"
+            )
+        limit = check_count(limit, "limit", 1)
+        counts, hits = kb.index.search_many_flat(queries, limit)
+        articles = kb.articles
+        size_of = {article_id: articles[article_id].hit_size(kb_id) for article_id in set(hits)}
+        n = np.array(counts, dtype=np.int64)
+        query_of = np.repeat(np.arange(n.size), n)
+        hit_sizes = np.fromiter(map(size_of.__getitem__, hits), dtype=np.float64, count=len(hits))
+        # the hits, comma-separated, inside '{"results":[]}'
+        sizes = _EMPTY_SEARCH_LEN + np.bincount(query_of, weights=hit_sizes, minlength=n.size) + np.maximum(n - 1, 0)
+        cited = np.repeat(np.array(article_ids, dtype=object), n) == np.array(hits, dtype=object)
+        found = np.bincount(query_of[cited], minlength=n.size).astype(bool).tolist()
+        return [
+            (articles[article_id].title if present else None, size)
+            for article_id, present, size in zip(article_ids, found, sizes.astype(np.int64).tolist(), strict=True)
+        ]
+
     def read_many(self, kb_id: str, article_ids: list[str]) -> list[tuple[str | None, int]]:
         """For each article, the ``updated_at`` ``tool_read`` would return and ``json_size``
         of that result, or, when it would refuse with ``not_found``, None and the size of
@@ -427,12 +501,11 @@ class MemoryStore:
         expected = parse_version(arguments["expected_version"])
         if expected != article.version_us:
             raise version_conflict(arguments)
-        updated_at = self._apply_update(
-            self._kbs[kb_id], article, now_us, arguments["content"], arguments.get("title")
-        )
+        kb = self._kbs[kb_id]
+        updated_at = self._apply_update(kb, article, now_us, arguments["content"], arguments.get("title"))
         result = {
             "article_id": article_id,
-            "title": article.title,
+            "title": kb.articles[article_id].title,  # its own copy's, changed
             "updated_at": updated_at,
             "citation": citation(kb_id, article_id, updated_at),
             "replayed": False,
@@ -487,7 +560,9 @@ class MemoryStore:
         content: str | None,
         title: str | None,
     ) -> str:
-        article.set_version(check_next_version(max(at_us, article.version_us + 1), article.article_id))
+        version_us = check_next_version(max(at_us, article.version_us + 1), article.article_id)
+        article = self._own(kb, article)
+        article.set_version(version_us)
         if content is not None:
             article.content = content
         if title is not None:
@@ -496,6 +571,14 @@ class MemoryStore:
         self._append_event(kb, "article.updated", article.article_id, article.version_us)
         return article.updated_at
 
+    def _own(self, kb: KnowledgeBase, article: Article) -> Article:
+        """``kb``'s own ``article``, to change: a copy, the first time since ``kb`` was copied."""
+        if kb.owned is None or article.article_id in kb.owned:
+            return article
+        article = kb.articles[article.article_id] = copy.copy(article)
+        kb.owned.add(article.article_id)
+        return article
+
     def _publish(self, kb: KnowledgeBase, title: str, content: str, at_us: int,
                  article_id: str | None = None) -> str:
         """One article published into ``kb`` (as ``article_id``, else the next ``art-NNNNNN``
@@ -503,6 +586,8 @@ class MemoryStore:
         if article_id is None:
             article_id = next_article_id(len(kb.articles), kb.articles.__contains__)
         kb.articles[article_id] = Article(article_id, title, content, True, at_us)
+        if kb.owned is not None:
+            kb.owned.add(article_id)
         self._append_event(kb, "article.published", article_id, at_us)
         return article_id
 

@@ -27,6 +27,8 @@ from kbsim.store.arena import ArenaIndex
 from kbsim.store.bm25 import BM25Index
 
 WORDS = [f"w{i}" for i in range(40)] + ["alpha", "beta", "gamma", "naïve", "ÉTÉ", "x9"]
+#: Words a content is written from by add_words (a word twice; some no text above has).
+VOCABULARY = [f"w{i}" for i in range(30, 60)] + ["alpha", "w31", "x9"]
 COMMON = ["alpha", "beta", "gamma"]
 LIMITS = (1, 3, 10, 20)
 
@@ -107,6 +109,9 @@ def random_changes(rng: random.Random, indexes, steps: int, titles: list[str]) -
             change = ("remove", rng.choice(ids + ["never-added"]))
         elif roll < 0.8:  # identical documents: exact ties
             change = ("add", rng.choice(ids), "gamma twin", "beta beta twin")
+        elif roll < 0.88:  # a content written from vocabulary words (some new to the index)
+            words = np.array([rng.randrange(len(VOCABULARY)) for _ in range(rng.randint(0, 20))], dtype=np.int32)
+            change = ("add_words", rng.choice(ids), rng.choice(titles), VOCABULARY, words)
         else:
             change = ("add", rng.choice(ids), rng.choice(titles), text(rng, rng.randint(1, 25)))
         for index in indexes:
@@ -257,3 +262,24 @@ def test_a_unicode_analyzer_ranks_as_the_plain_index_with_it():
     assert fast.search_many(queries, 3) == plain.search_many(queries, 3)
     assert fast.copy().analyzer is analyzer and fast.postings() == plain_postings(plain)
     assert "strass" in fast.postings()  # stemmed and folded terms, not the ASCII ones
+
+
+def test_a_save_of_words_under_another_analyzer_is_the_save_of_its_text():
+    """Words are counted as their own terms only under the ASCII analyzer; an index with a
+    stemming one indexes the written text instead, as BM25Index does."""
+    from kbsim.store.analyzer import analyzer_for
+    from kbsim.store.written import content_text
+
+    analyzer = analyzer_for("unicode", "en")
+    vocabulary = ["running", "runs", "the", "printers", "printing"]
+    words = np.array([0, 1, 2, 3, 4, 0], dtype=np.int32)
+    by_words, by_text, plain = (ArenaIndex(analyzer=analyzer), ArenaIndex(analyzer=analyzer),
+                                BM25Index(analyzer=analyzer))
+    by_words.add("a", "Printer", "old")
+    by_text.add("a", "Printer", "old")
+    plain.add("a", "Printer", "old")
+    by_words.add_words("a", "Printers", vocabulary, words)
+    by_text.add("a", "Printers", content_text(vocabulary, words.tolist()))
+    plain.add_words("a", "Printers", vocabulary, words)
+    assert by_words.document_terms("a") == by_text.document_terms("a") == {"run": 3, "printer": 4, "print": 1}
+    assert by_words.search("run printing", 3) == plain.search("run printing", 3)

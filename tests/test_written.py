@@ -159,3 +159,42 @@ def test_the_corpus_draws_its_articles_words_as_one_draw_would(monkeypatch, draw
     first = [corpus.vocabulary[w] for w in title[0]]
     first[0] = first[0].capitalize()  # the corpus's titles, as it wrote them before words were kept
     assert pairs[0] == (" ".join(first), " ".join(corpus.vocabulary[w] for w in body[0]) + ".")
+
+
+@pytest.mark.parametrize("index", [ArenaIndex, BM25Index])
+@pytest.mark.parametrize("seed", range(5))
+def test_a_save_of_words_holds_what_a_save_of_their_text_holds(seed, index):
+    """save_article_words against save_article of the text the words write: starting articles
+    written from words, articles published as text (so not written), a copy of the store,
+    with and without a new title, words no article had, an empty content."""
+    written = written_at_random(seed + 20)
+    rng = np.random.default_rng(seed)
+    vocabulary = written.vocabulary
+    words_store, text_store = MemoryStore(index=index), MemoryStore(index=index)
+    for store in (words_store, text_store):
+        store.create_knowledge_base_written("kb-1", written, at=0.0)
+        store.publish_article("kb-1", title="Plain text", content="w1 w1 other", at=1.0)
+    words_store, text_store = words_store.copy(), text_store.copy()
+    ids = text_store.published_article_ids("kb-1")
+    for step in range(40):
+        article_id = ids[int(rng.integers(len(ids)))]
+        words = rng.integers(len(vocabulary), size=int(rng.integers(0, 80))).astype(np.int32)
+        title = None if rng.random() < 0.6 else f"Title {step} w2"
+        at = 2.0 + step
+        assert words_store.save_article_words(
+            "kb-1", article_id, at=at, vocabulary=vocabulary, words=words, title=title
+        ) == text_store.save_article("kb-1", article_id, at=at, content=content_text(vocabulary, words.tolist()),
+                                     title=title)
+        # sizes counted from the words, before any content is rendered
+        assert words_store.search_titles("kb-1", ["w1 w2", "title"], [article_id, article_id], 20) == (
+            text_store.search_titles("kb-1", ["w1 w2", "title"], [article_id, article_id], 20)
+        )
+        assert words_store.read_many("kb-1", [article_id]) == text_store.read_many("kb-1", [article_id])
+    assert words_store.snapshot() == text_store.snapshot()
+    for query in ["w1", "w3 w4 9lives", "plain text"]:
+        assert words_store.tool_search("kb-1", query, 10) == text_store.tool_search("kb-1", query, 10)
+    with pytest.raises(ToolError, match="vocabulary"):
+        words_store.save_article_words("kb-1", ids[0], at=90.0, vocabulary=["Upper"], words=np.array([0]))
+    for bad in (np.array([len(vocabulary)]), np.array([[0]]), np.array([0.5]), [0]):
+        with pytest.raises(ToolError, match="words"):
+            words_store.save_article_words("kb-1", ids[0], at=90.0, vocabulary=vocabulary, words=bad)

@@ -18,7 +18,7 @@ import numpy as np
 
 from kbsim.params import CorpusParams
 from kbsim.store.stopwords import STOP_WORDS
-from kbsim.store.written import WrittenArticles
+from kbsim.store.written import WrittenArticles, content_text
 
 _ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "st", "tr")
 _VOWELS = ("a", "e", "i", "o", "u", "ai", "ou")
@@ -84,13 +84,24 @@ class Corpus:
                         for j, i in enumerate(picks))
 
     def body(self, rng: np.random.Generator) -> str:
+        return self.content_of(self.body_words(rng))
+
+    def body_words(self, rng: np.random.Generator) -> np.ndarray:
+        """The words of :meth:`body` (the same draw), unwritten: vocabulary indices."""
         picks = np.searchsorted(self.body_weights, rng.random(self.params.body_words), side="right")
-        picks = np.minimum(picks, len(self.vocabulary) - 1)
-        return " ".join(map(self.vocabulary.__getitem__, picks.tolist())) + "."
+        return np.minimum(picks, len(self.vocabulary) - 1)
+
+    def content_of(self, words: np.ndarray) -> str:
+        """The body ``words`` write."""
+        return content_text(self.vocabulary, words.tolist())
 
     def rewrite(self, content: str, rng: np.random.Generator, article_id: str | None = None) -> str:
         """A person's new content for an article: a fresh body (the old one is not used)."""
         return self.body(rng)
+
+    def rewrite_words(self, rng: np.random.Generator) -> np.ndarray:
+        """:meth:`rewrite`'s new content (the same draw) as its words."""
+        return self.body_words(rng)
 
     def retitle(self, title: str, rng: np.random.Generator, article_id: str | None = None) -> str:
         """The title with one word replaced by a new one."""

@@ -31,7 +31,7 @@ stable sorts.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from itertools import chain, count, islice
 from sys import intern
@@ -40,6 +40,7 @@ import numpy as np
 
 from kbsim.store.analyzer import ASCII, Analyzer
 from kbsim.store.bulk import _stable_argsort, _token_blocks
+from kbsim.store.written import content_text
 
 #: A query term with more live postings than this has its postings probed for the
 #: candidates of the query's other terms, when that is exact (as :class:`BM25Index` does).
@@ -71,8 +72,9 @@ _TERM_ARRAYS = ("_start", "_cap", "_used", "_df", "_log_head")
 
 
 def _room(live: np.ndarray) -> np.ndarray:
-    """Block sizes for ``live`` cells laid out afresh: an eighth more, and two at least."""
-    return live + np.maximum(_MIN_BLOCK, live >> 3)
+    """Block sizes for ``live`` cells laid out afresh: an eighth more, and two at least (none
+    for a term without postings)."""
+    return live + np.where(live > 0, np.maximum(_MIN_BLOCK, live >> 3), 0)
 
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -171,6 +173,11 @@ class ArenaIndex:
         # the documents' and the terms' dicts and lists are shared with copies until changed
         self._own_docs = True
         self._own_terms = True
+        # the vocabulary add_words last had (or fill was given), and each of its words' term
+        # number (-1: none known yet)
+        self._vocabulary: Sequence[str] | None = None
+        self._vocabulary_terms = np.zeros(0, dtype=np.int32)
+        self._vocabulary_partial = False  # some of its words may have no term number yet
         # query -> the numbers of its distinct terms, for search_many (each copy keeps its own:
         # copies number new terms apart)
         self._query_terms: dict[str, tuple[int, ...]] = {}
@@ -210,6 +217,53 @@ class ArenaIndex:
         self._lengths[slot] = length
         self._n_docs += 1
         self._total_len += length
+
+    def add_words(self, doc_id: str, title: str, vocabulary: Sequence[str], words: np.ndarray) -> None:
+        """:meth:`add` of a content written from ``vocabulary``'s ``words``
+        (:func:`~kbsim.store.written.content_text`), whose words are each a token of its own
+        (:func:`~kbsim.store.written.check_vocabulary`, the caller's to vouch for): its terms
+        counted from the words' numbers, through each word's term number.
+
+        Only the ASCII analyzer takes each checked vocabulary word as its own term; an index
+        with another analyzer writes the text and adds it (the same state as :meth:`add`)."""
+        if self.analyzer is not ASCII:
+            self.add(doc_id, title, content_text(vocabulary, words.tolist()))
+            return
+        table = self._vocabulary_table(vocabulary)
+        tids = table[words]
+        if self._vocabulary_partial and words.size and tids.min() < 0:  # words without a term number yet
+            for word in np.unique(words[tids < 0]).tolist():
+                term = vocabulary[word]
+                table[word] = self._term_id[term] if term in self._term_id else self._new_term(term)
+            tids = table[words]
+        counts = Counter(tids.tolist())
+        get, term_id, title_weight = counts.get, self._term_id, self.title_weight
+        for term in self._tokenize(title):
+            tid = term_id[term] if term in term_id else self._new_term(term)
+            counts[tid] = get(tid, 0) + title_weight
+        slot = self._slot_of.get(doc_id)
+        if slot is None:
+            slot = self._new_slot(doc_id)
+        else:
+            self._unindex(slot)
+        tfs = list(counts.values())
+        self._index(slot, np.array(list(counts), dtype=np.int64), np.array(tfs, dtype=np.int32))
+        length = sum(tfs)
+        self._doc_len[slot] = length
+        self._lengths[slot] = length
+        self._n_docs += 1
+        self._total_len += length
+
+    def _vocabulary_table(self, vocabulary: Sequence[str]) -> np.ndarray:
+        """Each word of ``vocabulary``'s term number (-1: no term yet), made once a vocabulary."""
+        if self._vocabulary is not vocabulary:
+            get = self._term_id.get
+            self._vocabulary_terms = np.fromiter(
+                (get(word, -1) for word in vocabulary), dtype=np.int32, count=len(vocabulary)
+            )
+            self._vocabulary = vocabulary
+            self._vocabulary_partial = True
+        return self._vocabulary_terms
 
     def remove(self, doc_id: str) -> None:
         """Drop one document; a missing one is ignored."""
@@ -433,6 +487,10 @@ class ArenaIndex:
             words.append(word[real].astype(np.int32))
             tfs.append(tf[real].astype(np.int32))
         self._fill_entries(doc_ids, slot_of, list(number), docs, words, tfs)
+        # each vocabulary word's term number, for add_words: every distinct word is a term
+        # (one no document has holds no postings, and searches skip it as the plain path does)
+        self._vocabulary, self._vocabulary_terms = vocabulary, canonical[:-1].astype(np.int32)
+        self._vocabulary_partial = False
 
     def fill_texts(self, docs: Sequence[tuple[str, str, str]]) -> None:
         """:meth:`fill` from ``(doc_id, title, content)`` texts: each tokenized, its tokens
@@ -449,22 +507,16 @@ class ArenaIndex:
     def _fill_entries(self, doc_ids, slot_of, terms, docs, words, tfs) -> None:
         """The state of an index of ``doc_ids`` whose (document, term, count) entries are
         ``docs``, ``words`` and ``tfs`` (lists of int32 arrays, which it empties: documents in
-        order, each one's terms distinct; ``words`` number ``terms``)."""
+        order, each one's terms distinct; ``words`` number ``terms``, the index's terms in order)."""
         n = len(doc_ids)
         empty = np.zeros(0, dtype=np.int32)
         doc = np.concatenate(docs) if docs else empty
         word = np.concatenate(words) if words else empty
         tf = np.concatenate(tfs) if tfs else empty
         del docs[:], words[:], tfs[:]
-        # terms numbered among those present, in the order of their strings' numbers
         df = np.bincount(word, minlength=len(terms)).astype(np.int64)
-        present = np.flatnonzero(df)
-        tid_of = np.zeros(len(terms), dtype=np.int32)
-        tid_of[present] = np.arange(present.size, dtype=np.int32)
-        term_list = [intern(terms[w]) for w in present.tolist()]
-        df = df[present]
-        fwd_term = tid_of[word]
-        del word
+        term_list = [intern(term) for term in terms]
+        fwd_term = word
         fwd_len = np.bincount(doc, minlength=n).astype(np.int64)
         # the entries grouped by term (documents in order within a term), blocks with room
         by_term = _stable_argsort(fwd_term)

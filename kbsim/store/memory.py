@@ -51,11 +51,19 @@ from kbsim.store.rules import (
     next_article_id,
     read_result,
     search_hit,
+    shown,
     version_conflict,
 )
 from kbsim.store.schema import TOOL_NAMES, validate_arguments
 from kbsim.store.timefmt import format_version, parse_version, seconds_to_us
-from kbsim.store.written import WrittenArticles
+from kbsim.store.written import (
+    WrittenArticles,
+    WrittenText,
+    check_vocabulary,
+    content_text,
+    word_lengths,
+    write_content,
+)
 
 
 @dataclass(slots=True)
@@ -114,6 +122,9 @@ class MemoryStore:
     ) -> None:
         event_retention_s = check_retention(event_retention_s)
         self._new_index = index
+        # the vocabularies checked for save_article_words (shared with copies), and each one's
+        # words' lengths
+        self._vocabularies: list[tuple[Any, Any]] = []
         self.event_retention_us = (
             None if event_retention_s is None else seconds_to_us(event_retention_s)
         )
@@ -172,12 +183,13 @@ class MemoryStore:
         if not isinstance(written, WrittenArticles):
             raise ToolError("invalid_argument", f"written must be WrittenArticles, got {type(written).__name__}")
         written.check()
+        self._checked(written.vocabulary)
         ids = [article_id_for(number) for number in range(1, len(written) + 1)]
         kb = KnowledgeBase(kb_id, index=self._new_index())
         kb.articles = dict(zip(ids, written.articles(ids, at_us, kb_id), strict=True))
         kb.events = [(sequence, "article.published", article_id, at_us) for sequence, article_id in enumerate(ids, 1)]
         kb.next_seq = len(ids) + 1
-        kb.index.fill(ids, list(written.vocabulary), written.content, written.title)
+        kb.index.fill(ids, written.vocabulary, written.content, written.title)
         self._kbs[kb_id] = kb
         return ids
 
@@ -235,6 +247,7 @@ class MemoryStore:
                 owned=set(),
             )
         twin._idempotency = copy.deepcopy(self._idempotency)
+        twin._vocabularies = self._vocabularies
         return twin
 
     def knowledge_base_ids(self) -> list[str]:
@@ -271,6 +284,48 @@ class MemoryStore:
         check_save_changes(content, title)
         article = self._published(kb_id, article_id)
         return self._apply_update(self._kbs[kb_id], article, at_us, content, title)
+
+    def save_article_words(
+        self, kb_id: str, article_id: str, *, at: float, vocabulary, words, title: str | None = None
+    ) -> str:
+        """:meth:`save_article` with the content written from ``vocabulary``'s ``words``
+        (:func:`~kbsim.store.written.content_text`): the same state, the content kept as its
+        words (rendered when first read) and indexed from them.
+
+        Why it exists: a synthetic day's saves write each new body from vocabulary words; a
+        save of the text tokenized it, counted it and looked every term up again (and wrote
+        it, where most saved bodies are never read). The vocabulary is checked once (its
+        words are then the text's tokens); each save checks only that its words index it.
+
+        A subclass that overrides :meth:`save_article` (a backend wrapping this store, say,
+        counting saves) has this save made through its ``save_article``, with the text.
+        """
+        check_text(kb_id, "kb_id")
+        check_text(article_id, "article_id")
+        at_us = check_at(at)
+        check_optional_text(title, "title")
+        lengths = self._checked(vocabulary)
+        if not isinstance(words, np.ndarray) or words.ndim != 1 or not np.issubdtype(words.dtype, np.integer):
+            raise ToolError("invalid_argument", f"words must be a 1-D integer array, got {shown(words)}")
+        if words.size and (words.min() < 0 or words.max() >= len(vocabulary)):
+            raise ToolError("invalid_argument", "words holds an index outside the vocabulary")
+        if type(self).save_article is not MemoryStore.save_article:
+            return self.save_article(kb_id, article_id, at=at, content=content_text(vocabulary, words.tolist()),
+                                     title=title)
+        article = self._published(kb_id, article_id)
+        text = WrittenText(vocabulary, words, int(lengths[words].sum()) + max(words.size, 1))
+        return self._apply_update(self._kbs[kb_id], article, at_us, None, title, text)
+
+    def _checked(self, vocabulary) -> np.ndarray:
+        """The words' lengths of ``vocabulary``, checked (:func:`check_vocabulary`) the
+        first time this store or one it was copied from sees it."""
+        for known, lengths in self._vocabularies:
+            if known is vocabulary:
+                return lengths
+        check_vocabulary(vocabulary)
+        lengths = word_lengths(vocabulary)
+        self._vocabularies.append((vocabulary, lengths))
+        return lengths
 
     def unpublish_article(self, kb_id: str, article_id: str, *, at: float, log_event: bool = True) -> str:
         """Take an article out of search and reads; returns its final ``updated_at``.
@@ -559,7 +614,9 @@ class MemoryStore:
         at_us: int,
         content: str | None,
         title: str | None,
+        written: WrittenText | None = None,
     ) -> str:
+        """Apply a save: a new version, the new content (a text, or ``written``) and title."""
         version_us = check_next_version(max(at_us, article.version_us + 1), article.article_id)
         article = self._own(kb, article)
         article.set_version(version_us)
@@ -567,7 +624,11 @@ class MemoryStore:
             article.content = content
         if title is not None:
             article.title = title
-        kb.index.add(article.article_id, article.title, article.content)
+        if written is None:
+            kb.index.add(article.article_id, article.title, article.content)
+        else:
+            article = kb.articles[article.article_id] = write_content(article, written)
+            kb.index.add_words(article.article_id, article.title, written.vocabulary, written.words)
         self._append_event(kb, "article.updated", article.article_id, article.version_us)
         return article.updated_at
 

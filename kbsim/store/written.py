@@ -13,7 +13,8 @@ read in a day.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -53,6 +54,7 @@ class WrittenArticles:
     vocabulary: Sequence[str]
     title: np.ndarray
     content: np.ndarray
+    _lengths: np.ndarray | None = field(default=None, init=False, repr=False)
 
     def __len__(self) -> int:
         return len(self.title)
@@ -80,10 +82,16 @@ class WrittenArticles:
         """Article ``i``'s content."""
         return content_text(self.vocabulary, self.content[i].tolist())
 
+    def length_of(self, i: int) -> int:
+        """Article ``i``'s content length in characters."""
+        return int(self.content_lengths()[i])
+
     def content_lengths(self) -> np.ndarray:
         """Every article's content length in characters (each word's, the spaces, the period)."""
-        word_length = np.fromiter(map(len, self.vocabulary), dtype=np.int64, count=len(self.vocabulary))
-        return word_length[self.content].sum(axis=1) + self.content.shape[1]
+        if self._lengths is None:
+            lengths = word_lengths(self.vocabulary)[self.content].sum(axis=1) + max(self.content.shape[1], 1)
+            object.__setattr__(self, "_lengths", lengths.astype(np.int32))
+        return self._lengths
 
     def articles(self, ids: Sequence[str], version_us: int, kb_id: str) -> list[WrittenArticle]:
         """The articles, published at ``version_us`` as ``ids`` in ``kb_id``: each content left
@@ -115,14 +123,68 @@ class WrittenArticles:
         return made
 
 
+def word_lengths(vocabulary: Sequence[str]) -> np.ndarray:
+    """Each vocabulary word's length."""
+    return np.fromiter(map(len, vocabulary), dtype=np.int64, count=len(vocabulary))
+
+
+@dataclass(frozen=True, eq=False)
+class WrittenText:
+    """One content written from ``vocabulary``'s words (:func:`content_text`), ``length``
+    characters long (its words', a space between two, the period): a save's new content,
+    kept as its words."""
+
+    vocabulary: Sequence[str]
+    words: np.ndarray
+    length: int
+
+    def content_of(self, _row: int = 0) -> str:
+        """The content."""
+        return content_text(self.vocabulary, self.words.tolist())
+
+    def length_of(self, _row: int = 0) -> int:
+        return self.length
+
+
+class _Bare(NamedTuple):
+    """What the JSON sizes read of an article, its content left empty."""
+
+    article_id: str
+    title: str
+    content: str
+    updated_at: str
+
+
 _CONTENT = Article.__dict__["content"]  # the content slot Article declares
 
 
 class WrittenArticle(Article):
-    """An :class:`Article` whose content is row ``row`` of ``written``'s words until it is
-    first read (then rendered, and kept) or replaced."""
+    """An :class:`Article` whose content is ``written.content_of(row)`` (a starting
+    article's row of :class:`WrittenArticles`, or a save's :class:`WrittenText`) until it
+    is first read (then rendered, and kept) or replaced. Its JSON sizes are counted from the
+    content's length while it is unrendered (its words are printable ASCII, with no quote or
+    backslash)."""
 
     __slots__ = ("written", "row")
+
+    def _rendered(self) -> bool:
+        try:
+            _CONTENT.__get__(self)
+        except AttributeError:
+            return False
+        return True
+
+    def hit_size(self, kb_id: str) -> int:
+        if self.hit_json_len is None and not self._rendered():
+            bare = _Bare(self.article_id, self.title, "", self.updated_at)
+            self.hit_json_len = hit_json_size(kb_id, bare) + min(self.written.length_of(self.row), SNIPPET_CHARS)
+        return super().hit_size(kb_id)
+
+    def read_size(self, kb_id: str) -> int:
+        if self.read_json_len is None and not self._rendered():
+            bare = _Bare(self.article_id, self.title, "", self.updated_at)
+            self.read_json_len = read_json_size(kb_id, bare) + self.written.length_of(self.row)
+        return super().read_size(kb_id)
 
     @property
     def content(self) -> str:
@@ -148,3 +210,21 @@ class WrittenArticle(Article):
         except AttributeError:
             pass
         return twin
+
+
+def write_content(article: Article, text: WrittenText) -> WrittenArticle:
+    """``article`` with ``text`` as its content, unrendered, and its sizes to count again:
+    itself when it is a :class:`WrittenArticle`, else one with its fields."""
+    if type(article) is WrittenArticle:
+        try:
+            _CONTENT.__delete__(article)
+        except AttributeError:
+            pass
+    else:
+        made = WrittenArticle.__new__(WrittenArticle)
+        for name in ("article_id", "title", "published", "version_us", "updated_at"):
+            setattr(made, name, getattr(article, name))
+        article = made
+    article.written, article.row = text, 0
+    article.hit_json_len = article.read_json_len = None
+    return article

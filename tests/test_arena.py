@@ -152,41 +152,60 @@ def test_copies_change_independently_and_rank_as_the_plain_index(seed, which):
             assert_same(fast_index, plain_index, queries)
 
 
+def plain_of(docs) -> BM25Index:
+    plain = BM25Index()
+    for doc in docs:
+        plain.add(*doc)
+    return plain
+
+
+def assert_same_terms(index: ArenaIndex, plain: BM25Index) -> None:
+    """Each indexed document's terms and counts are the plain index's."""
+    postings = plain_postings(plain)
+    for doc_id, slot in plain._slot_of.items():
+        terms = plain._doc_terms[slot]
+        expected = None if terms is None else {term: postings[term][doc_id] for term in terms}
+        assert index.document_terms(doc_id) == expected, doc_id
+
+
+@pytest.mark.parametrize("block_tokens", [1, 7, arena._BLOCK_TOKENS])
 @pytest.mark.parametrize("which", range(len(SETTINGS)))
 @pytest.mark.parametrize("seed", range(4))
-def test_first_fills_hold_what_adding_one_by_one_holds(seed, which):
-    """fill() from word indices (a vocabulary with a word twice) and fill_texts() from texts,
-    then changed and searched, against the plain index given the documents one by one."""
+def test_first_fills_hold_what_adding_one_by_one_holds(monkeypatch, seed, which, block_tokens):
+    """fill() from word indices (a vocabulary with a word twice) and fill_texts() from texts
+    (an empty content and an empty title among them; blocks of a token or a few), then
+    changed and searched, against the plain index given the documents one by one."""
     rng = np.random.default_rng(seed)
     vocabulary = [f"w{i}" for i in range(int(rng.integers(3, 40)))] + ["w1", "w2", "zz9"]
     n, body, title = int(rng.integers(0, 80)), int(rng.integers(1, 30)), int(rng.integers(1, 5))
     content = rng.integers(len(vocabulary), size=(n, body)) // rng.integers(1, 4)  # skewed: repeats
     titles = rng.integers(len(vocabulary), size=(n, title))
     ids = [f"art-{i:06d}" for i in range(n)]
-    docs = [(ids[i], " ".join(vocabulary[w] for w in titles[i]), " ".join(vocabulary[w] for w in content[i]) + ".")
-            for i in range(n)]
+    written = [(ids[i], " ".join(vocabulary[w] for w in titles[i]), " ".join(vocabulary[w] for w in content[i]) + ".")
+               for i in range(n)]
+    texts = list(written)
+    if n > 2:
+        texts[1], texts[2] = (ids[1], texts[1][1], ""), (ids[2], "", texts[2][2] + " Naïve ÉTÉ, x-9!")
+    monkeypatch.setattr(arena, "_BLOCK_TOKENS", block_tokens)
+    queries = [" ".join(rng.choice(vocabulary, size=3).tolist()) for _ in range(10)] + [t for _, t, _ in texts[:5]]
     with thresholds(*SETTINGS[which]):
-        plain = BM25Index()
-        for doc in docs:
-            plain.add(*doc)
-        from_words, from_texts = ArenaIndex(), ArenaIndex()
+        from_texts, plain_texts = ArenaIndex(), plain_of(texts)
+        from_texts.fill_texts(texts)
+        from_words, plain_words = ArenaIndex(), plain_of(written)
         from_words.fill(ids, vocabulary, content, titles)
-        from_texts.fill_texts(docs)
-        queries = [" ".join(rng.choice(vocabulary, size=3).tolist()) for _ in range(10)] + [docs[0][1] if docs else ""]
-        for index in (from_words, from_texts):
+        for index, plain in ((from_texts, plain_texts), (from_words, plain_words)):
             assert_same(index, plain, queries)
-            for doc_id in ids:
-                assert index.document_terms(doc_id) == {term: plain_postings(plain)[term][doc_id]
-                                                        for term in plain._doc_terms[plain._slot_of[doc_id]]}
-        pyrng = random.Random(seed)
-        twin = plain.copy()
-        random_changes(pyrng, (from_words, twin), 60, [])
-        assert_same(from_words, twin, queries)
+            assert_same_terms(index, plain)
+            random_changes(random.Random(seed), (index, plain), 60, [])
+            assert_same(index, plain, queries)
+            assert_same_terms(index, plain)
         with pytest.raises(ValueError, match="empty index"):
             from_words.fill(ids, vocabulary, content, titles)
         if n > 1:
             with pytest.raises(ValueError, match="repeats"):
                 ArenaIndex().fill([ids[0], *ids[:-1]], vocabulary, content, titles)
+            with pytest.raises(ValueError, match="repeats"):
+                ArenaIndex().fill_texts([texts[0], *texts[:-1]])
             with pytest.raises(ValueError, match="outside the vocabulary"):
                 ArenaIndex().fill(ids, vocabulary, content + len(vocabulary), titles)
 
@@ -283,3 +302,19 @@ def test_a_save_of_words_under_another_analyzer_is_the_save_of_its_text():
     plain.add_words("a", "Printers", vocabulary, words)
     assert by_words.document_terms("a") == by_text.document_terms("a") == {"run": 3, "printer": 4, "print": 1}
     assert by_words.search("run printing", 3) == plain.search("run printing", 3)
+
+
+def test_a_first_fill_of_texts_goes_through_the_analyzer():
+    """fill_texts under a stemming analyzer holds what adding each text does."""
+    from kbsim.store.analyzer import analyzer_for
+
+    analyzer = analyzer_for("unicode", "de")
+    docs = [("x-1", "Häuser bauen", "Die Häuser werden gebaut.\nStraßen auch."),
+            ("x-0", "東京", "東京の天気"), ("x-2", "Leer", ""), ("x-3", "Straße", "STRASSE straße Strasse")]
+    filled, added = ArenaIndex(analyzer=analyzer), ArenaIndex(analyzer=analyzer)
+    filled.fill_texts(docs)
+    for doc in docs:
+        added.add(*doc)
+    assert filled.postings() == added.postings() and filled.total_length == added.total_length
+    for query in ("haus", "Straße", "東京", "bauen gebaut"):
+        assert filled.search(query, 4) == added.search(query, 4)

@@ -16,7 +16,7 @@ import pytest
 
 import kbsim.sim.corpus as corpus_module
 from kbsim.params import DayParams
-from kbsim.sim.corpus import Corpus
+from kbsim.sim.corpus import Corpus, TextCorpus
 from kbsim.sim.world import streams
 from kbsim.store import MemoryStore, ToolError
 from kbsim.store.arena import ArenaIndex
@@ -198,3 +198,21 @@ def test_a_save_of_words_holds_what_a_save_of_their_text_holds(seed, index):
     for bad in (np.array([len(vocabulary)]), np.array([[0]]), np.array([0.5]), [0]):
         with pytest.raises(ToolError, match="words"):
             words_store.save_article_words("kb-1", ids[0], at=90.0, vocabulary=vocabulary, words=bad)
+
+
+_BREAKS = ["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", ""]
+
+
+def test_a_text_corpus_pools_the_lines_the_articles_split_into():
+    """TextCorpus.from_articles (one splitting of the joined articles) keeps the lines, but
+    blank ones and headings, that splitting each article gives: every kind of line break,
+    at an article's end or start, blank and indented lines, headings, empty articles."""
+    rng = random.Random(5)
+    pieces = ["text", "  indented", "# heading", "   # indented heading", "", " ", "\t", "naïve été", "a#b"]
+    for _ in range(300):
+        contents = ["".join(rng.choice(pieces) + rng.choice(_BREAKS) for _ in range(rng.randint(0, 6)))
+                    for _ in range(rng.randint(0, 6))]
+        expected = [line for content in contents for line in content.splitlines()
+                    if line.strip() and not line.lstrip().startswith("#")]
+        pooled = TextCorpus.from_articles(["t"] * len(contents), contents).lines
+        assert pooled == (expected or ["Updated."])

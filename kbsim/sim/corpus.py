@@ -178,8 +178,9 @@ class TextCorpus:
 
     @classmethod
     def from_articles(cls, titles, contents) -> TextCorpus:
-        lines = [line for content in contents for line in content.splitlines()
-                 if line.strip() and not line.lstrip().startswith("#")]
+        # the articles' lines but blank ones and headings (one splitting of them all: a line
+        # break ends every article's last line, and the blank lines that joining adds go)
+        lines = [line for line in "\n".join(contents).splitlines() if (text := line.lstrip()) and text[0] != "#"]
         words = list(dict.fromkeys(word for title in titles for word in title.split()))
         return cls(_spread(lines, cls.MAX_POOL) or ["Updated."], _spread(words, cls.MAX_POOL) or ["Updated"],
                    _spread(list(titles), cls.MAX_POOL))

@@ -209,11 +209,7 @@ class MemoryStore:
             raise ToolError("invalid_argument", f"analyzer must be an Analyzer, got {type(analyzer).__name__}")
         own_ids = None if article_ids is None else check_article_ids(article_ids, len(pairs))
         kb = KnowledgeBase(kb_id, index=self._new_index(analyzer=analyzer))
-        if own_ids is None:
-            ids = [self._publish(kb, title, content, at_us) for title, content in pairs]
-        else:
-            ids = [self._publish(kb, title, content, at_us, own)
-                   for own, (title, content) in zip(own_ids, pairs, strict=True)]
+        ids = self._publish_all(kb, pairs, at_us, own_ids)
         if from_words:
             kb.index.fill(ids, list(words.vocabulary), words.content, words.title)
         elif len(pairs) >= _BULK_FILL:
@@ -639,6 +635,25 @@ class MemoryStore:
         article = kb.articles[article.article_id] = copy.copy(article)
         kb.owned.add(article.article_id)
         return article
+
+    def _publish_all(self, kb: KnowledgeBase, pairs: list[tuple[str, str]], at_us: int,
+                     own_ids: list[str] | None = None) -> list[str]:
+        """Articles published into the new ``kb``, all at ``at_us``, as ``own_ids`` (else
+        ``art-000001``, ...), not yet in its search index: the state of :meth:`_publish` for
+        each in turn (nothing expires: every event is at ``at_us``), with one version string
+        for them all."""
+        ids = own_ids if own_ids is not None else [article_id_for(number) for number in range(1, len(pairs) + 1)]
+        updated_at = format_version(at_us)
+        articles = kb.articles
+        for article_id, (title, content) in zip(ids, pairs, strict=True):
+            article = Article.__new__(Article)
+            article.article_id, article.title, article.content = article_id, title, content
+            article.published, article.version_us, article.updated_at = True, at_us, updated_at
+            article.hit_json_len = article.read_json_len = None
+            articles[article_id] = article
+        kb.events = [(sequence, "article.published", article_id, at_us) for sequence, article_id in enumerate(ids, 1)]
+        kb.next_seq = len(ids) + 1
+        return ids
 
     def _publish(self, kb: KnowledgeBase, title: str, content: str, at_us: int,
                  article_id: str | None = None) -> str:

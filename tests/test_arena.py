@@ -318,3 +318,25 @@ def test_a_first_fill_of_texts_goes_through_the_analyzer():
     assert filled.postings() == added.postings() and filled.total_length == added.total_length
     for query in ("haus", "Straße", "東京", "bauen gebaut"):
         assert filled.search(query, 4) == added.search(query, 4)
+@pytest.mark.parametrize("seed", range(3))
+def test_copies_sharing_forward_cells_re_save_and_compact_them_apart(seed):
+    """A filled index and copies of it (a copy of a copy too) each re-saved many times, longer
+    contents and shorter ones (written in place of the last ones when they fit), until their
+    forward cells are laid out afresh: each holds what a plain index given its saves holds."""
+    rng = random.Random(seed)
+    docs = [(f"art-{i:06d}", " ".join(rng.sample(WORDS, 3)), text(rng, rng.randint(0, 30))) for i in range(60)]
+    fast = ArenaIndex()
+    fast.fill_texts(docs)
+    pairs = [(fast, plain_of(docs))]
+    pairs.append((pairs[0][0].copy(), pairs[0][1].copy()))
+    pairs.append((pairs[1][0].copy(), pairs[1][1].copy()))
+    for step in range(400):
+        index, plain = pairs[step % 3]
+        doc_id = rng.choice(docs)[0]
+        change = (doc_id, rng.choice(docs)[1], text(rng, rng.choice([1, 5, 40])))
+        index.add(*change)
+        plain.add(*change)
+    queries = random_queries(rng, [title for _, title, _ in docs], 20)
+    for index, plain in pairs:
+        assert_same(index, plain, queries)
+        assert_same_terms(index, plain)

@@ -34,7 +34,6 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from itertools import chain, count, islice
-from sys import intern
 
 import numpy as np
 
@@ -139,7 +138,12 @@ class ArenaIndex:
         self._lengths: list[int] = []
         self._fwd_start = np.zeros(0, dtype=np.int64)  # where the document's forward cells start
         self._fwd_len = np.zeros(0, dtype=np.int32)  # how many; -1: not indexed
-        # forward cells: (term, count) of each indexed document, a run per document
+        # forward cells: (term, count) of each indexed document, a run per document. Those
+        # before _fwd_base are shared with copies, never written again; the later ones, this
+        # index's own, are at [position - _fwd_base] of _fwd_term and _fwd_tf.
+        self._fwd_base_term = np.zeros(0, dtype=np.int32)
+        self._fwd_base_tf = np.zeros(0, dtype=np.int32)
+        self._fwd_base = 0
         self._fwd_term = np.zeros(0, dtype=np.int32)
         self._fwd_tf = np.zeros(0, dtype=np.int32)
         self._fwd_end = 0
@@ -149,10 +153,10 @@ class ArenaIndex:
         self._term_id: dict[str, int] = {}
         self._terms: list[str] = []
         self._start = np.zeros(0, dtype=np.int64)
-        self._cap = np.zeros(0, dtype=np.int64)
-        self._used = np.zeros(0, dtype=np.int64)
-        self._df = np.zeros(0, dtype=np.int64)
-        self._log_head = np.zeros(0, dtype=np.int64)
+        self._cap = np.zeros(0, dtype=np.int32)
+        self._used = np.zeros(0, dtype=np.int32)
+        self._df = np.zeros(0, dtype=np.int32)
+        self._log_head = np.zeros(0, dtype=np.int32)
         # the arena: (slot, count, stamp) of each cell
         self._cell_slot = np.zeros(0, dtype=np.int32)
         self._cell_tf = np.zeros(0, dtype=np.int32)
@@ -206,14 +210,14 @@ class ArenaIndex:
         slot = self._slot_of.get(doc_id)
         if slot is None:
             slot = self._new_slot(doc_id)
-        else:
-            self._unindex(slot)
+        old_len = int(self._fwd_len[slot])
+        self._unindex(slot)
         term_id = self._term_id
         tids = list(map(term_id.get, counts))
         if None in tids:
             tids = [term_id[term] if term in term_id else self._new_term(term) for term in counts]
         tfs = list(counts.values())
-        self._index(slot, np.array(tids, dtype=np.int64), np.array(tfs, dtype=np.int32))
+        self._index(slot, np.array(tids, dtype=np.int64), np.array(tfs, dtype=np.int32), old_len)
         length = sum(tfs)
         self._doc_len[slot] = length
         self._lengths[slot] = length
@@ -246,10 +250,10 @@ class ArenaIndex:
         slot = self._slot_of.get(doc_id)
         if slot is None:
             slot = self._new_slot(doc_id)
-        else:
-            self._unindex(slot)
+        old_len = int(self._fwd_len[slot])
+        self._unindex(slot)
         tfs = list(counts.values())
-        self._index(slot, np.array(list(counts), dtype=np.int64), np.array(tfs, dtype=np.int32))
+        self._index(slot, np.array(list(counts), dtype=np.int64), np.array(tfs, dtype=np.int32), old_len)
         length = sum(tfs)
         self._doc_len[slot] = length
         self._lengths[slot] = length
@@ -297,7 +301,6 @@ class ArenaIndex:
             self._term_id, self._terms = dict(self._term_id), list(self._terms)
             self._own_terms = True
         tid = len(self._terms)
-        term = intern(term)
         self._term_id[term] = tid
         self._terms.append(term)
         for name in _TERM_ARRAYS:
@@ -309,8 +312,7 @@ class ArenaIndex:
         n = int(self._fwd_len[slot])
         if n < 0:
             return
-        start = int(self._fwd_start[slot])
-        self._df[self._fwd_term[start : start + n]] -= 1
+        self._df[self._forward_run(slot)[0]] -= 1
         self._stamp[slot] += 1
         self._stamps[slot] += 1
         self._lengths[slot] = 0
@@ -321,9 +323,9 @@ class ArenaIndex:
         self._total_len -= int(self._doc_len[slot])
         self._doc_len[slot] = 0.0
 
-    def _index(self, slot: int, tids: np.ndarray, tfs: np.ndarray) -> None:
+    def _index(self, slot: int, tids: np.ndarray, tfs: np.ndarray, old_len: int = -1) -> None:
         """Write a document's cells (terms ``tids``, distinct, with counts ``tfs``) to the log
-        and to its forward cells."""
+        and to its forward cells; ``old_len``: how many forward cells it had (-1: none)."""
         k = tids.size
         end = self._log_end
         if end + k > self._log_term.size:
@@ -341,15 +343,20 @@ class ArenaIndex:
         self._log_head[tids] = np.arange(end, stop)
         self._log_end = stop
         self._df[tids] += 1
-        end = self._fwd_end
-        if end + k > self._fwd_term.size:
-            self._compact_forward(k)
-            end = self._fwd_end
-        self._fwd_term[end : end + k] = tids
-        self._fwd_tf[end : end + k] = tfs
-        self._fwd_start[slot] = end
+        # the forward cells: in place of the document's last ones when it has its own and the
+        # new ones fit (the rest of them dead), else at the end
+        start, base = int(self._fwd_start[slot]), self._fwd_base
+        if start >= base and k <= old_len:
+            self._fwd_dead -= k
+        else:
+            if self._fwd_end + k > base + self._fwd_term.size:
+                self._compact_forward(k)
+            start, base = self._fwd_end, self._fwd_base
+            self._fwd_end += k
+        self._fwd_term[start - base : start - base + k] = tids
+        self._fwd_tf[start - base : start - base + k] = tfs
+        self._fwd_start[slot] = start
         self._fwd_len[slot] = k
-        self._fwd_end = end + k
 
     def _merge_log(self) -> None:
         """Write the log's live cells into their terms' blocks, and empty it."""
@@ -437,23 +444,43 @@ class ArenaIndex:
         self._cell_dead = 0
 
     def _compact_forward(self, extra: int) -> None:
-        """Room for ``extra`` more forward cells: the indexed documents' laid out afresh when
-        at least half of them are dead, else the arrays doubled."""
+        """Room for ``extra`` more forward cells of this index's own: every indexed
+        document's laid out afresh, its own, when at least half of all are dead, else its own
+        arrays doubled."""
+        own = self._fwd_end - self._fwd_base
         if 2 * self._fwd_dead < self._fwd_end:
-            self._fwd_term = _grown(self._fwd_term, self._fwd_end + extra)
-            self._fwd_tf = _grown(self._fwd_tf, self._fwd_end + extra)
+            self._fwd_term = _grown(self._fwd_term, own + extra)
+            self._fwd_tf = _grown(self._fwd_tf, own + extra)
             return
         n_slots = len(self._doc_ids)
         lengths = np.maximum(self._fwd_len[:n_slots], 0).astype(np.int64)
-        cells = _ranges(self._fwd_start[:n_slots], lengths)
-        size = max(2 * (cells.size + extra), 1024)
-        for name in ("_fwd_term", "_fwd_tf"):
-            laid_out = np.zeros(size, dtype=np.int32)
-            laid_out[: cells.size] = getattr(self, name)[cells]
-            setattr(self, name, laid_out)
+        terms, tfs = self._forward_cells(_ranges(self._fwd_start[:n_slots], lengths))
+        size = max(2 * (terms.size + extra), 1024)
+        self._fwd_term, self._fwd_tf = _spare(terms, terms.size, size), _spare(tfs, tfs.size, size)
+        self._fwd_base_term = self._fwd_base_tf = np.zeros(0, dtype=np.int32)
+        self._fwd_base = 0
         self._fwd_start[:n_slots] = np.cumsum(lengths) - lengths
-        self._fwd_end = cells.size
+        self._fwd_end = terms.size
         self._fwd_dead = 0
+
+    def _forward_run(self, slot: int) -> tuple[np.ndarray, np.ndarray]:
+        """An indexed document's forward cells: its terms and their counts."""
+        start, n, base = int(self._fwd_start[slot]), int(self._fwd_len[slot]), self._fwd_base
+        if start >= base:
+            return self._fwd_term[start - base : start - base + n], self._fwd_tf[start - base : start - base + n]
+        return self._fwd_base_term[start : start + n], self._fwd_base_tf[start : start + n]
+
+    def _forward_cells(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The terms and counts of the forward cells at ``positions``."""
+        base = self._fwd_base
+        if not base:
+            return self._fwd_term[positions], self._fwd_tf[positions]
+        own = positions >= base
+        terms, tfs = np.empty(positions.size, dtype=np.int32), np.empty(positions.size, dtype=np.int32)
+        terms[own], tfs[own] = self._fwd_term[positions[own] - base], self._fwd_tf[positions[own] - base]
+        shared = ~own
+        terms[shared], tfs[shared] = self._fwd_base_term[positions[shared]], self._fwd_base_tf[positions[shared]]
+        return terms, tfs
 
     # -- first fills ------------------------------------------------------------------
 
@@ -481,14 +508,19 @@ class ArenaIndex:
         )
         distinct = len(number)
         canonical = np.append(canonical, distinct)
-        docs, words, tfs = [], [], []
-        for first, tokens, weights in _token_blocks(content_words, title_words, n, len(vocabulary), self.title_weight):
-            doc, word, tf = _entries(canonical[tokens], weights)
-            real = word != distinct
-            docs.append((doc[real] + first).astype(np.int32))
-            words.append(word[real].astype(np.int32))
-            tfs.append(tf[real].astype(np.int32))
-        self._fill_entries(doc_ids, slot_of, list(number), docs, words, tfs)
+
+        def entries():
+            blocks = _token_blocks(content_words, title_words, n, len(vocabulary), self.title_weight)
+            for first, tokens, weights in blocks:
+                doc, word, tf = _entries(canonical[tokens], weights)
+                real = word != distinct
+                yield (doc[real] + first).astype(np.int32), word[real].astype(np.int32), tf[real].astype(np.int32)
+
+        if isinstance(content_words, np.ndarray) and isinstance(title_words, np.ndarray):
+            bound = content_words.size + title_words.size
+        else:
+            bound = sum(map(len, content_words)) + sum(map(len, title_words))
+        self._fill_entries(doc_ids, slot_of, list(number), entries(), bound)
         # each vocabulary word's term number, for add_words: every distinct word is a term
         # (one no document has holds no postings, and searches skip it as the plain path does)
         self._vocabulary, self._vocabulary_terms = vocabulary, canonical[:-1].astype(np.int32)
@@ -525,56 +557,83 @@ class ArenaIndex:
             np.array(codes, dtype=np.int64), np.array(content_len, dtype=np.int64),
             np.array(title_len, dtype=np.int64), len(code_of), self.title_weight,
         )
-        self._fill_entries(doc_ids, slot_of, list(code_of), *entries)
+        self._fill_entries(doc_ids, slot_of, list(code_of), entries, len(codes))
 
-    def _fill_entries(self, doc_ids, slot_of, terms, docs, words, tfs) -> None:
-        """The state of an index of ``doc_ids`` whose (document, term, count) entries are
-        ``docs``, ``words`` and ``tfs`` (lists of int32 arrays, which it empties: documents in
-        order, each one's terms distinct; ``words`` number ``terms``, the index's terms in order)."""
+    def _fill_entries(self, doc_ids, slot_of, terms, entries, bound: int) -> None:
+        """The state of an index of ``doc_ids`` whose (document, term, count) entries come in
+        ``entries``, blocks of three int32 arrays (documents in order, each one's terms
+        distinct; terms numbered as in ``terms``, the index's terms in order), at most
+        ``bound`` of them in all.
+
+        The entries are written straight into the forward cells (each document's terms and
+        counts), then laid out into the terms' blocks a block of documents at a time, so no
+        array of every posting is made on the way (at a million articles, 54 million).
+        """
         n = len(doc_ids)
-        empty = np.zeros(0, dtype=np.int32)
-        doc = np.concatenate(docs) if docs else empty
-        word = np.concatenate(words) if words else empty
-        tf = np.concatenate(tfs) if tfs else empty
-        del docs[:], words[:], tfs[:]
-        df = np.bincount(word, minlength=len(terms)).astype(np.int64)
-        term_list = [intern(term) for term in terms]
-        fwd_term = word
-        fwd_len = np.bincount(doc, minlength=n).astype(np.int64)
-        # the entries grouped by term (documents in order within a term), blocks with room
-        by_term = _stable_argsort(fwd_term)
+        fwd_term = np.zeros(max(bound, 1), dtype=np.int32)  # zeros: pages mapped only once written
+        fwd_tf = np.zeros(max(bound, 1), dtype=np.int32)
+        fwd_len = np.zeros(n, dtype=np.int64)
+        doc_len = np.zeros(n)
+        end = 0
+        for doc, word, tf in entries:
+            k = word.size
+            fwd_term[end : end + k] = word
+            fwd_tf[end : end + k] = tf
+            if k:
+                first, last = int(doc[0]), int(doc[-1]) + 1
+                fwd_len[first:last] += np.bincount(doc - first, minlength=last - first)
+                doc_len[first:last] += np.bincount(doc - first, weights=tf, minlength=last - first)
+            end += k
+        fwd_term, fwd_tf = fwd_term[:end], fwd_tf[:end]
+        df = np.bincount(fwd_term, minlength=len(terms)).astype(np.int32)
         cap = _room(df)
         start = np.cumsum(cap) - cap
-        end = int(cap.sum())
-        target = _ranges(start, df)
-        cell_slot = np.zeros(max(end, 1024), dtype=np.int32)
-        cell_slot[target] = doc[by_term]
+        cell_end = int(cap.sum(dtype=np.int64))
+        cell_slot = np.zeros(max(cell_end, 1024), dtype=np.int32)
         cell_tf = np.zeros(cell_slot.size, dtype=np.int32)
-        cell_tf[target] = tf[by_term]
-        del by_term, target
+        # each block of documents' entries grouped by term (stably: documents stay in order
+        # within a term), after the cells earlier blocks gave each term
+        filled = start.copy()
+        ends = np.cumsum(fwd_len)
+        first_doc = 0
+        while first_doc < n:
+            done = int(ends[first_doc - 1]) if first_doc else 0
+            last_doc = min(n, max(first_doc + 1, int(np.searchsorted(ends, done + _BLOCK_TOKENS, side="right"))))
+            stop = int(ends[last_doc - 1])
+            words = fwd_term[done:stop]
+            order = _stable_argsort(words)
+            grouped = words[order]
+            group = np.flatnonzero(_group_starts(grouped))
+            counts = np.diff(np.append(group, grouped.size))
+            at = filled[grouped] + (np.arange(grouped.size) - np.repeat(group, counts))
+            docs = np.repeat(np.arange(first_doc, last_doc, dtype=np.int32), fwd_len[first_doc:last_doc])
+            cell_slot[at] = docs[order]
+            cell_tf[at] = fwd_tf[done:stop][order]
+            filled[grouped[group]] += counts
+            first_doc = last_doc
         self._slot_of = slot_of
         self._doc_ids = list(doc_ids)
         self._ids_rising = all(a < b for a, b in zip(self._doc_ids, self._doc_ids[1:], strict=False))
         self._id_rank = None
         self._stamp = np.zeros(n, dtype=np.int32)
-        self._doc_len = np.bincount(doc, weights=tf, minlength=n)
+        self._doc_len = doc_len
         self._stamps = [0] * n
-        self._lengths = self._doc_len.astype(np.int64).tolist()
+        self._lengths = doc_len.astype(np.int64).tolist()
         self._fwd_start = np.cumsum(fwd_len) - fwd_len
         self._fwd_len = fwd_len.astype(np.int32)
-        self._fwd_term, self._fwd_tf = fwd_term, tf
-        self._fwd_end = fwd_term.size
+        self._fwd_term, self._fwd_tf = fwd_term, fwd_tf
+        self._fwd_end = end
         self._fwd_dead = 0
-        self._term_id = {term: tid for tid, term in enumerate(term_list)}
-        self._terms = term_list
+        self._term_id = {term: tid for tid, term in enumerate(terms)}
+        self._terms = list(terms)
         self._start, self._cap, self._used, self._df = start, cap, df.copy(), df
-        self._log_head = np.full(df.size, -1, dtype=np.int64)
+        self._log_head = np.full(df.size, -1, dtype=np.int32)
         self._cell_slot, self._cell_tf = cell_slot, cell_tf
         self._cell_stamp = np.zeros(cell_slot.size, dtype=np.int32)
-        self._cell_end = end
+        self._cell_end = cell_end
         self._cell_dead = 0
         self._n_docs = n
-        self._total_len = int(tf.sum(dtype=np.int64))
+        self._total_len = int(fwd_tf.sum(dtype=np.int64))
 
     # -- searches ---------------------------------------------------------------------
 
@@ -732,8 +791,7 @@ class ArenaIndex:
         columns = np.zeros((len(dfs), candidates.size))
         columns[position, group] = values
         lengths = self._fwd_len[candidates].astype(np.int64)
-        forward = _ranges(self._fwd_start[candidates], lengths)
-        terms, counts = self._fwd_term[forward], self._fwd_tf[forward]
+        terms, counts = self._forward_cells(_ranges(self._fwd_start[candidates], lengths))
         which = np.repeat(np.arange(candidates.size), lengths)
         for i, df in enumerate(dfs):
             if df > _LONG_POSTINGS:
@@ -894,14 +952,21 @@ class ArenaIndex:
 
     def copy(self) -> ArenaIndex:
         """An independent copy: the arrays copied (the arena's and the forward cells' with room
-        for the copy's saves, which costs memory only once written), the dicts and lists of
-        documents and terms shared until either index adds to them."""
+        for the copy's saves, which costs memory only once written), but the forward cells
+        already written (never written again) and the dicts and lists of documents and terms,
+        which the two share (the dicts and lists until either adds to them)."""
+        if self._fwd_base == 0 and self._fwd_end:  # this index's forward cells: shared from now on
+            self._fwd_base_term, self._fwd_base_tf = self._fwd_term[: self._fwd_end], self._fwd_tf[: self._fwd_end]
+            self._fwd_base = self._fwd_end
+            self._fwd_term = self._fwd_tf = np.zeros(0, dtype=np.int32)
         twin = ArenaIndex(self.k1, self.b, self.title_weight, analyzer=self.analyzer)
-        roomy = {name: self._cell_end for name in _CELL_ARRAYS} | {"_fwd_term": self._fwd_end, "_fwd_tf": self._fwd_end}
+        own = self._fwd_end - self._fwd_base
+        roomy = {name: self._cell_end for name in _CELL_ARRAYS} | {"_fwd_term": own, "_fwd_tf": own}
+        shared = {"_fwd_base_term", "_fwd_base_tf"}
         for name, value in vars(self).items():
             if name in roomy:
                 value = _spare(value, roomy[name], max(2 * roomy[name], 1024))
-            elif isinstance(value, np.ndarray):
+            elif isinstance(value, np.ndarray) and name not in shared:
                 value = value.copy()
             setattr(twin, name, value)
         twin._stamps, twin._lengths = list(self._stamps), list(self._lengths)
@@ -926,9 +991,8 @@ class ArenaIndex:
         slot = self._slot_of.get(doc_id)
         if slot is None or self._fwd_len[slot] < 0:
             return None
-        start, n = int(self._fwd_start[slot]), int(self._fwd_len[slot])
-        terms = self._fwd_term[start : start + n].tolist()
-        return {self._terms[term]: tf for term, tf in zip(terms, self._fwd_tf[start : start + n].tolist(), strict=True)}
+        terms, tfs = self._forward_run(slot)
+        return {self._terms[term]: tf for term, tf in zip(terms.tolist(), tfs.tolist(), strict=True)}
 
     @property
     def total_length(self) -> int:
@@ -939,12 +1003,11 @@ class ArenaIndex:
 def _token_entries(codes: np.ndarray, content_len: np.ndarray, title_len: np.ndarray, n_codes: int, title_weight: int):
     """The (document, token, weighted count) entries of documents whose tokens are ``codes``
     laid end to end (each document's ``content_len`` content tokens, then its ``title_len``
-    title tokens, each title one counting ``title_weight``): lists of int32 arrays, a block of
-    documents each, documents in order, tokens in order within one."""
+    title tokens, each title one counting ``title_weight``): blocks of three int32 arrays,
+    documents in order, tokens in order within one."""
     lengths = content_len + title_len
     ends = np.cumsum(lengths)
     n = lengths.size
-    docs, words, tfs = [], [], []
     first = 0
     while first < n:
         start = int(ends[first - 1]) if first else 0
@@ -960,11 +1023,8 @@ def _token_entries(codes: np.ndarray, content_len: np.ndarray, title_len: np.nda
         group = _group_starts(keys)
         counts = np.bincount(np.cumsum(group) - 1, weights=weight[order])
         keys = keys[group]
-        docs.append((keys // n_codes + first).astype(np.int32))
-        words.append((keys % n_codes).astype(np.int32))
-        tfs.append(counts.astype(np.int32))
+        yield (keys // n_codes + first).astype(np.int32), (keys % n_codes).astype(np.int32), counts.astype(np.int32)
         first = last
-    return docs, words, tfs
 
 
 def _entries(tokens: np.ndarray, weights: np.ndarray):

@@ -41,6 +41,8 @@ from kbsim.sim.replay import load_traces  # noqa: E402
 from kbsim.sim.world import starting_knowledge_base  # noqa: E402
 
 TITLE = "Your own knowledge base"
+#: The target of issue 28: 100,000 real-text articles loaded and indexed in at most this many seconds.
+LOAD_SECONDS = 8.0
 
 
 def many_articles(n: int):
@@ -134,13 +136,7 @@ def main() -> None:
                     f"{read_s + publish_s:.1f} s |")
     worst_read = max(read for _, read, _ in loads.values())
     worst_total = max(read + publish for _, read, publish in loads.values())
-    publish_note = (
-        f"Reading and publishing together also stay under 10 s (at most {worst_total:.1f} s)."
-        if worst_total < 10 else
-        f"Publishing them into a searchable knowledge base as well takes up to {worst_total:.1f} s: that is "
-        "the store's BM25 index (a first fill is built in bulk, `BM25Index.fill_texts`, but numbering "
-        "every token is still a dict lookup in Python), not the reading."
-    )
+    slowest = max(loads, key=lambda fmt: loads[fmt][1] + loads[fmt][2])
     ratio = rep_per / syn_per
     write_section(TITLE, f"""{machine_line()} Command: `{command}`.
 
@@ -152,8 +148,10 @@ process whatever the seed (a sweep's days copy the result).
 
 {chr(10).join(rows)}
 
-Target: {args.articles:,} articles load in under 10 s. **{"Met" if worst_read < 10 else "Not met"}** for
-reading and checking the files (the slowest format {worst_read:.1f} s). {publish_note}
+Target: {args.articles:,} real-text articles loaded (read and checked) and indexed (published) in at most
+{LOAD_SECONDS:.0f} s: **{"met" if worst_total <= LOAD_SECONDS else "not met"}** (the slowest format, {slowest},
+{worst_total:.1f} s; reading alone at most {worst_read:.1f} s). Publishing is the arena index's first fill from
+the texts (`ArenaIndex.fill_texts`: every token numbered by a dict lookup, then a sort a block of tokens).
 
 **Replay.** The reference day with {args.saves:,} people's saves (90% content, 10% content and title, no
 unpublishing, so that every save lands) and no edits, synthetic, against the

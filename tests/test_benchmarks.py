@@ -33,3 +33,20 @@ def test_the_day_benchmark_builds_its_reference_and_scaled_days():
     scaled = bench_day.scaled(bench_day.MILLION_SCALE)
     assert scaled.corpus.articles == 1_000_000
     assert scaled.saves.count == bench_day.DayParams().saves.count * bench_day.MILLION_SCALE
+
+
+def test_the_day_benchmark_compares_with_a_revision_the_repository_has():
+    """The baseline section extracts its revision with git archive: it must name a commit (of
+    the repository's history; a shallow clone has not got it)."""
+    import subprocess
+
+    import pytest
+
+    shallow = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--is-shallow-repository"],
+                             capture_output=True, text=True).stdout.strip()
+    if shallow != "false":
+        pytest.skip("not a full clone of the repository")
+    done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", f"{bench_day.BASELINE}^{{commit}}"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "baseline" in bench_day.SECTIONS and "million" in bench_day.EXTRA_SECTIONS

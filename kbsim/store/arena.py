@@ -420,28 +420,48 @@ class ArenaIndex:
             self._compact_cells()
 
     def _compact_cells(self) -> None:
-        """Lay every term's live cells out afresh, each block with room to grow."""
+        """Lay every term's live cells out afresh, each block with room for as many again."""
         if self._log_end:
             self._merge_log()  # which may lay them out
             if not self._cell_dead:
                 return
+        arrays, start, cap, live = self._laid_out()
+        self._cell_slot, self._cell_tf, self._cell_stamp = arrays
         n_terms = len(self._terms)
-        cells = _ranges(self._start[:n_terms], self._used[:n_terms])
-        cells = cells[self._cell_stamp[cells] == self._stamp[self._cell_slot[cells]]]
-        live = self._df[:n_terms]
-        cap = _room(live)
+        self._start[:n_terms], self._cap[:n_terms], self._used[:n_terms] = start, cap, live
+        self._cell_end = int(start[-1] + cap[-1]) if n_terms else 0
+        self._cell_dead = 0
+
+    def _laid_out(self):
+        """Every term's live cells in new arrays, each block with room for as many again
+        (``_MIN_BLOCK`` at least; none for a term without postings): the three arrays, and
+        each term's block start, capacity and cells. The arrays are zeros the system maps
+        only when written, so a block's room costs memory only once it is used: appends fill
+        it in place, instead of moving the block and abandoning its old cells.
+
+        Made a chunk of terms at a time (each chunk's cells at most a few million), so no
+        array of every cell's position is made on the way.
+        """
+        n_terms = len(self._terms)
+        live = self._df[:n_terms].astype(np.int64)
+        cap = live + np.where(live > 0, np.maximum(_MIN_BLOCK, live), 0)
         start = np.cumsum(cap) - cap
         end = int(cap.sum())
-        target = _ranges(start, live)
-        for name in _CELL_ARRAYS:
-            laid_out = np.zeros(max(2 * end, 1024), dtype=np.int32)  # room to move blocks into
-            laid_out[target] = getattr(self, name)[cells]
-            setattr(self, name, laid_out)
-        self._start[:n_terms] = start
-        self._cap[:n_terms] = cap
-        self._used[:n_terms] = live
-        self._cell_end = end
-        self._cell_dead = 0
+        arrays = [np.zeros(max(end + end // 4, 1024), dtype=np.int32) for _ in _CELL_ARRAYS]  # and room to move into
+        old = [getattr(self, name) for name in _CELL_ARRAYS]
+        used = self._used[:n_terms].astype(np.int64)
+        ends = np.cumsum(used)
+        first = 0
+        while first < n_terms:
+            done = int(ends[first - 1]) if first else 0
+            last = min(n_terms, max(first + 1, int(np.searchsorted(ends, done + _BLOCK_TOKENS, side="right"))))
+            cells = _ranges(self._start[first:last], used[first:last])
+            keep = old[2][cells] == self._stamp[old[0][cells]]
+            target = _ranges(start[first:last], live[first:last])
+            for new, array in zip(arrays, old, strict=True):
+                new[target] = array[cells[keep]]
+            first = last
+        return arrays, start, cap, live
 
     def _compact_forward(self, extra: int) -> None:
         """Room for ``extra`` more forward cells of this index's own: every indexed
@@ -959,16 +979,26 @@ class ArenaIndex:
             self._fwd_base_term, self._fwd_base_tf = self._fwd_term[: self._fwd_end], self._fwd_tf[: self._fwd_end]
             self._fwd_base = self._fwd_end
             self._fwd_term = self._fwd_tf = np.zeros(0, dtype=np.int32)
+        self._merge_log()
         twin = ArenaIndex(self.k1, self.b, self.title_weight, analyzer=self.analyzer)
         own = self._fwd_end - self._fwd_base
-        roomy = {name: self._cell_end for name in _CELL_ARRAYS} | {"_fwd_term": own, "_fwd_tf": own}
+        roomy = {"_fwd_term": own, "_fwd_tf": own}
+        laid_out = {*_CELL_ARRAYS, "_start", "_cap", "_used"}
         shared = {"_fwd_base_term", "_fwd_base_tf"}
         for name, value in vars(self).items():
             if name in roomy:
                 value = _spare(value, roomy[name], max(2 * roomy[name], 1024))
-            elif isinstance(value, np.ndarray) and name not in shared:
+            elif isinstance(value, np.ndarray) and name not in shared | laid_out:
                 value = value.copy()
             setattr(twin, name, value)
+        # the copy's blocks laid out with room for its saves (the original's keep theirs)
+        arrays, start, cap, live = self._laid_out()
+        twin._cell_slot, twin._cell_tf, twin._cell_stamp = arrays
+        twin._start, twin._cap, twin._used = self._start.copy(), self._cap.copy(), self._used.copy()
+        n_terms = len(self._terms)
+        twin._start[:n_terms], twin._cap[:n_terms], twin._used[:n_terms] = start, cap, live
+        twin._cell_end = int(start[-1] + cap[-1]) if n_terms else 0
+        twin._cell_dead = 0
         twin._stamps, twin._lengths = list(self._stamps), list(self._lengths)
         twin._query_terms = {}
         self._own_docs = self._own_terms = False

@@ -309,6 +309,7 @@ class MemoryStore:
             return self.save_article(kb_id, article_id, at=at, content=content_text(vocabulary, words.tolist()),
                                      title=title)
         article = self._published(kb_id, article_id)
+        words = words.astype(np.int32, copy=False)  # kept with the article: 4 bytes a word
         text = WrittenText(vocabulary, words, int(lengths[words].sum()) + max(words.size, 1))
         return self._apply_update(self._kbs[kb_id], article, at_us, None, title, text)
 

@@ -128,7 +128,7 @@ def word_lengths(vocabulary: Sequence[str]) -> np.ndarray:
     return np.fromiter(map(len, vocabulary), dtype=np.int64, count=len(vocabulary))
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True)
 class WrittenText:
     """One content written from ``vocabulary``'s words (:func:`content_text`), ``length``
     characters long (its words', a space between two, the period): a save's new content,

@@ -456,9 +456,12 @@ class ArenaIndex:
             done = int(ends[first - 1]) if first else 0
             last = min(n_terms, max(first + 1, int(np.searchsorted(ends, done + _BLOCK_TOKENS, side="right"))))
             cells = _ranges(self._start[first:last], used[first:last])
-            keep = old[2][cells] == self._stamp[old[0][cells]]
+            stamps = old[2][cells]
+            keep = stamps == self._stamp[old[0][cells]]
             target = _ranges(start[first:last], live[first:last])
             for new, array in zip(arrays, old, strict=True):
+                if array is old[2] and not stamps.any():
+                    continue  # stamps of 0, as the new array's are: writing them would only map pages
                 new[target] = array[cells[keep]]
             first = last
         return arrays, start, cap, live

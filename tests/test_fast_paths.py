@@ -707,8 +707,8 @@ def test_the_two_pass_stable_argsort_equals_numpys():
     rng = np.random.default_rng(2)
     for high in (3, 1 << 16, 1 << 31, 1 << 40):
         keys = rng.integers(0, high, size=5000)
-        assert np.array_equal(bulk._stable_argsort(keys), np.argsort(keys, kind="stable"))
-    assert bulk._stable_argsort(np.zeros(0, dtype=np.int64)).size == 0
+        assert np.array_equal(bulk.stable_argsort(keys), np.argsort(keys, kind="stable"))
+    assert bulk.stable_argsort(np.zeros(0, dtype=np.int64)).size == 0
 
 
 @pytest.mark.parametrize("seed", range(5))

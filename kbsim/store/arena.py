@@ -6,19 +6,23 @@ reference, kept as the path the tests hold this one to) with the same results, b
 - each term owns a block of cells in the arena, three int32 arrays (a document's slot, its
   term frequency, and the document's stamp when the cell was written), with room to grow;
 - a save bumps the document's stamp, so its older cells are stale and skipped, and appends
-  its new cells to a short log (a few contiguous writes), which searches read beside the
-  blocks; a term's document frequency is the count of its live cells;
+  its new cells to a short log (a few contiguous writes; each logged cell points to its
+  term's previous one), which searches read beside the blocks; a term's document
+  frequency is the count of its live cells;
 - a full log is merged into the blocks in one pass: a block without room is compacted in
   place when its live cells fill at most half of it, else moved to the end of the arena at
   twice the size, and the whole arena is laid out afresh when stale and abandoned cells
   pass half of it;
+- a copy (each simulated day's, of its seed's starting index) lays its blocks out with
+  room for as many cells again, in zeros the system maps only when written, and shares
+  the forward cells already written;
 - each document keeps its terms and counts (its forward cells), to un-count them at its
   next save and to find, for a query's candidates, their counts of a common word without
   reading that word's long postings.
 
 Why it exists: the dict index held a Python object per posting (48 bytes; a day's copy of a
 100,000-article index took 2.5 s), and a save into a large one went through long dicts. Here
-a copy is a few array copies, and a save a few vectorised writes.
+a copy is a few array passes, and a save a few vectorised writes.
 
 Scores are the plain path's, operation by operation: each term's weight by ``math.log``,
 each (term, document) contribution by the same expression, and each document's score
@@ -38,7 +42,7 @@ from itertools import chain, count, islice
 import numpy as np
 
 from kbsim.store.analyzer import ASCII, Analyzer
-from kbsim.store.bulk import _stable_argsort, _token_blocks
+from kbsim.store.bulk import stable_argsort, token_blocks
 from kbsim.store.written import content_text
 
 #: A query term with more live postings than this has its postings probed for the
@@ -533,7 +537,7 @@ class ArenaIndex:
         canonical = np.append(canonical, distinct)
 
         def entries():
-            blocks = _token_blocks(content_words, title_words, n, len(vocabulary), self.title_weight)
+            blocks = token_blocks(content_words, title_words, n, len(vocabulary), self.title_weight)
             for first, tokens, weights in blocks:
                 doc, word, tf = _entries(canonical[tokens], weights)
                 real = word != distinct
@@ -624,7 +628,7 @@ class ArenaIndex:
             last_doc = min(n, max(first_doc + 1, int(np.searchsorted(ends, done + _BLOCK_TOKENS, side="right"))))
             stop = int(ends[last_doc - 1])
             words = fwd_term[done:stop]
-            order = _stable_argsort(words)
+            order = stable_argsort(words)
             grouped = words[order]
             group = np.flatnonzero(_group_starts(grouped))
             counts = np.diff(np.append(group, grouped.size))

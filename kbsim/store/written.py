@@ -143,6 +143,7 @@ class WrittenText:
         return content_text(self.vocabulary, self.words.tolist())
 
     def length_of(self, _row: int = 0) -> int:
+        """The content's length in characters, known without writing it."""
         return self.length
 
 
@@ -175,12 +176,14 @@ class WrittenArticle(Article):
         return True
 
     def hit_size(self, kb_id: str) -> int:
+        """JSON bytes of this version's search hit; unrendered, from the words' lengths."""
         if self.hit_json_len is None and not self._rendered():
             bare = _Bare(self.article_id, self.title, "", self.updated_at)
             self.hit_json_len = hit_json_size(kb_id, bare) + min(self.written.length_of(self.row), SNIPPET_CHARS)
         return super().hit_size(kb_id)
 
     def read_size(self, kb_id: str) -> int:
+        """JSON bytes of this version's read result; unrendered, from the words' lengths."""
         if self.read_json_len is None and not self._rendered():
             bare = _Bare(self.article_id, self.title, "", self.updated_at)
             self.read_json_len = read_json_size(kb_id, bare) + self.written.length_of(self.row)
@@ -188,6 +191,7 @@ class WrittenArticle(Article):
 
     @property
     def content(self) -> str:
+        """The content, written from its words the first time it is read."""
         try:
             return _CONTENT.__get__(self)
         except AttributeError:  # not rendered yet

@@ -243,7 +243,6 @@ def main() -> None:
     parser.add_argument("--parts-scale", type=int, default=250, help="the scale whose parts 'parts-scale' times")
     parser.add_argument("--baseline", default=BASELINE, help="the git revision 'baseline' compares the 1x day with")
     parser.add_argument("--baseline-rounds", type=int, default=6, help="interleaved rounds of 'baseline'")
-    parser.add_argument("--reference-days", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--one-scale", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.runs < 1 or args.scale_runs < 1 or args.straightforward_runs < 1 or args.parts_scale < 1:
@@ -254,9 +253,6 @@ def main() -> None:
     if args.one_scale:
         runs = args.scale_runs if args.one_scale <= 10 else 1
         print(json.dumps(one_scale(args.one_scale, runs)))
-        return
-    if args.reference_days:
-        print(json.dumps(reference_days(args.reference_days)))
         return
     command = f"python benchmarks/bench_day.py --runs {args.runs} --scales {args.scales}"
     if "day" in sections:
@@ -288,8 +284,8 @@ SCALE_SECONDS = 20.0
 EVENT_RATIO = 1.5
 MILLION_MIB = 5 * 1024
 AIM_STRAIGHTFORWARD = 20.0
-#: The code the 1x day must be no slower than: main before the arena index (issue 28).
-BASELINE = "e35cab1"
+#: The code the 1x day must be no slower than: main before the arena index was ported onto it (issue 28).
+BASELINE = "a84c0d8"
 
 
 def against_straightforward(runs: int) -> None:
@@ -321,21 +317,25 @@ aim is 20x the straightforward design: **{"reached" if ratio >= AIM_STRAIGHTFORW
     )
 
 
-def reference_days(repeats: int) -> list[tuple[float, float]]:
-    """In this process: the wall and CPU seconds of the mean reference day (the 10
-    REFERENCE_DAYS, starting knowledge bases built beforehand), ``repeats`` times."""
-    params = {delay: DayParams(edit={"delay_s": delay}) for _, delay in REFERENCE_DAYS}
-    for _ in range(2):  # the starting KBs built, then warm
-        for seed, delay in REFERENCE_DAYS:
-            run_day(params[delay], seed)
-    times = []
-    for _ in range(repeats):
-        wall, cpu = time.perf_counter(), time.process_time()
-        for seed, delay in REFERENCE_DAYS:
-            run_day(params[delay], seed)
-        days = len(REFERENCE_DAYS)
-        times.append(((time.perf_counter() - wall) / days, (time.process_time() - cpu) / days))
-    return times
+#: Run by ``python -c`` with either tree's kbsim on the path (so it uses only what both have):
+#: the wall and CPU seconds of the mean reference day, starting knowledge bases built and warm.
+REFERENCE_DAYS_CODE = """
+import json, sys, time
+from kbsim.params import DayParams
+from kbsim.sim import run_day
+days, repeats = {days!r}, {repeats!r}
+params = {{delay: DayParams(edit={{"delay_s": delay}}) for _, delay in days}}
+for _ in range(2):
+    for seed, delay in days:
+        run_day(params[delay], seed)
+times = []
+for _ in range(repeats):
+    wall, cpu = time.perf_counter(), time.process_time()
+    for seed, delay in days:
+        run_day(params[delay], seed)
+    times.append(((time.perf_counter() - wall) / len(days), (time.process_time() - cpu) / len(days)))
+print(json.dumps(times))
+"""
 
 
 def against_baseline(revision: str, rounds: int) -> None:
@@ -351,12 +351,12 @@ def against_baseline(revision: str, rounds: int) -> None:
         archive = subprocess.run(["git", "-C", str(root), "archive", commit], capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
         trees = {"this tree": root, revision: Path(tmp)}
-        script = Path(__file__).resolve()
         for r in range(rounds):
             for name in (list(trees) if r % 2 == 0 else list(trees)[::-1]):
                 env = {**os.environ, "PYTHONPATH": str(trees[name])}
-                out = subprocess.run([sys.executable, str(script), "--reference-days", "3"], env=env,
-                                     capture_output=True, text=True, check=True, cwd=trees[name])
+                code = REFERENCE_DAYS_CODE.format(days=REFERENCE_DAYS, repeats=3)
+                out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                                     check=True, cwd=trees[name])
                 runs[name] += [tuple(x) for x in json.loads(out.stdout)]
     ours_wall, ours_cpu = (statistics.median(x[i] for x in runs["this tree"]) for i in (0, 1))
     base_wall, base_cpu = (statistics.median(x[i] for x in runs[revision]) for i in (0, 1))

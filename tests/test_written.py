@@ -45,7 +45,7 @@ def test_a_knowledge_base_written_from_words_holds_what_its_texts_give(seed, ind
     )
     for article_id in plain.published_article_ids("kb-1"):
         made = from_words._kbs["kb-1"].articles[article_id]
-        assert isinstance(made, WrittenArticle)
+        assert isinstance(made, WrittenArticle) == (index is ArenaIndex)  # kept as words on the arena only
         # the sizes counted from the words, before the content is ever rendered
         reference = plain.article_state("kb-1", article_id)
         assert made.hit_size("kb-1") == hit_json_size("kb-1", reference) == json_size(search_hit("kb-1", reference))
@@ -112,14 +112,15 @@ def store_changes(rng: random.Random, store: MemoryStore, steps: int, tag: str) 
             store.publish_article("kb-1", title=f"New {tag} {step}", content="w2 w3", at=at)
 
 
+@pytest.mark.parametrize("index", [ArenaIndex, BM25Index])
 @pytest.mark.parametrize("seed", range(6))
-def test_copies_share_articles_until_they_change_them(seed):
+def test_copies_share_articles_until_they_change_them(seed, index):
     """A store, its copy and the copy's copy, each changed on its own (interleaved), hold what
     stores given only their own changes hold; the copies' articles start as the very objects."""
     written = written_at_random(seed + 1)
 
     def fresh() -> MemoryStore:
-        store = MemoryStore()
+        store = MemoryStore(index=index)
         store.create_knowledge_base_written("kb-1", written, at=0.0)
         return store
 
@@ -216,3 +217,23 @@ def test_a_text_corpus_pools_the_lines_the_articles_split_into():
                     if line.strip() and not line.lstrip().startswith("#")]
         pooled = TextCorpus.from_articles(["t"] * len(contents), contents).lines
         assert pooled == (expected or ["Updated."])
+
+
+def test_a_knowledge_base_holds_the_arena_index_from_its_size_on():
+    """By default a knowledge base created with ARENA_FROM articles or more holds the arena
+    index and keeps contents written from words as words; a smaller one the plain index and texts."""
+    import kbsim.store.memory as memory
+
+    rng = np.random.default_rng(1)
+    for n, kind in ((memory.ARENA_FROM - 1, BM25Index), (memory.ARENA_FROM, ArenaIndex)):
+        written = WrittenArticles(["ab", "cd", "ef"], rng.integers(3, size=(n, 2)), rng.integers(3, size=(n, 5)))
+        for create in ("written", "texts"):
+            store = MemoryStore()
+            if create == "written":
+                store.create_knowledge_base_written("kb-1", written)
+            else:
+                texts = [(title, written.content_of(i)) for i, title in enumerate(written.titles())]
+                store.create_knowledge_base("kb-1", texts)
+            kb = store._kbs["kb-1"]
+            assert type(kb.index) is kind and kb.keeps_words == (kind is ArenaIndex)
+            assert type(store.copy()._kbs["kb-1"].index) is kind

@@ -19,6 +19,7 @@ import numpy as np
 
 from kbsim.store.analyzer import ASCII, Analyzer
 from kbsim.store.arena import ArenaIndex
+from kbsim.store.bm25 import BM25Index
 from kbsim.store.bulk import ArticleWords, check_words
 from kbsim.store.client import Client, Clock
 from kbsim.store.errors import ToolError
@@ -71,6 +72,9 @@ class KnowledgeBase:
     kb_id: str
     articles: dict[str, Article] = field(default_factory=dict)
     index: SearchIndex = field(default_factory=ArenaIndex)
+    # the contents of articles written from words are kept as their words (an arena index's
+    # knowledge base), rather than written out
+    keeps_words: bool = False
     # (sequence, type, article_id, version_us); events[i].sequence == first_seq + i
     events: list[tuple[int, str, str, int]] = field(default_factory=list)
     first_seq: int = 1
@@ -83,9 +87,15 @@ class KnowledgeBase:
 
 
 _EMPTY_SEARCH_LEN = len('{"results":[]}')
-#: A first fill of at least this many articles is indexed in one batch (BM25Index.fill_texts);
+#: A first fill of at least this many articles is indexed in one batch (``fill_texts``);
 #: smaller ones are faster article by article (benchmarks/bench_index_memory.py times both).
 _BULK_FILL = 1_000
+#: A knowledge base created with at least this many articles holds the arena index (and keeps
+#: contents written from words as their words); a smaller one the plain dict index, which
+#: ranks alike and is faster on a few postings a term (numpy's cost per call is more than a
+#: dict's on them: the reference day of 400 articles took 7% longer on the arena, and from
+#: 1,000 articles on 1-4% less, in ad-hoc interleaved runs).
+ARENA_FROM = 1_000
 
 
 def _json_copy(value: Any) -> Any:
@@ -112,13 +122,14 @@ class MemoryStore:
             from a cursor older than the oldest kept event gets
             ``cursor_expired``.
         index: makes each knowledge base's empty search index, called with the
-            knowledge base's ``analyzer=``: the arena index (the default), or
-            :class:`~kbsim.store.bm25.BM25Index`, the plain reference it ranks
-            exactly as.
+            knowledge base's ``analyzer=``; by default the arena index
+            (:class:`~kbsim.store.arena.ArenaIndex`) for a knowledge base created with
+            :data:`ARENA_FROM` articles or more, else
+            :class:`~kbsim.store.bm25.BM25Index`, the plain reference it ranks exactly as.
     """
 
     def __init__(
-        self, event_retention_s: float | None = None, *, index: Callable[..., SearchIndex] = ArenaIndex
+        self, event_retention_s: float | None = None, *, index: Callable[..., SearchIndex] | None = None
     ) -> None:
         event_retention_s = check_retention(event_retention_s)
         self._new_index = index
@@ -184,11 +195,15 @@ class MemoryStore:
             raise ToolError("invalid_argument", f"written must be WrittenArticles, got {type(written).__name__}")
         written.check()
         self._checked(written.vocabulary)
-        ids = [article_id_for(number) for number in range(1, len(written) + 1)]
-        kb = KnowledgeBase(kb_id, index=self._new_index())
-        kb.articles = dict(zip(ids, written.articles(ids, at_us, kb_id), strict=True))
-        kb.events = [(sequence, "article.published", article_id, at_us) for sequence, article_id in enumerate(ids, 1)]
-        kb.next_seq = len(ids) + 1
+        kb = self._knowledge_base(kb_id, len(written))
+        if kb.keeps_words:
+            ids = [article_id_for(number) for number in range(1, len(written) + 1)]
+            kb.articles = dict(zip(ids, written.articles(ids, at_us, kb_id), strict=True))
+            kb.events = [(seq, "article.published", article_id, at_us) for seq, article_id in enumerate(ids, 1)]
+            kb.next_seq = len(ids) + 1
+        else:  # written out: a few articles on the plain index
+            texts = [(title, written.content_of(i)) for i, title in enumerate(written.titles())]
+            ids = self._publish_all(kb, texts, at_us)
         kb.index.fill(ids, written.vocabulary, written.content, written.title)
         self._kbs[kb_id] = kb
         return ids
@@ -208,7 +223,7 @@ class MemoryStore:
         if not isinstance(analyzer, Analyzer):
             raise ToolError("invalid_argument", f"analyzer must be an Analyzer, got {type(analyzer).__name__}")
         own_ids = None if article_ids is None else check_article_ids(article_ids, len(pairs))
-        kb = KnowledgeBase(kb_id, index=self._new_index(analyzer=analyzer))
+        kb = self._knowledge_base(kb_id, len(pairs), analyzer)
         ids = self._publish_all(kb, pairs, at_us, own_ids)
         if from_words:
             kb.index.fill(ids, list(words.vocabulary), words.content, words.title)
@@ -234,6 +249,7 @@ class MemoryStore:
             kb.owned = set()
             twin._kbs[kb_id] = KnowledgeBase(
                 kb_id,
+                keeps_words=kb.keeps_words,
                 articles=dict(kb.articles),
                 index=kb.index.copy(),
                 events=list(kb.events),
@@ -309,9 +325,21 @@ class MemoryStore:
             return self.save_article(kb_id, article_id, at=at, content=content_text(vocabulary, words.tolist()),
                                      title=title)
         article = self._published(kb_id, article_id)
+        kb = self._kbs[kb_id]
+        if not kb.keeps_words:  # written out, on the plain index
+            return self._apply_update(kb, article, at_us, content_text(vocabulary, words.tolist()), title)
         words = words.astype(np.int32, copy=False)  # kept with the article: 4 bytes a word
         text = WrittenText(vocabulary, words, int(lengths[words].sum()) + max(words.size, 1))
-        return self._apply_update(self._kbs[kb_id], article, at_us, None, title, text)
+        return self._apply_update(kb, article, at_us, None, title, text)
+
+    def _knowledge_base(self, kb_id: str, articles: int, analyzer: Analyzer = ASCII) -> KnowledgeBase:
+        """A new, empty knowledge base that ``articles`` articles will be published into: its
+        index this store's kind, or by their number (:data:`ARENA_FROM`), terms by ``analyzer``."""
+        if self._new_index is not None:
+            index = self._new_index(analyzer=analyzer)
+        else:
+            index = (ArenaIndex if articles >= ARENA_FROM else BM25Index)(analyzer=analyzer)
+        return KnowledgeBase(kb_id, index=index, keeps_words=isinstance(index, ArenaIndex))
 
     def _checked(self, vocabulary) -> np.ndarray:
         """The words' lengths of ``vocabulary``, checked (:func:`check_vocabulary`) the

@@ -137,7 +137,8 @@ def index_share(params: DayParams, seeds) -> tuple[float, float]:
     for seed in seeds:
         run_day(params, seed)
     totals: dict[str, float] = {}
-    targets = [("index", kind, name) for kind in (ArenaIndex, BM25Index) for name in INDEX_METHODS if hasattr(kind, name)]
+    kinds = (ArenaIndex, BM25Index)
+    targets = [("index", kind, name) for kind in kinds for name in INDEX_METHODS if hasattr(kind, name)]
     with timed_calls(totals, targets):
         days = [seconds(run_day, params, seed) for seed in seeds]
     return statistics.fmean(days), totals.get("index", 0.0) / len(seeds)
@@ -497,7 +498,8 @@ call. Tool calls made inside a check count in that check.
 def index_line(day_s: float, index_s: float, unit: str, per_second: float) -> str:
     """The search index's share of a day, across the parts above."""
     return (
-        f"The search index itself (every call of `ArenaIndex` or `BM25Index` `{', '.join(INDEX_METHODS)}`, across the parts "
+        f"The search index itself (every call of `ArenaIndex` or `BM25Index` `{', '.join(INDEX_METHODS)}`, "
+        "across the parts "
         f"above), timed in a pass of its own: {index_s * per_second:.1f} {unit} of a {day_s * per_second:.1f} {unit} "
         f"day ({index_s / day_s:.0%}). The rest of the day is what an index that cost nothing would leave."
     )

@@ -50,3 +50,29 @@ def test_the_day_benchmark_compares_with_a_revision_the_repository_has():
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "baseline" in bench_day.SECTIONS and "million" in bench_day.EXTRA_SECTIONS
+
+
+def test_the_memory_benchmark_samples_the_resident_set_where_kbsim_runs():
+    """bench_day_memory's sampler reads the resident set and names the kbsim code running."""
+    import time
+
+    import bench_day_memory
+
+    from kbsim.sim.corpus import make_vocabulary
+
+    marks: dict[str, float] = {}
+
+    class Owner:
+        @staticmethod
+        def build(n):
+            deadline = time.perf_counter() + 0.2
+            while time.perf_counter() < deadline:
+                make_vocabulary(n)
+            return n
+
+    original = bench_day_memory.marked(Owner, "build", marks, "before", "after")
+    with bench_day_memory.Sampler() as sampler:
+        assert Owner.build(2000) == 2000
+    assert Owner.build is not original and marks["before"] > 0 and marks["after"] > 0
+    assert sampler.samples and all(rss > 0 for rss, _ in sampler.samples)
+    assert any("corpus.make_vocabulary" in where for _, where in sampler.samples)

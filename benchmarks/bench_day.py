@@ -533,7 +533,7 @@ def scale_row(scale: int, runs: int) -> dict:
 
 SCALE_HEADER = (
     "| scale | articles | runs | CPU time | wall time | SimPy events | CPU µs per event | vs 1x "
-    "| tool calls | µs per tool call | vs 1x | peak RSS |\n"
+    "| tool calls | CPU µs per tool call | vs 1x | peak RSS |\n"
     "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 )
 

@@ -142,6 +142,8 @@ def main() -> None:
     rows.append(f"| peak (getrusage's ru_maxrss) | {peak_mib:.0f} MiB | {over:+.0f} MiB over the run's end |")
     peaks = ["| innermost kbsim functions running | highest RSS sampled there |", "| --- | ---: |"]
     peaks += [f"| `{where}` | {rss:.0f} MiB |" for where, rss in top]
+    scope = ("this is that day" if args.scale == 2500 else
+             f"the 1,000,000-article day (section \"1,000,000 articles\") multiplies them by {2500 / args.scale:g}")
     write_section(
         f"Where the {args.scale}x day's memory goes",
         f"""{machine_line()} Command: `python benchmarks/bench_day_memory.py --scale {args.scale}`.
@@ -159,10 +161,9 @@ the process was largest:
 
 {chr(10).join(peaks)}
 
-Every stage grows with the articles, saves and questions, which the 1,000,000-article day
-(section "1,000,000 articles") multiplies by {2500 / args.scale:g} again: the starting knowledge base and
-the day's copy of it are both held for the whole day (the template stays cached beside the copy,
-for the seed's next day).
+Every stage grows with the articles, saves and questions ({scope}): the starting knowledge
+base and the day's copy of it are both held for the whole day (the template stays cached beside
+the copy, for the seed's next day).
 """,
     )
 

@@ -163,8 +163,8 @@ with each save's new content); median of {args.runs} interleaved runs. Reading a
 
 | day | SimPy events | CPU time | CPU µs per event |
 | --- | ---: | ---: | ---: |
-| synthetic | {syn_events:,} | {syn_wall:.1f} s | {syn_per * 1e6:.1f} |
-| replayed from the trace | {rep_events:,} | {rep_wall:.1f} s | {rep_per * 1e6:.1f} |
+| synthetic | {int(syn_events):,} | {syn_wall:.1f} s | {syn_per * 1e6:.1f} |
+| replayed from the trace | {int(rep_events):,} | {rep_wall:.1f} s | {rep_per * 1e6:.1f} |
 
 Target: a {args.saves:,}-save trace replays at the same speed per event as a synthetic day of that
 size: replayed / synthetic = **{ratio:.2f}x** ({"met" if ratio <= 1.1 else "not met"}: at most 1.1x). A replayed save

@@ -50,6 +50,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_own_kb.py
 	$(PY) benchmarks/bench_index_memory.py
 	$(PY) benchmarks/bench_template_memory.py
+	$(PY) benchmarks/bench_day_memory.py
 	$(PY) benchmarks/bench_figures.py
 
 clean:

@@ -41,6 +41,8 @@ from kbsim.sim.replay import load_traces  # noqa: E402
 from kbsim.sim.world import starting_knowledge_base  # noqa: E402
 
 TITLE = "Your own knowledge base"
+#: The target of issue 28: 100,000 real-text articles loaded and indexed in at most this many seconds.
+LOAD_SECONDS = 8.0
 
 
 def many_articles(n: int):
@@ -52,16 +54,17 @@ def many_articles(n: int):
 
 
 def load_once(path: str) -> dict:
-    """In a fresh process: seconds to read ``path`` as a corpus, and to publish it."""
+    """In a fresh process: CPU seconds to read ``path`` as a corpus, and to publish it (CPU
+    time: the machine is shared, and other load disturbs it far less than wall time)."""
     code = (
         "import json, time\n"
         "from kbsim.inputs import load_corpus\n"
         "from kbsim.params import CorpusParams\n"
         "from kbsim.sim.world import starting_knowledge_base\n"
         f"path = {path!r}\n"
-        "t = time.perf_counter(); corpus = load_corpus(path); read = time.perf_counter() - t\n"
-        "t = time.perf_counter(); starting_knowledge_base(CorpusParams(source=path), 1)\n"
-        "publish = time.perf_counter() - t\n"
+        "t = time.process_time(); corpus = load_corpus(path); read = time.process_time() - t\n"
+        "t = time.process_time(); starting_knowledge_base(CorpusParams(source=path), 1)\n"
+        "publish = time.process_time() - t\n"
         "print(json.dumps({'articles': len(corpus), 'read_s': read, 'publish_s': publish}))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -69,13 +72,13 @@ def load_once(path: str) -> dict:
 
 
 def per_event(params: DayParams, runs: int, **kwargs) -> tuple[float, int, float]:
-    """Median seconds per SimPy event, the events of one day, and the median wall time."""
+    """Median CPU seconds per SimPy event, the events of one day, and the median CPU time."""
     per, walls, events = [], [], 0
     for _ in range(runs):
         env = CountingEnvironment()
-        start = time.perf_counter()
+        start = time.process_time()
         simulate_day(params, 1, env=env, **kwargs)
-        wall = time.perf_counter() - start
+        wall = time.process_time() - start
         per.append(wall / env.scheduled)
         walls.append(wall)
         events = env.scheduled
@@ -117,9 +120,9 @@ def main() -> None:
         data = params.model_dump(mode="json")
         data["saves"]["trace"] = str(Path(tmp, "saves.csv"))
         replay = DayParams.model_validate(data)
-        start = time.perf_counter()
+        start = time.process_time()
         load_traces(replay, 1)
-        read_trace_s = time.perf_counter() - start
+        read_trace_s = time.process_time() - start
         synthetic, replayed = [], []
         for _ in range(args.runs):  # interleaved, so machine noise hits both alike
             synthetic.append(per_event(params, 1))
@@ -134,26 +137,23 @@ def main() -> None:
                     f"{read_s + publish_s:.1f} s |")
     worst_read = max(read for _, read, _ in loads.values())
     worst_total = max(read + publish for _, read, publish in loads.values())
-    publish_note = (
-        f"Reading and publishing together also stay under 10 s (at most {worst_total:.1f} s)."
-        if worst_total < 10 else
-        f"Publishing them into a searchable knowledge base as well takes up to {worst_total:.1f} s: that is "
-        "the store's BM25 index (a first fill is built in bulk, `BM25Index.fill_texts`, but numbering "
-        "every token is still a dict lookup in Python), not the reading."
-    )
+    slowest = max(loads, key=lambda fmt: loads[fmt][1] + loads[fmt][2])
     ratio = rep_per / syn_per
     write_section(TITLE, f"""{machine_line()} Command: `{command}`.
 
 **Load.** {args.articles:,} help articles (the shipped sample's 400, repeated with numbered titles;
 {loads['jsonl'][0] / args.articles:.0f} bytes of JSONL each), read with `load_corpus` in a fresh
-process (every rule checked: titles, ids, UTF-8, popularity, content limit), median of {args.runs}.
+process (every rule checked: titles, ids, UTF-8, popularity, content limit), median of {args.runs};
+times are the process's CPU time (the machine is shared: wall time moves with other agents' load).
 Publishing is the in-memory store building its search index over every article, paid once per
 process whatever the seed (a sweep's days copy the result).
 
 {chr(10).join(rows)}
 
-Target: {args.articles:,} articles load in under 10 s. **{"Met" if worst_read < 10 else "Not met"}** for
-reading and checking the files (the slowest format {worst_read:.1f} s). {publish_note}
+Target: {args.articles:,} real-text articles loaded (read and checked) and indexed (published) in at most
+{LOAD_SECONDS:.0f} s: **{"met" if worst_total <= LOAD_SECONDS else "not met"}** (the slowest format, {slowest},
+{worst_total:.1f} s; reading alone at most {worst_read:.1f} s). Publishing is the arena index's first fill from
+the texts (`ArenaIndex.fill_texts`: every token numbered by a dict lookup, then a sort a block of tokens).
 
 **Replay.** The reference day with {args.saves:,} people's saves (90% content, 10% content and title, no
 unpublishing, so that every save lands) and no edits, synthetic, against the
@@ -161,10 +161,10 @@ same day exported and replayed from its trace (`saves: {{trace: saves.csv}}`, a 
 with each save's new content); median of {args.runs} interleaved runs. Reading and checking the trace:
 {read_trace_s:.1f} s (once per process; not in the day's time).
 
-| day | SimPy events | wall time | µs per event |
+| day | SimPy events | CPU time | CPU µs per event |
 | --- | ---: | ---: | ---: |
-| synthetic | {syn_events:,} | {syn_wall:.1f} s | {syn_per * 1e6:.1f} |
-| replayed from the trace | {rep_events:,} | {rep_wall:.1f} s | {rep_per * 1e6:.1f} |
+| synthetic | {int(syn_events):,} | {syn_wall:.1f} s | {syn_per * 1e6:.1f} |
+| replayed from the trace | {int(rep_events):,} | {rep_wall:.1f} s | {rep_per * 1e6:.1f} |
 
 Target: a {args.saves:,}-save trace replays at the same speed per event as a synthetic day of that
 size: replayed / synthetic = **{ratio:.2f}x** ({"met" if ratio <= 1.1 else "not met"}: at most 1.1x). A replayed save

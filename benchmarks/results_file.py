@@ -11,7 +11,11 @@ from pathlib import Path
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 HEADER = (
     "# Benchmark results\n\nEach section is rewritten by the command named in it; `make bench` runs them all but two:\n"
-    "the 1,000,000-article day (11 minutes, 8 GiB) and the compiled-index probe (it needs numba).\n"
+    "the 1,000,000-article day (`python benchmarks/bench_day.py --sections million`: about ten minutes\n"
+    "and several GiB) and the compiled-index probe (it needs numba).\n\n"
+    "The machine is shared (2 cores, other agents' work beside these runs), so wall times move with\n"
+    "its load: the sections of issue 28's targets time the process's CPU (`time.process_time`) and\n"
+    "compare within one run (interleaved, or in fresh processes one after the other), and say so.\n"
 )
 
 

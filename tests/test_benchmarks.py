@@ -33,3 +33,49 @@ def test_the_day_benchmark_builds_its_reference_and_scaled_days():
     scaled = bench_day.scaled(bench_day.MILLION_SCALE)
     assert scaled.corpus.articles == 1_000_000
     assert scaled.saves.count == bench_day.DayParams().saves.count * bench_day.MILLION_SCALE
+
+
+def test_the_day_benchmark_compares_with_a_revision_the_repository_has():
+    """The baseline section extracts its revision with git archive: it must name a commit (of
+    the repository's history; a shallow clone has not got it)."""
+    import subprocess
+
+    import pytest
+
+    shallow = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--is-shallow-repository"],
+                             capture_output=True, text=True).stdout.strip()
+    if shallow != "false":
+        pytest.skip("not a full clone of the repository")
+    done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", f"{bench_day.BASELINE}^{{commit}}"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "baseline" in bench_day.SECTIONS and "million" in bench_day.EXTRA_SECTIONS
+
+
+def test_the_memory_benchmark_samples_the_resident_set_where_kbsim_runs():
+    """bench_day_memory's sampler reads the resident set and names the kbsim code running."""
+    import time
+
+    import bench_day_memory
+
+    from kbsim.sim.corpus import vocabulary_word
+
+    marks: dict[str, float] = {}
+
+    class Owner:
+        @staticmethod
+        def build(n):
+            # Python code of kbsim's (the sampler's thread takes the GIL between bytecodes,
+            # so a call spent in C would rarely be seen), for half a second
+            deadline = time.perf_counter() + 0.5
+            while time.perf_counter() < deadline:
+                for i in range(n):
+                    vocabulary_word(i)
+            return n
+
+    original = bench_day_memory.marked(Owner, "build", marks, "before", "after")
+    with bench_day_memory.Sampler() as sampler:
+        assert Owner.build(2000) == 2000
+    assert Owner.build is not original and marks["before"] > 0 and marks["after"] > 0
+    assert sampler.samples and all(rss > 0 for rss, _ in sampler.samples)
+    assert any("corpus.vocabulary_word" in where for _, where in sampler.samples)

@@ -26,12 +26,13 @@ import kbsim.store.bulk as bulk
 import kbsim.store.memory as memory_module
 from kbsim import SQLiteStore
 from kbsim.params import DayParams
-from kbsim.sim import simulate_day, world
+from kbsim.sim import simulate_day
 from kbsim.sim.corpus import _SYLLABLES, Corpus, make_vocabulary, vocabulary_word
 from kbsim.sim.popularity import ATTEMPTS, UNIFORMS_PER_DRAW, Popularity
 from kbsim.sim.world import streams
 from kbsim.store import ArticleWords, BM25Index, MemoryStore, ToolError, validate_arguments
 from kbsim.store import schema as schema_module
+from kbsim.store.arena import ArenaIndex
 from kbsim.store.rules import (
     Article,
     article_not_found,
@@ -167,6 +168,46 @@ def test_store_and_client_search_many_answer_as_each_call_would(seed):
             expected.append(([(hit["article_id"], hit["title"]) for hit in result["results"]], size))
         assert store.search_many("kb-1", queries, limit) == expected
         assert client.search_many("kb-1", queries, limit) == expected
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_store_and_client_search_titles_answer_as_each_call_would(seed):
+    """The cited article's title among each search's hits (None when it is not there) and
+    the result's size, as the calls give them: queries of titles, of other articles' titles
+    (so the article is often missing), of unpublished and retitled articles."""
+    store, titles = store_and_titles(seed)
+    client = store.client({"kb-1"}, clock=lambda: 100.0)
+    rng = random.Random(seed)
+    queries = [q for q in random_queries(rng, titles, 60) if len(q) >= 2]
+    ids = []
+    for query in queries:  # often the top hit (there at every limit), else any article
+        top = store.tool_search("kb-1", query, 1)["results"]
+        ids.append(top[0]["article_id"] if top and rng.random() < 0.5 else f"art-{rng.randrange(1, 85):06d}")
+    for limit in (1, 10, 20):
+        expected = []
+        for query, article_id in zip(queries, ids, strict=True):
+            result, size = client.call_sized(
+                "search_knowledge_base", {"knowledge_base_id": "kb-1", "query": query, "limit": limit}
+            )
+            expected.append(({hit["article_id"]: hit["title"] for hit in result["results"]}.get(article_id), size))
+        assert any(title is None for title, _ in expected) and any(title for title, _ in expected)
+        assert store.search_titles("kb-1", queries, ids, limit) == expected
+        assert client.search_titles("kb-1", queries, ids, limit) == expected
+    assert client.search_titles("kb-1", [], [], 10) == []
+    with pytest.raises(ToolError) as error:
+        client.search_titles("kb-1", ["alpha"], [], 10)
+    assert error.value.code == "invalid_argument" and "article_ids" in error.value.message
+    with pytest.raises(ToolError) as error:
+        client.search_titles("kb-2", ["alpha"], ["art-000001"], 10)
+    assert error.value.code == "not_found"
+    sqlite = SQLiteStore(":memory:")  # a store without search_titles: the client searches call by call
+    articles = [store.article_state("kb-1", i) for i in store.published_article_ids("kb-1")]
+    sqlite.create_knowledge_base("kb-1", [(a.title, a.content) for a in articles], at=0.0)
+    plain = sqlite.client({"kb-1"}, clock=lambda: 0.0)
+    answers = plain.search_many("kb-1", queries, 5)
+    assert plain.search_titles("kb-1", queries, ids, 5) == [
+        (dict(hits).get(article_id), size) for article_id, (hits, size) in zip(ids, answers, strict=True)
+    ]
 
 
 def test_client_search_many_errors_as_the_first_failing_call():
@@ -510,27 +551,30 @@ def test_a_frozen_index_copies_and_searches_as_before(monkeypatch, chunk):
     assert small._frozen is None  # under the threshold: filled as dicts
 
 
-def test_a_day_on_a_frozen_starting_knowledge_base_gives_the_same_tables(monkeypatch):
-    params = DayParams(corpus={"articles": 150}, saves={"count": 120}, questions={"count": 40})
-    caches = (world._synthetic_knowledge_base, world._knowledge_base_from, world._published)
-    try:
-        for cache in caches:
-            cache.cache_clear()
-        monkeypatch.setattr(bm25, "_FREEZE_POSTINGS", 10**12)
-        expected = simulate_day(params, 4)[0]
-        for cache in caches:
-            cache.cache_clear()
-        monkeypatch.setattr(bm25, "_FREEZE_POSTINGS", 0)
-        template = world.starting_knowledge_base(params.corpus, 4).template
-        assert all(kb.index._frozen is not None for kb in template._kbs.values())
-        for _ in range(2):  # two days copied from the one frozen template
-            tables = simulate_day(params, 4)[0]
-            for name, frame in expected.items():
-                pd.testing.assert_frame_equal(tables[name], frame)
-        assert all(kb.index._frozen is not None for kb in template._kbs.values())
-    finally:
-        for cache in caches:
-            cache.cache_clear()
+def test_a_day_on_a_frozen_plain_index_gives_the_same_tables(monkeypatch):
+    """A day whose store is a BM25Index filled in bulk and left frozen (thawed by the day's
+    first search or save) gives the default day's tables."""
+    params = DayParams(corpus={"articles": 1200}, saves={"count": 300}, questions={"count": 60})
+    expected = simulate_day(params, 4)[0]
+    monkeypatch.setattr(bm25, "_FREEZE_POSTINGS", 0)
+    frozen = []
+
+    def plain_store(retention):
+        store = MemoryStore(retention, index=BM25Index)
+        original = store.create_knowledge_base
+
+        def create(*args, **kwargs):
+            ids = original(*args, **kwargs)
+            frozen.extend(kb.index._frozen is not None for kb in store._kbs.values())
+            return ids
+
+        store.create_knowledge_base = create
+        return store
+
+    tables = simulate_day(params, 4, store=plain_store)[0]
+    assert frozen == [True]
+    for name, frame in expected.items():
+        pd.testing.assert_frame_equal(tables[name], frame)
 
 
 _VALUES = st.one_of(
@@ -573,6 +617,14 @@ def _index_order_state(index: BM25Index) -> tuple:
         index._n_docs,
         index._total_len,
     )
+
+
+def index_view(index) -> tuple:
+    """What an index of either kind holds: the plain one's every order included, the
+    arena's postings and totals."""
+    if isinstance(index, BM25Index):
+        return _index_order_state(index)
+    return index.postings(), len(index), index.total_length
 
 
 @pytest.mark.parametrize("freeze", [False, True])
@@ -618,12 +670,14 @@ def test_a_knowledge_base_from_its_words_equals_one_from_its_texts():
     corpus = Corpus.build(DayParams(corpus={"articles": 300}).corpus)
     articles, body, title = corpus.articles_and_words(streams(5)["corpus"])
     assert articles == Corpus.build(DayParams(corpus={"articles": 300}).corpus).articles(streams(5)["corpus"])
-    plain, from_words = MemoryStore(), MemoryStore()
-    assert plain.create_knowledge_base("kb-1", articles, at=1.0) == from_words.create_knowledge_base_from_words(
-        "kb-1", articles, ArticleWords(corpus.vocabulary, body, title), at=1.0
-    )
-    assert from_words.snapshot() == plain.snapshot()
-    assert _index_order_state(from_words._kbs["kb-1"].index) == _index_order_state(plain._kbs["kb-1"].index)
+    words = ArticleWords(corpus.vocabulary, body, title)
+    for index in (BM25Index, ArenaIndex):
+        plain, from_words = MemoryStore(index=index), MemoryStore(index=index)
+        assert plain.create_knowledge_base("kb-1", articles, at=1.0) == from_words.create_knowledge_base_from_words(
+            "kb-1", articles, words, at=1.0
+        )
+        assert from_words.snapshot() == plain.snapshot()
+        assert index_view(from_words._kbs["kb-1"].index) == index_view(plain._kbs["kb-1"].index)
 
 
 def test_words_that_are_not_the_texts_tokens_are_refused_and_nothing_is_created():
@@ -653,8 +707,8 @@ def test_the_two_pass_stable_argsort_equals_numpys():
     rng = np.random.default_rng(2)
     for high in (3, 1 << 16, 1 << 31, 1 << 40):
         keys = rng.integers(0, high, size=5000)
-        assert np.array_equal(bulk._stable_argsort(keys), np.argsort(keys, kind="stable"))
-    assert bulk._stable_argsort(np.zeros(0, dtype=np.int64)).size == 0
+        assert np.array_equal(bulk.stable_argsort(keys), np.argsort(keys, kind="stable"))
+    assert bulk.stable_argsort(np.zeros(0, dtype=np.int64)).size == 0
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -679,14 +733,15 @@ def test_an_index_filled_from_texts_equals_one_added_document_by_document(monkey
 def test_a_large_first_fill_is_indexed_in_bulk_as_article_by_article(monkeypatch):
     rng = random.Random(4)
     articles = [(" ".join(rng.sample(WORDS, 3)), " ".join(rng.choices(WORDS, k=rng.randint(0, 30)))) for _ in range(50)]
-    stores = {}
-    for bulk_from in (10**9, 1):
-        monkeypatch.setattr(memory_module, "_BULK_FILL", bulk_from)
-        stores[bulk_from] = MemoryStore()
-        stores[bulk_from].create_knowledge_base("kb-1", articles, at=0.0)
-    plain, bulk = stores[10**9], stores[1]
-    assert bulk.snapshot() == plain.snapshot()
-    assert _index_order_state(bulk._kbs["kb-1"].index) == _index_order_state(plain._kbs["kb-1"].index)
+    for index in (BM25Index, ArenaIndex):
+        stores = {}
+        for bulk_from in (10**9, 1):
+            monkeypatch.setattr(memory_module, "_BULK_FILL", bulk_from)
+            stores[bulk_from] = MemoryStore(index=index)
+            stores[bulk_from].create_knowledge_base("kb-1", articles, at=0.0)
+        plain, bulk = stores[10**9], stores[1]
+        assert bulk.snapshot() == plain.snapshot()
+        assert index_view(bulk._kbs["kb-1"].index) == index_view(plain._kbs["kb-1"].index)
 
 
 def test_the_vocabulary_is_its_words_one_by_one():

@@ -26,6 +26,7 @@ from kbsim.store import ArticleWords, arguments_digest, parse_version
 from kbsim.store.analyzer import analyzer_for
 from kbsim.store.schema import validate_arguments
 from kbsim.store.timefmt import MAX_VERSION_US, is_rfc3339
+from kbsim.store.written import WrittenArticles
 
 KB = "kb-1"
 A1, A2, A3 = "art-000001", "art-000002", "art-000003"
@@ -56,8 +57,14 @@ GOOD = {
         "kb_id": "kb-new", "articles": [("T", "c.")],
         "words": ArticleWords(["t", "c"], np.array([[1]]), np.array([[0]])), "at": 0.0,
     },
+    "create_knowledge_base_written": {
+        "kb_id": "kb-new", "written": WrittenArticles(["t", "c"], np.array([[0]]), np.array([[1, 1]])), "at": 0.0,
+    },
     "publish_article": {"kb_id": KB, "title": "new title", "content": "new body", "at": 2.0},
     "save_article": {"kb_id": KB, "article_id": A2, "at": 2.0, "content": "c", "title": "t"},
+    "save_article_words": {
+        "kb_id": KB, "article_id": A2, "at": 2.0, "vocabulary": ["c", "t"], "words": np.array([0, 1]), "title": "t",
+    },
     "unpublish_article": {"kb_id": KB, "article_id": A2, "at": 2.0},
     "current_version": {"kb_id": KB, "article_id": A2},
     "article_state": {"kb_id": KB, "article_id": A2},
@@ -72,10 +79,14 @@ GOOD = {
     "client": {"grants": {KB}, "clock": lambda: 0.0},
     "result_size": {"name": "read_knowledge_article", "result": None},  # result: filled in
     "search_many": {"kb_id": KB, "queries": ["words", "other words"], "limit": 5},
+    "search_titles": {"kb_id": KB, "queries": ["words", "other words"], "article_ids": [A2, A1], "limit": 5},
     "read_many": {"kb_id": KB, "article_ids": [A2, "art-999999"]},
 }
 #: Optional methods, a backend's fast paths: only MemoryStore has them.
-MEMORY_ONLY = {"result_size", "search_many", "read_many", "create_knowledge_base_from_words"}
+MEMORY_ONLY = {
+    "result_size", "search_many", "search_titles", "read_many", "create_knowledge_base_from_words",
+    "create_knowledge_base_written", "save_article_words",
+}
 #: Methods without arguments, and options checked like the constructor's (ValueError).
 NO_ARGUMENTS = {"knowledge_base_ids", "snapshot", "close"}
 OPTIONS = {"copy"}
@@ -105,7 +116,23 @@ BAD = {  # argument -> {label: value}
               "wrong_word": ArticleWords(["t", "c"], np.array([[0]]), np.array([[0]])),
               "two_rows": ArticleWords(["t", "c"], np.array([[1], [1]]), np.array([[0], [0]])),
               "out_of_range": ArticleWords(["t", "c"], np.array([[2]]), np.array([[0]])),
-              "ragged": ArticleWords(["t", "c"], [[1], []], np.array([[0]]))},
+              "ragged": ArticleWords(["t", "c"], [[1], []], np.array([[0]])),
+              # (a save's words: an array of indices into its vocabulary)
+              "list": [0, 1], "floats": np.array([0.0]), "two_d": np.array([[0]]),
+              "index_past_the_end": np.array([2]), "negative": np.array([-1])},
+    "written": {"none": None, "tuple": (["t", "c"], [[0]], [[1]]),
+                "upper_case": WrittenArticles(["T", "c"], np.array([[0]]), np.array([[1]])),
+                "two_tokens": WrittenArticles(["t-x", "c"], np.array([[0]]), np.array([[1]])),
+                "empty_word": WrittenArticles(["", "c"], np.array([[0]]), np.array([[1]])),
+                "not_ascii": WrittenArticles(["té", "c"], np.array([[0]]), np.array([[1]])),
+                "not_strings": WrittenArticles(["t", 5], np.array([[0]]), np.array([[1]])),
+                "rows_differ": WrittenArticles(["t", "c"], np.array([[0]]), np.array([[1], [1]])),
+                "out_of_range": WrittenArticles(["t", "c"], np.array([[0]]), np.array([[2]])),
+                "floats": WrittenArticles(["t", "c"], np.array([[0.0]]), np.array([[1]])),
+                "lists": WrittenArticles(["t", "c"], [[0]], np.array([[1]])),
+                "no_title_word": WrittenArticles(["t", "c"], np.zeros((1, 0), dtype=int), np.array([[1]]))},
+    "vocabulary": {"none": None, "str": "ct", "upper_case": ["C", "t"], "two_tokens": ["c t", "x"],
+                   "not_strings": [1, 2]},
     "clock": {"none": None, "int": 5, "str": "now"},
     "name": {"int": 5, "unknown": "no_such_tool", "none": None},
     "queries": {"none": None, "str": "words", "int": 5, "item_int": ["words", 5], "item_none": [None]},
@@ -116,7 +143,10 @@ BAD = {  # argument -> {label: value}
 BAD_FOR = {("create_knowledge_base", "article_ids"): {
     "item_empty": [""], "item_newline": ["a\nb"], "item_padded": [" a"], "too_few": [], "too_long": ["x" * 257]}}
 #: Where None is a good value (the optional save arguments) it is not a bad one.
-OPTIONAL_NONE = {("save_article", "content"), ("save_article", "title"), ("create_knowledge_base", "article_ids")}
+OPTIONAL_NONE = {
+    ("save_article", "content"), ("save_article", "title"), ("create_knowledge_base", "article_ids"),
+    ("save_article_words", "title"),
+}
 
 
 def _bad_cases():

@@ -12,11 +12,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from itertools import islice, product
+from typing import ClassVar
 
 import numpy as np
 
 from kbsim.params import CorpusParams
 from kbsim.store.stopwords import STOP_WORDS
+from kbsim.store.written import WrittenArticles, content_text
 
 _ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "st", "tr")
 _VOWELS = ("a", "e", "i", "o", "u", "ai", "ou")
@@ -66,6 +68,8 @@ class Corpus:
     vocabulary: list[str]
     body_weights: np.ndarray
     params: CorpusParams
+    #: :meth:`rewrite` does not read the content it replaces.
+    uses_old_content: ClassVar[bool] = False
 
     @classmethod
     def build(cls, params: CorpusParams) -> Corpus:
@@ -80,13 +84,24 @@ class Corpus:
                         for j, i in enumerate(picks))
 
     def body(self, rng: np.random.Generator) -> str:
+        return self.content_of(self.body_words(rng))
+
+    def body_words(self, rng: np.random.Generator) -> np.ndarray:
+        """The words of :meth:`body` (the same draw), unwritten: vocabulary indices."""
         picks = np.searchsorted(self.body_weights, rng.random(self.params.body_words), side="right")
-        picks = np.minimum(picks, len(self.vocabulary) - 1)
-        return " ".join(map(self.vocabulary.__getitem__, picks.tolist())) + "."
+        return np.minimum(picks, len(self.vocabulary) - 1)
+
+    def content_of(self, words: np.ndarray) -> str:
+        """The body ``words`` write."""
+        return content_text(self.vocabulary, words.tolist())
 
     def rewrite(self, content: str, rng: np.random.Generator, article_id: str | None = None) -> str:
         """A person's new content for an article: a fresh body (the old one is not used)."""
         return self.body(rng)
+
+    def rewrite_words(self, rng: np.random.Generator) -> np.ndarray:
+        """:meth:`rewrite`'s new content (the same draw) as its words."""
+        return self.body_words(rng)
 
     def retitle(self, title: str, rng: np.random.Generator, article_id: str | None = None) -> str:
         """The title with one word replaced by a new one."""
@@ -105,6 +120,19 @@ class Corpus:
         (articles x body words) array for the bodies and (articles x title words) for the
         titles, so that a store can index them without tokenizing (it checks that they
         are the texts' words)."""
+        title_picks, body_picks = self.article_words(rng)
+        written = WrittenArticles(self.vocabulary, title_picks, body_picks)
+        pairs = [(title, written.content_of(i)) for i, title in enumerate(written.titles())]
+        return pairs, body_picks, title_picks
+
+    def article_words(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """The words of :meth:`articles` (the same draws), unwritten: (articles x title words)
+        and (articles x body words) vocabulary indices, as int32.
+
+        The bodies' uniforms are drawn a block of rows at a time, which takes the same numbers
+        from the stream in the same order as one draw of them all, in a fraction of the
+        memory (a million articles' uniforms are 480 MB at once).
+        """
         n, k, size = self.params.articles, self.params.title_words, len(self.vocabulary)
         title_picks = rng.integers(size, size=(n, k))
         ordered = np.sort(title_picks, axis=1)
@@ -112,15 +140,18 @@ class Corpus:
         for row in repeating.tolist():  # titles repeat no word; redraw the rare row that does, in order
             while len(set(title_picks[row].tolist())) < k:
                 title_picks[row] = rng.integers(size, size=k)
-        body_picks = np.searchsorted(self.body_weights, rng.random((n, self.params.body_words)), side="right")
-        body_picks = np.minimum(body_picks, size - 1)
-        word = self.vocabulary.__getitem__
-        pairs = []
-        for title_row, body_row in zip(title_picks.tolist(), body_picks.tolist(), strict=True):
-            words = list(map(word, title_row))
-            words[0] = words[0].capitalize()
-            pairs.append((" ".join(words), " ".join(map(word, body_row)) + "."))
-        return pairs, body_picks, title_picks
+        width = self.params.body_words
+        body_picks = np.empty((n, width), dtype=np.int32)
+        rows = max(1, _DRAWN_AT_ONCE // width)
+        for first in range(0, n, rows):
+            uniforms = rng.random((min(rows, n - first), width))
+            picks = np.searchsorted(self.body_weights, uniforms, side="right")
+            body_picks[first : first + rows] = np.minimum(picks, size - 1)
+        return title_picks.astype(np.int32), body_picks
+
+
+#: Uniforms Corpus.article_words draws at once.
+_DRAWN_AT_ONCE = 1 << 20
 
 
 @dataclass
@@ -139,14 +170,17 @@ class TextCorpus:
     lines: list[str]
     title_words: list[str]
     titles: list[str]
+    #: :meth:`rewrite` rewrites one line of the content it replaces.
+    uses_old_content: ClassVar[bool] = True
 
     #: Lines and title words kept from a large corpus (evenly spaced, so deterministic).
     MAX_POOL = 20_000
 
     @classmethod
     def from_articles(cls, titles, contents) -> TextCorpus:
-        lines = [line for content in contents for line in content.splitlines()
-                 if line.strip() and not line.lstrip().startswith("#")]
+        # the articles' lines but blank ones and headings (one splitting of them all: a line
+        # break ends every article's last line, and the blank lines that joining adds go)
+        lines = [line for line in "\n".join(contents).splitlines() if (text := line.lstrip()) and text[0] != "#"]
         words = list(dict.fromkeys(word for title in titles for word in title.split()))
         return cls(_spread(lines, cls.MAX_POOL) or ["Updated."], _spread(words, cls.MAX_POOL) or ["Updated"],
                    _spread(list(titles), cls.MAX_POOL))
@@ -278,6 +312,8 @@ class RevisingCorpus:
     originals: dict[str, str]
     titles: list[str]
     contents: list[str]
+    #: :meth:`rewrite` revises the content it replaces.
+    uses_old_content: ClassVar[bool] = True
 
     @classmethod
     def from_articles(cls, titles, contents, article_ids) -> RevisingCorpus:

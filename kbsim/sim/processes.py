@@ -71,6 +71,8 @@ def editor(day: Day, arrivals: Iterable[SaveArrival]):
     """
     env, store, kb_id, log = day.env, day.store, day.kb_id, day.log
     rng, targets = day.streams["editors"], day.streams["save_targets"]
+    # a synthetic body saved as its words, where the store takes them (the same state)
+    save_words = getattr(store, "save_article_words", None) if hasattr(day.corpus, "rewrite_words") else None
     for arrival in arrivals:
         yield env.timeout(delay_until(env.now, arrival))
         uniforms = targets.random(UNIFORMS_PER_DRAW).tolist()
@@ -88,8 +90,14 @@ def editor(day: Day, arrivals: Iterable[SaveArrival]):
                 if title is None:
                     title = day.corpus.retitle(store.article_state(kb_id, article_id).title, rng,
                                                article_id=article_id)
-            content = _new_content(day, article_id, arrival)
-            version = store.save_article(kb_id, article_id, at=env.now, content=content, title=title)
+            if save_words is not None and arrival.content is None and arrival.content_length is None:
+                words = day.corpus.rewrite_words(rng)
+                version = save_words(kb_id, article_id, at=env.now, vocabulary=day.corpus.vocabulary, words=words,
+                                     title=title)
+                content = None if log.save_texts is None else day.corpus.content_of(words)
+            else:
+                content = _new_content(day, article_id, arrival)
+                version = store.save_article(kb_id, article_id, at=env.now, content=content, title=title)
         rank = day.questions_by.rank_of.get(article_id, -1)
         log.add_save(SaveRecord(env.now, "people", kind, article_id, version, rank))
         if log.save_texts is not None:
@@ -128,8 +136,9 @@ def _new_content(day: Day, article_id: str, arrival: SaveArrival) -> str:
     arrival's length when it gives one)."""
     if arrival.content is not None:
         return arrival.content
-    written = day.corpus.rewrite(day.store.article_state(day.kb_id, article_id).content, day.streams["editors"],
-                                 article_id=article_id)
+    # (the synthetic corpus writes a fresh body: its articles' old contents need not be read)
+    old = day.store.article_state(day.kb_id, article_id).content if day.corpus.uses_old_content else ""
+    written = day.corpus.rewrite(old, day.streams["editors"], article_id=article_id)
     if arrival.content_length is None:
         return written
     return fit_length(written, arrival.content_length)

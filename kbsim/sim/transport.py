@@ -131,6 +131,15 @@ class LossyClient:
             self._deliver("search_knowledge_base", size)
         return answers
 
+    def search_titles(self, kb_id: str, queries: list[str], article_ids: list[str], limit: int):
+        """The cited articles' hit titles and each search's size, as the wrapped client's
+        :meth:`~kbsim.store.Client.search_titles` gives them; each answer is delivered over
+        the wire separately, in order, as :meth:`search_many` delivers its answers."""
+        answers = self.client.search_titles(kb_id, queries, article_ids, limit)
+        for _, size in answers:
+            self._deliver("search_knowledge_base", size)
+        return answers
+
     def read_many(self, kb_id: str, article_ids: list[str]):
         """Read each article of ``kb_id`` as the wrapped client does; each answer is
         delivered over the wire separately."""

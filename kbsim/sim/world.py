@@ -9,6 +9,7 @@ imported by it.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -22,8 +23,9 @@ from kbsim.params import DEFAULT_STORE_BACKEND, CorpusParams, DayParams
 from kbsim.sim.corpus import Corpus, RevisingCorpus, TextCorpus
 from kbsim.sim.popularity import Popularity
 from kbsim.sim.records import DayLog
-from kbsim.store import ArticleWords, Client, MemoryStore, Store, StoreFactory, store_backend
+from kbsim.store import Client, MemoryStore, Store, StoreFactory, store_backend
 from kbsim.store.analyzer import ASCII, Analyzer
+from kbsim.store.written import WrittenArticles
 
 __all__ = [
     "KB_ID",
@@ -106,10 +108,13 @@ def _synthetic_knowledge_base(corpus_params: CorpusParams, seed: int) -> Startin
     rng = streams(seed)["corpus"]
     corpus = Corpus.build(corpus_params)
     template = MemoryStore()
-    articles, body_words, title_words = corpus.articles_and_words(rng)
-    words = ArticleWords(corpus.vocabulary, body_words, title_words)  # indexed in bulk, checked
-    article_ids = template.create_knowledge_base_from_words(KB_ID, articles, words, at=0.0)
+    title_words, body_words = corpus.article_words(rng)  # indexed from the words, written when read
+    article_ids = template.create_knowledge_base_written(
+        KB_ID, WrittenArticles(corpus.vocabulary, title_words, body_words), at=0.0
+    )
     ranking = rng.permutation(len(article_ids))
+    # the template lives as long as its seed's days: the collector need not walk it again
+    gc.freeze()
     return StartingKnowledgeBase(corpus, tuple(article_ids), ranking, template)
 
 

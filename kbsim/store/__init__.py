@@ -1,6 +1,7 @@
 """The knowledge-base store and its four tools (no SimPy in here)."""
 
 from kbsim.store.analyzer import ASCII, Analyzer, analyzer_for
+from kbsim.store.arena import ArenaIndex
 from kbsim.store.backends import STORE_BACKENDS, store_backend
 from kbsim.store.bm25 import BM25Index, tokenize
 from kbsim.store.bulk import ArticleWords
@@ -12,10 +13,12 @@ from kbsim.store.rules import arguments_digest, article_id_for, json_size
 from kbsim.store.schema import TOOL_NAMES, ToolDefinition, tool_definitions, validate_arguments
 from kbsim.store.sqlite import SQLiteStore, StoreBusyError, StoreFileError
 from kbsim.store.timefmt import DAY_START, format_version, parse_version, seconds_to_us
+from kbsim.store.written import WrittenArticles
 
 __all__ = [
     "ASCII",
     "Analyzer",
+    "ArenaIndex",
     "ArticleWords",
     "BM25Index",
     "Client",
@@ -44,4 +47,5 @@ __all__ = [
     "tokenize",
     "tool_definitions",
     "validate_arguments",
+    "WrittenArticles",
 ]

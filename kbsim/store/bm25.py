@@ -18,6 +18,7 @@ import numpy as np
 from kbsim.store.analyzer import ASCII, Analyzer
 from kbsim.store.bulk import bulk_postings
 from kbsim.store.tokens import tokenize  # noqa: F401 - kbsim.store.bm25.tokenize, as before
+from kbsim.store.written import content_text
 
 #: Postings longer than this are probed for candidates instead of scanned, when that is exact.
 _LONG_POSTINGS = 256
@@ -126,6 +127,11 @@ class BM25Index:
         self._doc_len[slot] = length
         self._n_docs += 1
         self._total_len += length
+
+    def add_words(self, doc_id: str, title: str, vocabulary: Sequence[str], words: np.ndarray) -> None:
+        """:meth:`add` of the content written from ``vocabulary``'s ``words``
+        (:func:`~kbsim.store.written.content_text`)."""
+        self.add(doc_id, title, content_text(vocabulary, words.tolist()))
 
     def fill(self, doc_ids: list[str], vocabulary: list[str], content_words, title_words) -> None:
         """Index documents into an empty index from their words as vocabulary indices: row
@@ -278,6 +284,12 @@ class BM25Index:
         for start in range(0, len(queries), chunk):
             ranked += self._search_table(queries[start : start + chunk], limit)
         return ranked
+
+    def search_many_flat(self, queries: list[str], limit: int) -> tuple[list[int], list[str]]:
+        """:meth:`search_many`'s rankings laid end to end: how many doc ids each query has,
+        and all of them, query after query."""
+        ranked = self.search_many(queries, limit)
+        return list(map(len, ranked)), list(chain.from_iterable(ranked))
 
     def _search_each(self, queries: list[str], limit: int) -> list[list[str]]:
         """:meth:`search_many` query by query through :meth:`search`."""

@@ -21,7 +21,7 @@ from kbsim.store.tokens import tokenize
 _BLOCK_CELLS = 1 << 20
 
 
-def _token_blocks(content_words, title_words, n: int, pad: int, title_weight: int):
+def token_blocks(content_words, title_words, n: int, pad: int, title_weight: int):
     """Blocks of documents as ``(first document, tokens, weights)``: a (documents x positions)
     array of token ids, each document's content tokens then its title tokens, and each
     position's weight (1 for the content, ``title_weight`` for the title). Rows are 2-D
@@ -85,7 +85,7 @@ def _document_terms(tokens: np.ndarray, weights: np.ndarray):
     return group_doc[picked].astype(np.int64), group_word[picked], group_count[picked].astype(np.int64)
 
 
-def _stable_argsort(keys: np.ndarray) -> np.ndarray:
+def stable_argsort(keys: np.ndarray) -> np.ndarray:
     """``np.argsort(keys, kind="stable")`` for non-negative integer keys below 2**32, as two
     stable passes over 16-bit digits (which numpy radix-sorts) instead of one merge sort."""
     if keys.size and int(keys.max()) >= 1 << 32:
@@ -155,7 +155,7 @@ def bulk_postings(n: int, vocabulary: Sequence[str], content_words, title_words,
     size = len(vocabulary)
     canonical = np.append(canonical, size)
     parts = []
-    blocks = _token_blocks(content_words, title_words, n, len(canonical) - 1, title_weight)
+    blocks = token_blocks(content_words, title_words, n, len(canonical) - 1, title_weight)
     for first, tokens, weights in blocks:
         docs, words, counts = _document_terms(canonical[tokens], weights)
         real = words != size
@@ -172,7 +172,7 @@ def bulk_postings(n: int, vocabulary: Sequence[str], content_words, title_words,
     code_of_word = np.empty(size, dtype=np.int64)
     code_of_word[term_words] = np.arange(term_words.size)
     entry_code = code_of_word[entry_word]
-    by_term = _stable_argsort(entry_code)  # documents stay in order within a term
+    by_term = stable_argsort(entry_code)  # documents stay in order within a term
     starts = np.zeros(term_words.size + 1, dtype=np.int64)
     np.cumsum(np.bincount(entry_code, minlength=term_words.size), out=starts[1:])
     terms = [intern(vocabulary[word]) for word in term_words.tolist()]

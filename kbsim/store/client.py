@@ -110,6 +110,30 @@ class Client:
             return answers
         return many(kb_id, list(queries), int(limit))
 
+    def search_titles(
+        self, kb_id: str, queries: list[str], article_ids: list[str], limit: int
+    ) -> list[tuple[str | None, int]]:
+        """``search_knowledge_base`` for each query at one instant, as :meth:`search_many`,
+        answering for each only the title of ``article_ids[i]``'s hit (None when it is not
+        among the hits) and the result's size in JSON bytes.
+
+        Why it exists: the title check wants nothing else of its searches; a store's
+        ``search_titles`` (when it has one) answers it without building any hit. Arguments are
+        validated as :meth:`search_many` validates them; ``article_ids`` must hold one id a query.
+        """
+        queries, article_ids = list(queries), list(article_ids)
+        validate_each("search_knowledge_base", {"knowledge_base_id": kb_id, "limit": limit}, "query", queries)
+        if len(article_ids) != len(queries) or not all(isinstance(article_id, str) for article_id in article_ids):
+            raise ToolError("invalid_argument", f"article_ids must be {len(queries)} strings, one a query")
+        if not queries:
+            return []
+        titles = getattr(self.store, "search_titles", None)
+        if titles is None:
+            answers = self.search_many(kb_id, queries, limit)
+            pairs = zip(article_ids, answers, strict=True)
+            return [(dict(hits).get(article_id), size) for article_id, (hits, size) in pairs]
+        return titles(self._granted(kb_id), queries, article_ids, int(limit))
+
     def read_many(self, kb_id: str, article_ids: list[str]) -> list[tuple[str | None, int]]:
         """``read_knowledge_article`` for each article, at one instant: for each, the result's
         ``updated_at`` and size in JSON bytes as :meth:`call_sized` gives them, or, where the

@@ -10,19 +10,24 @@ nothing.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
+import numpy as np
+
 from kbsim.store.analyzer import ASCII, Analyzer
+from kbsim.store.arena import ArenaIndex
 from kbsim.store.bm25 import BM25Index
 from kbsim.store.bulk import ArticleWords, check_words
 from kbsim.store.client import Client, Clock
 from kbsim.store.errors import ToolError
+from kbsim.store.protocol import SearchIndex
 from kbsim.store.rules import (
     Article,
     arguments_digest,
+    article_id_for,
     article_not_found,
     check_article_ids,
     check_at,
@@ -47,29 +52,50 @@ from kbsim.store.rules import (
     next_article_id,
     read_result,
     search_hit,
+    shown,
     version_conflict,
 )
 from kbsim.store.schema import TOOL_NAMES, validate_arguments
 from kbsim.store.timefmt import format_version, parse_version, seconds_to_us
+from kbsim.store.written import (
+    WrittenArticles,
+    WrittenText,
+    check_vocabulary,
+    content_text,
+    word_lengths,
+    write_content,
+)
 
 
 @dataclass(slots=True)
 class KnowledgeBase:
     kb_id: str
     articles: dict[str, Article] = field(default_factory=dict)
-    index: BM25Index = field(default_factory=BM25Index)
+    index: SearchIndex = field(default_factory=ArenaIndex)
+    # the contents of articles written from words are kept as their words (an arena index's
+    # knowledge base), rather than written out
+    keeps_words: bool = False
     # (sequence, type, article_id, version_us); events[i].sequence == first_seq + i
     events: list[tuple[int, str, str, int]] = field(default_factory=list)
     first_seq: int = 1
     next_seq: int = 1
     # ids of the articles unpublished (an unpublished article is never published again)
     unpublished: set[str] = field(default_factory=set)
+    # the articles this knowledge base has made its own since it was last copied (it shares
+    # the others' objects with its copies, and copies one before changing it); None: all
+    owned: set[str] | None = None
 
 
 _EMPTY_SEARCH_LEN = len('{"results":[]}')
-#: A first fill of at least this many articles is indexed in one batch (BM25Index.fill_texts);
+#: A first fill of at least this many articles is indexed in one batch (``fill_texts``);
 #: smaller ones are faster article by article (benchmarks/bench_index_memory.py times both).
 _BULK_FILL = 1_000
+#: A knowledge base created with at least this many articles holds the arena index (and keeps
+#: contents written from words as their words); a smaller one the plain dict index, which
+#: ranks alike and is faster on a few postings a term (numpy's cost per call is more than a
+#: dict's on them: the reference day of 400 articles took 7% longer on the arena, and from
+#: 1,000 articles on 1-4% less, in ad-hoc interleaved runs).
+ARENA_FROM = 1_000
 
 
 def _json_copy(value: Any) -> Any:
@@ -95,10 +121,21 @@ class MemoryStore:
             they were written; ``None`` (the default) keeps everything. A poll
             from a cursor older than the oldest kept event gets
             ``cursor_expired``.
+        index: makes each knowledge base's empty search index, called with the
+            knowledge base's ``analyzer=``; by default the arena index
+            (:class:`~kbsim.store.arena.ArenaIndex`) for a knowledge base created with
+            :data:`ARENA_FROM` articles or more, else
+            :class:`~kbsim.store.bm25.BM25Index`, the plain reference it ranks exactly as.
     """
 
-    def __init__(self, event_retention_s: float | None = None) -> None:
+    def __init__(
+        self, event_retention_s: float | None = None, *, index: Callable[..., SearchIndex] | None = None
+    ) -> None:
         event_retention_s = check_retention(event_retention_s)
+        self._new_index = index
+        # the vocabularies checked for save_article_words (shared with copies), and each one's
+        # words' lengths
+        self._vocabularies: list[tuple[Any, Any]] = []
         self.event_retention_us = (
             None if event_retention_s is None else seconds_to_us(event_retention_s)
         )
@@ -138,6 +175,39 @@ class MemoryStore:
         """
         return self._create(kb_id, articles, at, words, from_words=True)
 
+    def create_knowledge_base_written(self, kb_id: str, written: WrittenArticles, *, at: float = 0.0) -> list[str]:
+        """:meth:`create_knowledge_base` of the articles ``written`` from a vocabulary's words:
+        the state of publishing their texts (:func:`~kbsim.store.written.title_text`,
+        :func:`~kbsim.store.written.content_text`), built from the words. Nothing is created
+        if the vocabulary or the words are refused (:meth:`WrittenArticles.check`).
+
+        Why it exists: building a 100,000-article starting knowledge base from its texts took
+        7 s (writing every text, checking each one's words, sizing each one's results). Here
+        the vocabulary is checked once (its words are then the texts' tokens), the search
+        index is filled from the words, the sizes are counted from the words' lengths, and
+        each content is rendered only when first read.
+        """
+        check_new_kb_id(kb_id)
+        at_us = check_at(at)
+        if kb_id in self._kbs:
+            raise kb_exists(kb_id)
+        if not isinstance(written, WrittenArticles):
+            raise ToolError("invalid_argument", f"written must be WrittenArticles, got {type(written).__name__}")
+        written.check()
+        self._checked(written.vocabulary)
+        kb = self._knowledge_base(kb_id, len(written))
+        if kb.keeps_words:
+            ids = [article_id_for(number) for number in range(1, len(written) + 1)]
+            kb.articles = dict(zip(ids, written.articles(ids, at_us, kb_id), strict=True))
+            kb.events = [(seq, "article.published", article_id, at_us) for seq, article_id in enumerate(ids, 1)]
+            kb.next_seq = len(ids) + 1
+        else:  # written out: a few articles on the plain index
+            texts = [(title, written.content_of(i)) for i, title in enumerate(written.titles())]
+            ids = self._publish_all(kb, texts, at_us)
+        kb.index.fill(ids, written.vocabulary, written.content, written.title)
+        self._kbs[kb_id] = kb
+        return ids
+
     def _create(self, kb_id: str, articles, at: float, words=None, *, from_words: bool = False,
                 article_ids=None, analyzer: Analyzer = ASCII) -> list[str]:
         """The two creations: every article (and, ``from_words``, the words) checked before
@@ -153,12 +223,8 @@ class MemoryStore:
         if not isinstance(analyzer, Analyzer):
             raise ToolError("invalid_argument", f"analyzer must be an Analyzer, got {type(analyzer).__name__}")
         own_ids = None if article_ids is None else check_article_ids(article_ids, len(pairs))
-        kb = KnowledgeBase(kb_id, index=BM25Index(analyzer=analyzer))
-        if own_ids is None:
-            ids = [self._publish(kb, title, content, at_us) for title, content in pairs]
-        else:
-            ids = [self._publish(kb, title, content, at_us, own)
-                   for own, (title, content) in zip(own_ids, pairs, strict=True)]
+        kb = self._knowledge_base(kb_id, len(pairs), analyzer)
+        ids = self._publish_all(kb, pairs, at_us, own_ids)
         if from_words:
             kb.index.fill(ids, list(words.vocabulary), words.content, words.title)
         elif len(pairs) >= _BULK_FILL:
@@ -172,27 +238,28 @@ class MemoryStore:
     def copy(self, event_retention_s: float | None = None) -> MemoryStore:
         """An independent copy of every knowledge base, with its own retention window.
 
-        Cheaper than publishing a corpus again: the simulation builds each
-        seed's starting knowledge base once and copies it for every day. The
-        per-version JSON sizes of this store's published articles are filled
-        in first, so each copy starts with them instead of encoding them again.
+        Cheaper than publishing a corpus again: the simulation builds each seed's starting
+        knowledge base once and copies it for every day. The copy and the original share
+        their article objects, each copying one before it first changes it (an article's
+        cached JSON sizes, the same for all that share it, are filled in place); the search
+        index is copied.
         """
-        twin = MemoryStore(event_retention_s=check_retention(event_retention_s))
+        twin = MemoryStore(event_retention_s=check_retention(event_retention_s), index=self._new_index)
         for kb_id, kb in self._kbs.items():
-            for article in kb.articles.values():
-                if article.published:
-                    article.hit_size(kb_id)
-                    article.read_size(kb_id)
+            kb.owned = set()
             twin._kbs[kb_id] = KnowledgeBase(
                 kb_id,
-                articles={aid: copy.copy(article) for aid, article in kb.articles.items()},
+                keeps_words=kb.keeps_words,
+                articles=dict(kb.articles),
                 index=kb.index.copy(),
                 events=list(kb.events),
                 first_seq=kb.first_seq,
                 next_seq=kb.next_seq,
                 unpublished=set(kb.unpublished),
+                owned=set(),
             )
         twin._idempotency = copy.deepcopy(self._idempotency)
+        twin._vocabularies = self._vocabularies
         return twin
 
     def knowledge_base_ids(self) -> list[str]:
@@ -230,6 +297,61 @@ class MemoryStore:
         article = self._published(kb_id, article_id)
         return self._apply_update(self._kbs[kb_id], article, at_us, content, title)
 
+    def save_article_words(
+        self, kb_id: str, article_id: str, *, at: float, vocabulary, words, title: str | None = None
+    ) -> str:
+        """:meth:`save_article` with the content written from ``vocabulary``'s ``words``
+        (:func:`~kbsim.store.written.content_text`): the same state, the content kept as its
+        words (rendered when first read) and indexed from them.
+
+        Why it exists: a synthetic day's saves write each new body from vocabulary words; a
+        save of the text tokenized it, counted it and looked every term up again (and wrote
+        it, where most saved bodies are never read). The vocabulary is checked once (its
+        words are then the text's tokens); each save checks only that its words index it.
+
+        A subclass that overrides :meth:`save_article` (a backend wrapping this store, say,
+        counting saves) has this save made through its ``save_article``, with the text.
+        """
+        check_text(kb_id, "kb_id")
+        check_text(article_id, "article_id")
+        at_us = check_at(at)
+        check_optional_text(title, "title")
+        lengths = self._checked(vocabulary)
+        if not isinstance(words, np.ndarray) or words.ndim != 1 or not np.issubdtype(words.dtype, np.integer):
+            raise ToolError("invalid_argument", f"words must be a 1-D integer array, got {shown(words)}")
+        if words.size and (words.min() < 0 or words.max() >= len(vocabulary)):
+            raise ToolError("invalid_argument", "words holds an index outside the vocabulary")
+        if type(self).save_article is not MemoryStore.save_article:
+            return self.save_article(kb_id, article_id, at=at, content=content_text(vocabulary, words.tolist()),
+                                     title=title)
+        article = self._published(kb_id, article_id)
+        kb = self._kbs[kb_id]
+        if not kb.keeps_words:  # written out, on the plain index
+            return self._apply_update(kb, article, at_us, content_text(vocabulary, words.tolist()), title)
+        words = words.astype(np.int32, copy=False)  # kept with the article: 4 bytes a word
+        text = WrittenText(vocabulary, words, int(lengths[words].sum()) + max(words.size, 1))
+        return self._apply_update(kb, article, at_us, None, title, text)
+
+    def _knowledge_base(self, kb_id: str, articles: int, analyzer: Analyzer = ASCII) -> KnowledgeBase:
+        """A new, empty knowledge base that ``articles`` articles will be published into: its
+        index this store's kind, or by their number (:data:`ARENA_FROM`), terms by ``analyzer``."""
+        if self._new_index is not None:
+            index = self._new_index(analyzer=analyzer)
+        else:
+            index = (ArenaIndex if articles >= ARENA_FROM else BM25Index)(analyzer=analyzer)
+        return KnowledgeBase(kb_id, index=index, keeps_words=isinstance(index, ArenaIndex))
+
+    def _checked(self, vocabulary) -> np.ndarray:
+        """The words' lengths of ``vocabulary``, checked (:func:`check_vocabulary`) the
+        first time this store or one it was copied from sees it."""
+        for known, lengths in self._vocabularies:
+            if known is vocabulary:
+                return lengths
+        check_vocabulary(vocabulary)
+        lengths = word_lengths(vocabulary)
+        self._vocabularies.append((vocabulary, lengths))
+        return lengths
+
     def unpublish_article(self, kb_id: str, article_id: str, *, at: float, log_event: bool = True) -> str:
         """Take an article out of search and reads; returns its final ``updated_at``.
 
@@ -240,8 +362,10 @@ class MemoryStore:
         check_text(article_id, "article_id")
         at_us = check_at(at)
         article = self._published(kb_id, article_id)
+        version_us = check_next_version(max(at_us, article.version_us + 1), article_id)
         kb = self._kbs[kb_id]
-        article.set_version(check_next_version(max(at_us, article.version_us + 1), article_id))
+        article = self._own(kb, article)
+        article.set_version(version_us)
         article.published = False
         kb.unpublished.add(article_id)
         kb.index.remove(article_id)
@@ -346,6 +470,44 @@ class MemoryStore:
             answers.append((hits, size))
         return answers
 
+    def search_titles(
+        self, kb_id: str, queries: list[str], article_ids: list[str], limit: int
+    ) -> list[tuple[str | None, int]]:
+        """For each query, the title of ``article_ids[i]``'s hit among those ``tool_search``
+        would return (None when it is not among them), and ``json_size`` of that result,
+        without building the hits.
+
+        Why it exists: the agent's title check searches every cited title at one instant and
+        looks only at the cited article's hit; at 100,000 articles that is tens of thousands
+        of searches a check. The index ranks them all at once and hands the hits over end to
+        end (:meth:`ArenaIndex.search_many_flat`); each result's size is its hits' cached
+        sizes summed with numpy (whole numbers, exact in any order), and the cited article
+        is looked for among them with one comparison of arrays. The plain path,
+        ``tool_search`` and ``result_size`` call by call, is what the tests hold it to.
+        """
+        kb = self._kb(kb_id)
+        queries = check_texts(queries, "queries")
+        article_ids = check_texts(article_ids, "article_ids")
+        if len(article_ids) != len(queries):
+            raise ToolError(
+                "invalid_argument", f"article_ids has {len(article_ids)} items, queries {len(queries)}: one a query"
+            )
+        limit = check_count(limit, "limit", 1)
+        counts, hits = kb.index.search_many_flat(queries, limit)
+        articles = kb.articles
+        size_of = {article_id: articles[article_id].hit_size(kb_id) for article_id in set(hits)}
+        n = np.array(counts, dtype=np.int64)
+        query_of = np.repeat(np.arange(n.size), n)
+        hit_sizes = np.fromiter(map(size_of.__getitem__, hits), dtype=np.float64, count=len(hits))
+        # the hits, comma-separated, inside '{"results":[]}'
+        sizes = _EMPTY_SEARCH_LEN + np.bincount(query_of, weights=hit_sizes, minlength=n.size) + np.maximum(n - 1, 0)
+        cited = np.repeat(np.array(article_ids, dtype=object), n) == np.array(hits, dtype=object)
+        found = np.bincount(query_of[cited], minlength=n.size).astype(bool).tolist()
+        return [
+            (articles[article_id].title if present else None, size)
+            for article_id, present, size in zip(article_ids, found, sizes.astype(np.int64).tolist(), strict=True)
+        ]
+
     def read_many(self, kb_id: str, article_ids: list[str]) -> list[tuple[str | None, int]]:
         """For each article, the ``updated_at`` ``tool_read`` would return and ``json_size``
         of that result, or, when it would refuse with ``not_found``, None and the size of
@@ -419,12 +581,11 @@ class MemoryStore:
         expected = parse_version(arguments["expected_version"])
         if expected != article.version_us:
             raise version_conflict(arguments)
-        updated_at = self._apply_update(
-            self._kbs[kb_id], article, now_us, arguments["content"], arguments.get("title")
-        )
+        kb = self._kbs[kb_id]
+        updated_at = self._apply_update(kb, article, now_us, arguments["content"], arguments.get("title"))
         result = {
             "article_id": article_id,
-            "title": article.title,
+            "title": kb.articles[article_id].title,  # its own copy's, changed
             "updated_at": updated_at,
             "citation": citation(kb_id, article_id, updated_at),
             "replayed": False,
@@ -478,15 +639,50 @@ class MemoryStore:
         at_us: int,
         content: str | None,
         title: str | None,
+        written: WrittenText | None = None,
     ) -> str:
-        article.set_version(check_next_version(max(at_us, article.version_us + 1), article.article_id))
+        """Apply a save: a new version, the new content (a text, or ``written``) and title."""
+        version_us = check_next_version(max(at_us, article.version_us + 1), article.article_id)
+        article = self._own(kb, article)
+        article.set_version(version_us)
         if content is not None:
             article.content = content
         if title is not None:
             article.title = title
-        kb.index.add(article.article_id, article.title, article.content)
+        if written is None:
+            kb.index.add(article.article_id, article.title, article.content)
+        else:
+            article = kb.articles[article.article_id] = write_content(article, written)
+            kb.index.add_words(article.article_id, article.title, written.vocabulary, written.words)
         self._append_event(kb, "article.updated", article.article_id, article.version_us)
         return article.updated_at
+
+    def _own(self, kb: KnowledgeBase, article: Article) -> Article:
+        """``kb``'s own ``article``, to change: a copy, the first time since ``kb`` was copied."""
+        if kb.owned is None or article.article_id in kb.owned:
+            return article
+        article = kb.articles[article.article_id] = copy.copy(article)
+        kb.owned.add(article.article_id)
+        return article
+
+    def _publish_all(self, kb: KnowledgeBase, pairs: list[tuple[str, str]], at_us: int,
+                     own_ids: list[str] | None = None) -> list[str]:
+        """Articles published into the new ``kb``, all at ``at_us``, as ``own_ids`` (else
+        ``art-000001``, ...), not yet in its search index: the state of :meth:`_publish` for
+        each in turn (nothing expires: every event is at ``at_us``), with one version string
+        for them all."""
+        ids = own_ids if own_ids is not None else [article_id_for(number) for number in range(1, len(pairs) + 1)]
+        updated_at = format_version(at_us)
+        articles = kb.articles
+        for article_id, (title, content) in zip(ids, pairs, strict=True):
+            article = Article.__new__(Article)
+            article.article_id, article.title, article.content = article_id, title, content
+            article.published, article.version_us, article.updated_at = True, at_us, updated_at
+            article.hit_json_len = article.read_json_len = None
+            articles[article_id] = article
+        kb.events = [(sequence, "article.published", article_id, at_us) for sequence, article_id in enumerate(ids, 1)]
+        kb.next_seq = len(ids) + 1
+        return ids
 
     def _publish(self, kb: KnowledgeBase, title: str, content: str, at_us: int,
                  article_id: str | None = None) -> str:
@@ -495,6 +691,8 @@ class MemoryStore:
         if article_id is None:
             article_id = next_article_id(len(kb.articles), kb.articles.__contains__)
         kb.articles[article_id] = Article(article_id, title, content, True, at_us)
+        if kb.owned is not None:
+            kb.owned.add(article_id)
         self._append_event(kb, "article.published", article_id, at_us)
         return article_id
 

@@ -1,0 +1,1080 @@
+"""The store's search index: BM25 over postings held in numpy arrays, an arena of term blocks.
+
+:class:`ArenaIndex` answers every call of :class:`kbsim.store.bm25.BM25Index` (the plain
+reference, kept as the path the tests hold this one to) with the same results, bit for bit:
+
+- each term owns a block of cells in the arena, three int32 arrays (a document's slot, its
+  term frequency, and the document's stamp when the cell was written), with room to grow;
+- a save bumps the document's stamp, so its older cells are stale and skipped, and appends
+  its new cells to a short log (a few contiguous writes; each logged cell points to its
+  term's previous one), which searches read beside the blocks; a term's document
+  frequency is the count of its live cells;
+- a full log is merged into the blocks in one pass: a block without room is compacted in
+  place when its live cells fill at most half of it, else moved to the end of the arena at
+  twice the size, and the whole arena is laid out afresh when stale and abandoned cells
+  pass half of it;
+- a copy (each simulated day's, of its seed's starting index) lays its blocks out with
+  room for as many cells again, in zeros the system maps only when written, and shares
+  the forward cells already written;
+- each document keeps its terms and counts (its forward cells), to un-count them at its
+  next save and to find, for a query's candidates, their counts of a common word without
+  reading that word's long postings.
+
+Why it exists: the dict index held a Python object per posting (48 bytes; a day's copy of a
+100,000-article index took 2.5 s), and a save into a large one went through long dicts. Here
+a copy is a few array passes, and a save a few vectorised writes.
+
+Scores are the plain path's, operation by operation: each term's weight by ``math.log``,
+each (term, document) contribution by the same expression, and each document's score
+summed in query-term order one IEEE add at a time (a Python loop over a query's few cells,
+``np.bincount`` over cells sorted stably into that order, or columns added one after
+another; never ``np.sum``, which sums pairwise); ties are broken by document id, with
+stable sorts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from itertools import chain, count, islice
+
+import numpy as np
+
+from kbsim.store.analyzer import ASCII, Analyzer
+from kbsim.store.bulk import stable_argsort, token_blocks
+from kbsim.store.written import content_text
+
+#: A query term with more live postings than this has its postings probed for the
+#: candidates of the query's other terms, when that is exact (as :class:`BM25Index` does).
+_LONG_POSTINGS = 256
+#: A search of at most this many cells is scored in a Python loop (numpy's fixed cost per
+#: call is more than the loop's on a few cells).
+_LOOP_CELLS = 128
+#: search_many ranks a query alone (through :meth:`ArenaIndex.search`, which can prune)
+#: when one of its terms has more cells than this; the others are ranked in one batch.
+_BATCH_TERM_CELLS = 4096
+#: search_many takes at most this many cells of postings into one batch...
+_BATCH_CELLS = 1 << 21
+#: ...and at most this many queries (their numbers are sorted as 16-bit keys).
+_BATCH_QUERIES = 1 << 16
+#: A save's cells wait in a log of this many at most before they are merged into the blocks.
+_LOG_CELLS = 2048
+#: fill_texts counts the (document, term) entries of this many tokens at a time (one sort).
+_BLOCK_TOKENS = 1 << 21
+#: The smallest block a term is given.
+_MIN_BLOCK = 2
+#: Queries whose terms search_many keeps (a query's terms do not depend on the index).
+_QUERY_TERMS_KEPT = 100_000
+#: The arena is laid out afresh only past this many cells (smaller ones cost nothing to keep).
+_COMPACT_MIN = 1 << 12
+
+#: The arrays of the arena's cells, of the log's, of the terms' blocks and counts, and of
+#: the forward cells, by name (one 1-D array each: numpy gathers rows of a 2-D array slowly).
+_CELL_ARRAYS = ("_cell_slot", "_cell_tf", "_cell_stamp")
+_LOG_ARRAYS = ("_log_term", "_log_slot", "_log_tf", "_log_stamp", "_log_prev")
+_TERM_ARRAYS = ("_start", "_cap", "_used", "_df", "_log_head")
+
+
+def _room(live: np.ndarray) -> np.ndarray:
+    """Block sizes for ``live`` cells laid out afresh: an eighth more, and two at least (none
+    for a term without postings)."""
+    return live + np.where(live > 0, np.maximum(_MIN_BLOCK, live >> 3), 0)
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The concatenated ranges ``starts[i] : starts[i] + lengths[i]``, in order."""
+    ends = np.cumsum(lengths)
+    total = int(ends[-1]) if ends.size else 0
+    return np.arange(total, dtype=np.int64) + np.repeat(starts - (ends - lengths), lengths)
+
+
+def _grown(array: np.ndarray, needed: int, fill=0) -> np.ndarray:
+    """``array`` itself if it has ``needed`` items, else a copy at least twice as long."""
+    if needed <= array.size:
+        return array
+    return _spare(array, array.size, max(needed, 2 * array.size, 16), fill)
+
+
+def _spare(array: np.ndarray, used: int, size: int, fill=0) -> np.ndarray:
+    """A new array of ``size`` items holding ``array[:used]``, the rest ``fill``. Zeros past
+    the copied part are pages the system maps when first written: room that costs no
+    memory until it is used."""
+    spare = np.zeros(size, dtype=array.dtype) if fill == 0 else np.full(size, fill, dtype=array.dtype)
+    spare[:used] = array[:used]
+    return spare
+
+
+def _group_starts(keys: np.ndarray) -> np.ndarray:
+    """For sorted ``keys``: True where a run of equal keys starts."""
+    first = np.empty(keys.size, dtype=bool)
+    first[:1] = True
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    return first
+
+
+class ArenaIndex:
+    """Okapi BM25 with the title weighted ``title_weight`` times the body, over postings in
+    numpy arrays: the calls and the results of :class:`kbsim.store.bm25.BM25Index`.
+
+    Args:
+        k1: term-frequency saturation.
+        b: length normalisation.
+        title_weight: how many body occurrences one title occurrence counts as.
+        analyzer: how text becomes terms (default :data:`~kbsim.store.analyzer.ASCII`);
+            documents and queries go through the same one.
+    """
+
+    def __init__(self, k1: float = 1.2, b: float = 0.75, title_weight: int = 3, *,
+                 analyzer: Analyzer = ASCII) -> None:
+        self.k1 = k1
+        self.b = b
+        self.title_weight = title_weight
+        self.analyzer = analyzer
+        self._tokenize = analyzer.tokenize
+        # documents, by a dense slot kept for the index's life
+        self._slot_of: dict[str, int] = {}
+        self._doc_ids: list[str] = []
+        self._stamp = np.zeros(0, dtype=np.int32)  # a cell is live when it has its slot's stamp
+        self._doc_len = np.zeros(0, dtype=np.float64)  # weighted length; 0 when not indexed
+        # the same two as lists, for the scoring loop over a few cells (read an item at a time)
+        self._stamps: list[int] = []
+        self._lengths: list[int] = []
+        self._fwd_start = np.zeros(0, dtype=np.int64)  # where the document's forward cells start
+        self._fwd_len = np.zeros(0, dtype=np.int32)  # how many; -1: not indexed
+        # forward cells: (term, count) of each indexed document, a run per document. Those
+        # before _fwd_base are shared with copies, never written again; the later ones, this
+        # index's own, are at [position - _fwd_base] of _fwd_term and _fwd_tf.
+        self._fwd_base_term = np.zeros(0, dtype=np.int32)
+        self._fwd_base_tf = np.zeros(0, dtype=np.int32)
+        self._fwd_base = 0
+        self._fwd_term = np.zeros(0, dtype=np.int32)
+        self._fwd_tf = np.zeros(0, dtype=np.int32)
+        self._fwd_end = 0
+        self._fwd_dead = 0
+        # terms, by a dense number: each one's block (start, capacity, cells used), its live
+        # postings, and its last cell in the log (-1: none)
+        self._term_id: dict[str, int] = {}
+        self._terms: list[str] = []
+        self._start = np.zeros(0, dtype=np.int64)
+        self._cap = np.zeros(0, dtype=np.int32)
+        self._used = np.zeros(0, dtype=np.int32)
+        self._df = np.zeros(0, dtype=np.int32)
+        self._log_head = np.zeros(0, dtype=np.int32)
+        # the arena: (slot, count, stamp) of each cell
+        self._cell_slot = np.zeros(0, dtype=np.int32)
+        self._cell_tf = np.zeros(0, dtype=np.int32)
+        self._cell_stamp = np.zeros(0, dtype=np.int32)
+        self._cell_end = 0
+        self._cell_dead = 0  # stale cells (in blocks or the log), and cells of abandoned blocks
+        # the log: (term, slot, count, stamp) of the cells written since the last merge, in
+        # order, and each one's term's previous cell in the log (-1: none)
+        self._log_term = np.zeros(_LOG_CELLS, dtype=np.int32)
+        self._log_slot = np.zeros(_LOG_CELLS, dtype=np.int32)
+        self._log_tf = np.zeros(_LOG_CELLS, dtype=np.int32)
+        self._log_stamp = np.zeros(_LOG_CELLS, dtype=np.int32)
+        self._log_prev = np.zeros(_LOG_CELLS, dtype=np.int32)
+        self._log_end = 0
+        self._n_docs = 0
+        self._total_len = 0
+        # doc ids rise with their slots (so ties by slot are ties by id); else each slot's rank
+        self._ids_rising = True
+        self._id_rank: np.ndarray | None = None
+        # the documents' and the terms' dicts and lists are shared with copies until changed
+        self._own_docs = True
+        self._own_terms = True
+        # the vocabulary add_words last had (or fill was given), and each of its words' term
+        # number (-1: none known yet)
+        self._vocabulary: Sequence[str] | None = None
+        self._vocabulary_terms = np.zeros(0, dtype=np.int32)
+        self._vocabulary_partial = False  # some of its words may have no term number yet
+        # query -> the numbers of its distinct terms, for search_many (each copy keeps its own:
+        # copies number new terms apart)
+        self._query_terms: dict[str, tuple[int, ...]] = {}
+
+    def __len__(self) -> int:
+        return self._n_docs
+
+    def __contains__(self, doc_id: str) -> bool:
+        slot = self._slot_of.get(doc_id)
+        return slot is not None and self._fwd_len[slot] >= 0
+
+    # -- changes ----------------------------------------------------------------------
+
+    def add(self, doc_id: str, title: str, content: str) -> None:
+        """Index (or re-index) one document."""
+        counts: dict[str, int] = {}
+        get = counts.get
+        tokens = self._tokenize
+        for term in tokens(content):
+            counts[term] = get(term, 0) + 1
+        title_weight = self.title_weight
+        for term in tokens(title):
+            counts[term] = get(term, 0) + title_weight
+        slot = self._slot_of.get(doc_id)
+        if slot is None:
+            slot = self._new_slot(doc_id)
+        old_len = int(self._fwd_len[slot])
+        self._unindex(slot)
+        term_id = self._term_id
+        tids = list(map(term_id.get, counts))
+        if None in tids:
+            tids = [term_id[term] if term in term_id else self._new_term(term) for term in counts]
+        tfs = list(counts.values())
+        self._index(slot, np.array(tids, dtype=np.int64), np.array(tfs, dtype=np.int32), old_len)
+        length = sum(tfs)
+        self._doc_len[slot] = length
+        self._lengths[slot] = length
+        self._n_docs += 1
+        self._total_len += length
+
+    def add_words(self, doc_id: str, title: str, vocabulary: Sequence[str], words: np.ndarray) -> None:
+        """:meth:`add` of a content written from ``vocabulary``'s ``words``
+        (:func:`~kbsim.store.written.content_text`), whose words are each a token of its own
+        (:func:`~kbsim.store.written.check_vocabulary`, the caller's to vouch for): its terms
+        counted from the words' numbers, through each word's term number.
+
+        Only the ASCII analyzer takes each checked vocabulary word as its own term; an index
+        with another analyzer writes the text and adds it (the same state as :meth:`add`)."""
+        if self.analyzer is not ASCII:
+            self.add(doc_id, title, content_text(vocabulary, words.tolist()))
+            return
+        table = self._vocabulary_table(vocabulary)
+        tids = table[words]
+        if self._vocabulary_partial and words.size and tids.min() < 0:  # words without a term number yet
+            for word in np.unique(words[tids < 0]).tolist():
+                term = vocabulary[word]
+                table[word] = self._term_id[term] if term in self._term_id else self._new_term(term)
+            tids = table[words]
+        counts = Counter(tids.tolist())
+        get, term_id, title_weight = counts.get, self._term_id, self.title_weight
+        for term in self._tokenize(title):
+            tid = term_id[term] if term in term_id else self._new_term(term)
+            counts[tid] = get(tid, 0) + title_weight
+        slot = self._slot_of.get(doc_id)
+        if slot is None:
+            slot = self._new_slot(doc_id)
+        old_len = int(self._fwd_len[slot])
+        self._unindex(slot)
+        tfs = list(counts.values())
+        self._index(slot, np.array(list(counts), dtype=np.int64), np.array(tfs, dtype=np.int32), old_len)
+        length = sum(tfs)
+        self._doc_len[slot] = length
+        self._lengths[slot] = length
+        self._n_docs += 1
+        self._total_len += length
+
+    def _vocabulary_table(self, vocabulary: Sequence[str]) -> np.ndarray:
+        """Each word of ``vocabulary``'s term number (-1: no term yet), made once a vocabulary."""
+        if self._vocabulary is not vocabulary:
+            get = self._term_id.get
+            self._vocabulary_terms = np.fromiter(
+                (get(word, -1) for word in vocabulary), dtype=np.int32, count=len(vocabulary)
+            )
+            self._vocabulary = vocabulary
+            self._vocabulary_partial = True
+        return self._vocabulary_terms
+
+    def remove(self, doc_id: str) -> None:
+        """Drop one document; a missing one is ignored."""
+        slot = self._slot_of.get(doc_id)
+        if slot is not None:
+            self._unindex(slot)
+            self._compact_if_due()
+
+    def _new_slot(self, doc_id: str) -> int:
+        if not self._own_docs:
+            self._slot_of, self._doc_ids = dict(self._slot_of), list(self._doc_ids)
+            self._own_docs = True
+        slot = len(self._doc_ids)
+        if self._ids_rising and slot and not doc_id > self._doc_ids[-1]:
+            self._ids_rising = False
+        self._slot_of[doc_id] = slot
+        self._doc_ids.append(doc_id)
+        self._id_rank = None
+        self._stamp = _grown(self._stamp, slot + 1)
+        self._doc_len = _grown(self._doc_len, slot + 1)
+        self._stamps.append(0)
+        self._lengths.append(0)
+        self._fwd_start = _grown(self._fwd_start, slot + 1)
+        self._fwd_len = _grown(self._fwd_len, slot + 1, fill=-1)
+        return slot
+
+    def _new_term(self, term: str) -> int:
+        if not self._own_terms:
+            self._term_id, self._terms = dict(self._term_id), list(self._terms)
+            self._own_terms = True
+        tid = len(self._terms)
+        self._term_id[term] = tid
+        self._terms.append(term)
+        for name in _TERM_ARRAYS:
+            setattr(self, name, _grown(getattr(self, name), tid + 1, fill=-1 if name == "_log_head" else 0))
+        return tid
+
+    def _unindex(self, slot: int) -> None:
+        """Stale a document's cells and un-count its terms (nothing if it is not indexed)."""
+        n = int(self._fwd_len[slot])
+        if n < 0:
+            return
+        self._df[self._forward_run(slot)[0]] -= 1
+        self._stamp[slot] += 1
+        self._stamps[slot] += 1
+        self._lengths[slot] = 0
+        self._cell_dead += n
+        self._fwd_dead += n
+        self._fwd_len[slot] = -1
+        self._n_docs -= 1
+        self._total_len -= int(self._doc_len[slot])
+        self._doc_len[slot] = 0.0
+
+    def _index(self, slot: int, tids: np.ndarray, tfs: np.ndarray, old_len: int = -1) -> None:
+        """Write a document's cells (terms ``tids``, distinct, with counts ``tfs``) to the log
+        and to its forward cells; ``old_len``: how many forward cells it had (-1: none)."""
+        k = tids.size
+        end = self._log_end
+        if end + k > self._log_term.size:
+            self._merge_log()
+            end = 0
+            if k > self._log_term.size:
+                for name in _LOG_ARRAYS:
+                    setattr(self, name, np.zeros(k, dtype=np.int32))
+        stop = end + k
+        self._log_term[end:stop] = tids
+        self._log_slot[end:stop] = slot
+        self._log_tf[end:stop] = tfs
+        self._log_stamp[end:stop] = self._stamp[slot]
+        self._log_prev[end:stop] = self._log_head[tids]
+        self._log_head[tids] = np.arange(end, stop)
+        self._log_end = stop
+        self._df[tids] += 1
+        # the forward cells: in place of the document's last ones when it has its own and the
+        # new ones fit (the rest of them dead), else at the end
+        start, base = int(self._fwd_start[slot]), self._fwd_base
+        if start >= base and k <= old_len:
+            self._fwd_dead -= k
+        else:
+            if self._fwd_end + k > base + self._fwd_term.size:
+                self._compact_forward(k)
+            start, base = self._fwd_end, self._fwd_base
+            self._fwd_end += k
+        self._fwd_term[start - base : start - base + k] = tids
+        self._fwd_tf[start - base : start - base + k] = tfs
+        self._fwd_start[slot] = start
+        self._fwd_len[slot] = k
+
+    def _merge_log(self) -> None:
+        """Write the log's live cells into their terms' blocks, and empty it."""
+        n = self._log_end
+        self._log_end = 0
+        if not n:
+            return
+        terms, slots = self._log_term[:n], self._log_slot[:n]
+        self._log_head[terms] = -1
+        live = np.flatnonzero(self._log_stamp[:n] == self._stamp[slots])
+        self._cell_dead -= n - live.size
+        if not live.size:
+            return
+        order = live[np.argsort(terms[live], kind="stable")]
+        terms = terms[order]
+        first = _group_starts(terms)
+        tids = terms[first].astype(np.int64)
+        group_start = np.flatnonzero(first)
+        added = np.diff(np.append(group_start, terms.size))
+        grow = self._used[tids] + added > self._cap[tids]
+        if grow.any():
+            self._make_room(tids[grow], added[grow])
+        at = np.repeat(self._start[tids] + self._used[tids] - group_start, added) + np.arange(terms.size)
+        self._cell_slot[at] = self._log_slot[order]
+        self._cell_tf[at] = self._log_tf[order]
+        self._cell_stamp[at] = self._log_stamp[order]
+        self._used[tids] += added
+        self._compact_if_due()
+
+    def _make_room(self, tids: np.ndarray, added: np.ndarray) -> None:
+        """Room for ``added`` more cells in each block of ``tids`` (distinct terms), keeping
+        its live cells (the term's live postings less the ``added`` ones in the log): in
+        place when they and the new ones fill at most half of it, else in a block twice their
+        size at the end of the arena."""
+        start, cap, used = self._start[tids], self._cap[tids], self._used[tids]
+        live = self._df[tids] - added
+        cells = _ranges(start, used)
+        cells = cells[self._cell_stamp[cells] == self._stamp[self._cell_slot[cells]]]
+        in_place = 2 * (live + added) <= cap
+        new_cap = np.where(in_place, cap, np.maximum(_MIN_BLOCK, 2 * (live + added)))
+        moved = np.where(in_place, 0, new_cap)
+        new_start = np.where(in_place, start, self._cell_end + np.cumsum(moved) - moved)
+        end = self._cell_end + int(moved.sum())
+        if end > self._cell_slot.size:
+            size = max(end, 2 * self._cell_slot.size, 1024)
+            for name in _CELL_ARRAYS:
+                setattr(self, name, _grown(getattr(self, name), size))
+        target = _ranges(new_start, live)
+        for name in _CELL_ARRAYS:
+            array = getattr(self, name)
+            array[target] = array[cells]
+        self._cell_end = end
+        # the stale cells are dropped; a moved block's old cells, all of them, abandoned
+        self._cell_dead += int(cap[~in_place].sum()) - int((used - live).sum())
+        self._start[tids] = new_start
+        self._cap[tids] = new_cap
+        self._used[tids] = live
+
+    def _compact_if_due(self) -> None:
+        if self._cell_end > _COMPACT_MIN and 2 * self._cell_dead > self._cell_end:
+            self._compact_cells()
+
+    def _compact_cells(self) -> None:
+        """Lay every term's live cells out afresh, each block with room for as many again."""
+        if self._log_end:
+            self._merge_log()  # which may lay them out
+            if not self._cell_dead:
+                return
+        arrays, start, cap, live = self._laid_out()
+        self._cell_slot, self._cell_tf, self._cell_stamp = arrays
+        n_terms = len(self._terms)
+        self._start[:n_terms], self._cap[:n_terms], self._used[:n_terms] = start, cap, live
+        self._cell_end = int(start[-1] + cap[-1]) if n_terms else 0
+        self._cell_dead = 0
+
+    def _laid_out(self):
+        """Every term's live cells in new arrays, each block with room for as many again
+        (``_MIN_BLOCK`` at least; none for a term without postings): the three arrays, and
+        each term's block start, capacity and cells. The arrays are zeros the system maps
+        only when written, so a block's room costs memory only once it is used: appends fill
+        it in place, instead of moving the block and abandoning its old cells.
+
+        Made a chunk of terms at a time (each chunk's cells at most a few million), so no
+        array of every cell's position is made on the way.
+        """
+        n_terms = len(self._terms)
+        live = self._df[:n_terms].astype(np.int64)
+        cap = live + np.where(live > 0, np.maximum(_MIN_BLOCK, live), 0)
+        start = np.cumsum(cap) - cap
+        end = int(cap.sum())
+        arrays = [np.zeros(max(end + end // 4, 1024), dtype=np.int32) for _ in _CELL_ARRAYS]  # and room to move into
+        old = [getattr(self, name) for name in _CELL_ARRAYS]
+        used = self._used[:n_terms].astype(np.int64)
+        ends = np.cumsum(used)
+        first = 0
+        while first < n_terms:
+            done = int(ends[first - 1]) if first else 0
+            last = min(n_terms, max(first + 1, int(np.searchsorted(ends, done + _BLOCK_TOKENS, side="right"))))
+            cells = _ranges(self._start[first:last], used[first:last])
+            stamps = old[2][cells]
+            keep = stamps == self._stamp[old[0][cells]]
+            target = _ranges(start[first:last], live[first:last])
+            for new, array in zip(arrays, old, strict=True):
+                if array is old[2] and not stamps.any():
+                    continue  # stamps of 0, as the new array's are: writing them would only map pages
+                new[target] = array[cells[keep]]
+            first = last
+        return arrays, start, cap, live
+
+    def _compact_forward(self, extra: int) -> None:
+        """Room for ``extra`` more forward cells of this index's own: every indexed
+        document's laid out afresh, its own, when at least half of all are dead, else its own
+        arrays doubled."""
+        own = self._fwd_end - self._fwd_base
+        if 2 * self._fwd_dead < self._fwd_end:
+            self._fwd_term = _grown(self._fwd_term, own + extra)
+            self._fwd_tf = _grown(self._fwd_tf, own + extra)
+            return
+        n_slots = len(self._doc_ids)
+        lengths = np.maximum(self._fwd_len[:n_slots], 0).astype(np.int64)
+        terms, tfs = self._forward_cells(_ranges(self._fwd_start[:n_slots], lengths))
+        size = max(2 * (terms.size + extra), 1024)
+        self._fwd_term, self._fwd_tf = _spare(terms, terms.size, size), _spare(tfs, tfs.size, size)
+        self._fwd_base_term = self._fwd_base_tf = np.zeros(0, dtype=np.int32)
+        self._fwd_base = 0
+        self._fwd_start[:n_slots] = np.cumsum(lengths) - lengths
+        self._fwd_end = terms.size
+        self._fwd_dead = 0
+
+    def _forward_run(self, slot: int) -> tuple[np.ndarray, np.ndarray]:
+        """An indexed document's forward cells: its terms and their counts."""
+        start, n, base = int(self._fwd_start[slot]), int(self._fwd_len[slot]), self._fwd_base
+        if start >= base:
+            return self._fwd_term[start - base : start - base + n], self._fwd_tf[start - base : start - base + n]
+        return self._fwd_base_term[start : start + n], self._fwd_base_tf[start : start + n]
+
+    def _forward_cells(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The terms and counts of the forward cells at ``positions``."""
+        base = self._fwd_base
+        if not base:
+            return self._fwd_term[positions], self._fwd_tf[positions]
+        own = positions >= base
+        terms, tfs = np.empty(positions.size, dtype=np.int32), np.empty(positions.size, dtype=np.int32)
+        terms[own], tfs[own] = self._fwd_term[positions[own] - base], self._fwd_tf[positions[own] - base]
+        shared = ~own
+        terms[shared], tfs[shared] = self._fwd_base_term[positions[shared]], self._fwd_base_tf[positions[shared]]
+        return terms, tfs
+
+    # -- first fills ------------------------------------------------------------------
+
+    def fill(self, doc_ids: list[str], vocabulary: Sequence[str], content_words, title_words) -> None:
+        """Index documents into an empty index from their words as vocabulary indices: row
+        ``i`` of ``content_words`` and of ``title_words`` are the tokens of document
+        ``doc_ids[i]``'s content and title, as the index's analyzer gives them (2-D integer
+        arrays, or ragged sequences of rows). The state is :meth:`add` called for each in turn.
+
+        The caller vouches that the indices are the texts' tokens. The postings are laid out
+        from the documents' (term, count) entries with a few sorts, a block of documents at
+        a time, with no Python object per posting.
+        """
+        if self._doc_ids:
+            raise ValueError("fill() builds an empty index; use add() on one that has documents")
+        n = len(doc_ids)
+        slot_of = {doc_id: slot for slot, doc_id in enumerate(doc_ids)}
+        if len(slot_of) != n:  # add() would re-index a repeated one; fill() numbers each once
+            raise ValueError("fill(): a document id repeats")
+        # the same string at two indices is one term: number the distinct strings (the
+        # padding of ragged rows gets one more number, a token no document has)
+        number: dict[str, int] = {}
+        canonical = np.fromiter(
+            (number.setdefault(word, len(number)) for word in vocabulary), dtype=np.int64, count=len(vocabulary)
+        )
+        distinct = len(number)
+        canonical = np.append(canonical, distinct)
+
+        def entries():
+            blocks = token_blocks(content_words, title_words, n, len(vocabulary), self.title_weight)
+            for first, tokens, weights in blocks:
+                doc, word, tf = _entries(canonical[tokens], weights)
+                real = word != distinct
+                yield (doc[real] + first).astype(np.int32), word[real].astype(np.int32), tf[real].astype(np.int32)
+
+        if isinstance(content_words, np.ndarray) and isinstance(title_words, np.ndarray):
+            bound = content_words.size + title_words.size
+        else:
+            bound = sum(map(len, content_words)) + sum(map(len, title_words))
+        self._fill_entries(doc_ids, slot_of, list(number), entries(), bound)
+        # each vocabulary word's term number, for add_words: every distinct word is a term
+        # (one no document has holds no postings, and searches skip it as the plain path does)
+        self._vocabulary, self._vocabulary_terms = vocabulary, canonical[:-1].astype(np.int32)
+        self._vocabulary_partial = False
+
+    def fill_texts(self, docs: Sequence[tuple[str, str, str]]) -> None:
+        """:meth:`fill` from ``(doc_id, title, content)`` texts: each tokenized, its tokens
+        numbered in a vocabulary of their own. The state :meth:`add` gives for each in turn.
+
+        Why it exists: a first fill of 100,000 help articles from files. Every token is
+        numbered into one flat list (a dict lookup each, in C), and each block of documents'
+        (document, term) counts is one sort of its tokens: no array or padding per document.
+        """
+        code_of: defaultdict[str, int] = defaultdict(count().__next__)  # a new token: the next number
+        number = code_of.__getitem__
+        codes: list[int] = []
+        extend = codes.extend
+        content_len, title_len = [], []
+        terms_of = self._tokenize
+        for _doc_id, title, content in docs:
+            tokens = terms_of(content)
+            extend(map(number, tokens))
+            content_len.append(len(tokens))
+            tokens = terms_of(title)
+            extend(map(number, tokens))
+            title_len.append(len(tokens))
+        doc_ids = [doc_id for doc_id, _, _ in docs]
+        if self._doc_ids:
+            raise ValueError("fill() builds an empty index; use add() on one that has documents")
+        slot_of = {doc_id: slot for slot, doc_id in enumerate(doc_ids)}
+        if len(slot_of) != len(doc_ids):
+            raise ValueError("fill(): a document id repeats")
+        entries = _token_entries(
+            np.array(codes, dtype=np.int64), np.array(content_len, dtype=np.int64),
+            np.array(title_len, dtype=np.int64), len(code_of), self.title_weight,
+        )
+        self._fill_entries(doc_ids, slot_of, list(code_of), entries, len(codes))
+
+    def _fill_entries(self, doc_ids, slot_of, terms, entries, bound: int) -> None:
+        """The state of an index of ``doc_ids`` whose (document, term, count) entries come in
+        ``entries``, blocks of three int32 arrays (documents in order, each one's terms
+        distinct; terms numbered as in ``terms``, the index's terms in order), at most
+        ``bound`` of them in all.
+
+        The entries are written straight into the forward cells (each document's terms and
+        counts), then laid out into the terms' blocks a block of documents at a time, so no
+        array of every posting is made on the way (at a million articles, 54 million).
+        """
+        n = len(doc_ids)
+        fwd_term = np.zeros(max(bound, 1), dtype=np.int32)  # zeros: pages mapped only once written
+        fwd_tf = np.zeros(max(bound, 1), dtype=np.int32)
+        fwd_len = np.zeros(n, dtype=np.int64)
+        doc_len = np.zeros(n)
+        end = 0
+        for doc, word, tf in entries:
+            k = word.size
+            fwd_term[end : end + k] = word
+            fwd_tf[end : end + k] = tf
+            if k:
+                first, last = int(doc[0]), int(doc[-1]) + 1
+                fwd_len[first:last] += np.bincount(doc - first, minlength=last - first)
+                doc_len[first:last] += np.bincount(doc - first, weights=tf, minlength=last - first)
+            end += k
+        fwd_term, fwd_tf = fwd_term[:end], fwd_tf[:end]
+        df = np.bincount(fwd_term, minlength=len(terms)).astype(np.int32)
+        cap = _room(df)
+        start = np.cumsum(cap) - cap
+        cell_end = int(cap.sum(dtype=np.int64))
+        cell_slot = np.zeros(max(cell_end, 1024), dtype=np.int32)
+        cell_tf = np.zeros(cell_slot.size, dtype=np.int32)
+        # each block of documents' entries grouped by term (stably: documents stay in order
+        # within a term), after the cells earlier blocks gave each term
+        filled = start.copy()
+        ends = np.cumsum(fwd_len)
+        first_doc = 0
+        while first_doc < n:
+            done = int(ends[first_doc - 1]) if first_doc else 0
+            last_doc = min(n, max(first_doc + 1, int(np.searchsorted(ends, done + _BLOCK_TOKENS, side="right"))))
+            stop = int(ends[last_doc - 1])
+            words = fwd_term[done:stop]
+            order = stable_argsort(words)
+            grouped = words[order]
+            group = np.flatnonzero(_group_starts(grouped))
+            counts = np.diff(np.append(group, grouped.size))
+            at = filled[grouped] + (np.arange(grouped.size) - np.repeat(group, counts))
+            docs = np.repeat(np.arange(first_doc, last_doc, dtype=np.int32), fwd_len[first_doc:last_doc])
+            cell_slot[at] = docs[order]
+            cell_tf[at] = fwd_tf[done:stop][order]
+            filled[grouped[group]] += counts
+            first_doc = last_doc
+        self._slot_of = slot_of
+        self._doc_ids = list(doc_ids)
+        self._ids_rising = all(a < b for a, b in zip(self._doc_ids, self._doc_ids[1:], strict=False))
+        self._id_rank = None
+        self._stamp = np.zeros(n, dtype=np.int32)
+        self._doc_len = doc_len
+        self._stamps = [0] * n
+        self._lengths = doc_len.astype(np.int64).tolist()
+        self._fwd_start = np.cumsum(fwd_len) - fwd_len
+        self._fwd_len = fwd_len.astype(np.int32)
+        self._fwd_term, self._fwd_tf = fwd_term, fwd_tf
+        self._fwd_end = end
+        self._fwd_dead = 0
+        self._term_id = {term: tid for tid, term in enumerate(terms)}
+        self._terms = list(terms)
+        self._start, self._cap, self._used, self._df = start, cap, df.copy(), df
+        self._log_head = np.full(df.size, -1, dtype=np.int32)
+        self._cell_slot, self._cell_tf = cell_slot, cell_tf
+        self._cell_stamp = np.zeros(cell_slot.size, dtype=np.int32)
+        self._cell_end = cell_end
+        self._cell_dead = 0
+        self._n_docs = n
+        self._total_len = int(fwd_tf.sum(dtype=np.int64))
+
+    # -- searches ---------------------------------------------------------------------
+
+    def _weight(self, df: int) -> float:
+        """A term's idf times ``k1 + 1``: the most one of its postings can add to a score."""
+        n_docs, k1 = self._n_docs, self.k1
+        return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)) * (k1 + 1.0)
+
+    def _norms(self) -> tuple[float, float]:
+        k1, b = self.k1, self.b
+        # score = idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg_len))
+        return k1 * (1.0 - b), k1 * b * self._n_docs / self._total_len
+
+    def _cells_of(self, tids: list[int]):
+        """The live cells of terms ``tids`` (distinct): their slots, counts, and each one's
+        position in ``tids``; the blocks' cells term by term, then the log's term by term. A
+        document's live cells are all in the blocks, or (saved since the log was last merged)
+        all in the log, so either way its own come in the order of ``tids``."""
+        start, used = self._start, self._used
+        parts, counts = [], []
+        for tid in tids:
+            first, n = int(start[tid]), int(used[tid])
+            parts.append(slice(first, first + n))
+            counts.append(n)
+        if len(parts) == 1:
+            slots, tf, stamps = self._cell_slot[parts[0]], self._cell_tf[parts[0]], self._cell_stamp[parts[0]]
+        else:
+            slots = np.concatenate([self._cell_slot[part] for part in parts])
+            tf = np.concatenate([self._cell_tf[part] for part in parts])
+            stamps = np.concatenate([self._cell_stamp[part] for part in parts])
+        owner = np.repeat(np.arange(len(tids)), counts)
+        if self._log_end:
+            head, prev = self._log_head, self._log_prev
+            logged, logged_owner = [], []
+            for position, tid in enumerate(tids):
+                cell = int(head[tid])
+                while cell >= 0:
+                    logged.append(cell)
+                    logged_owner.append(position)
+                    cell = int(prev[cell])
+            if logged:
+                slots = np.concatenate([slots, self._log_slot[logged]])
+                tf = np.concatenate([tf, self._log_tf[logged]])
+                stamps = np.concatenate([stamps, self._log_stamp[logged]])
+                owner = np.concatenate([owner, logged_owner])
+        live = stamps == self._stamp[slots]
+        if not live.all():
+            slots, tf, owner = slots[live], tf[live], owner[live]
+        return slots, tf, owner
+
+    def search(self, query: str, limit: int) -> list[tuple[str, float]]:
+        """The ``limit`` best ``(doc_id, score)`` pairs, best first, ties by id."""
+        if self._n_docs == 0 or self._total_len == 0:  # no document has a term (text of no word)
+            return []
+        get, df_of = self._term_id.get, self._df
+        tids, dfs = [], []
+        for term in dict.fromkeys(self._tokenize(query)):
+            tid = get(term)
+            if tid is not None:
+                df = int(df_of[tid])
+                if df:
+                    tids.append(tid)
+                    dfs.append(df)
+        if not tids:
+            return []
+        weights = [self._weight(df) for df in dfs]
+        base, per_len = self._norms()
+        if len(tids) >= 2 and max(dfs) > _LONG_POSTINGS:
+            pruned = self._pruned(tids, dfs, weights, limit, base, per_len)
+            if pruned is not None:
+                return pruned
+        if sum(int(self._used[tid]) for tid in tids) <= _LOOP_CELLS:
+            return self._ranked(self._looped_scores(tids, weights, base, per_len), limit)
+        slots, tf, owner = self._cells_of(tids)
+        values = np.array(weights)[owner] * tf / ((tf + base) + per_len * self._doc_len[slots])
+        if len(tids) == 1:
+            return self._best(slots, values, limit)
+        # each document's cells, in query-term order, added one by one: its score summed as
+        # the plain path sums it
+        order = np.argsort(slots, kind="stable")
+        slots = slots[order]
+        first = _group_starts(slots)
+        scores = np.bincount(np.cumsum(first) - 1, weights=values[order])
+        return self._best(slots[first], scores, limit)
+
+    def _looped_scores(self, tids: list[int], weights: list[float], base: float, per_len: float) -> dict[int, float]:
+        """``{slot: score}`` of the documents with terms ``tids``, by the plain path's loop:
+        term by term, each live cell's contribution added to its document's score (the
+        blocks' cells, then the log's; a document's are all in one of the two)."""
+        scores: dict[int, float] = {}
+        add = scores.get
+        stamps, lengths = self._stamps, self._lengths
+        start, used = self._start, self._used
+        cell_slot, cell_tf, cell_stamp = self._cell_slot, self._cell_tf, self._cell_stamp
+        logged = self._log_end > 0
+        for tid, weight in zip(tids, weights, strict=True):
+            first = int(start[tid])
+            block = slice(first, first + int(used[tid]))
+            cells = zip(cell_slot[block].tolist(), cell_tf[block].tolist(), cell_stamp[block].tolist(), strict=True)
+            for slot, tf, stamp in cells:
+                if stamp == stamps[slot]:
+                    scores[slot] = add(slot, 0.0) + weight * tf / (tf + base + per_len * lengths[slot])
+            if logged:
+                cell = int(self._log_head[tid])
+                while cell >= 0:
+                    slot = int(self._log_slot[cell])
+                    if int(self._log_stamp[cell]) == stamps[slot]:
+                        tf = int(self._log_tf[cell])
+                        scores[slot] = add(slot, 0.0) + weight * tf / (tf + base + per_len * lengths[slot])
+                    cell = int(self._log_prev[cell])
+        return scores
+
+    def _ranked(self, scores: dict[int, float], limit: int) -> list[tuple[str, float]]:
+        """The ``limit`` best of ``{slot: score}``, best first, ties by id (as the plain path)."""
+        doc_ids = self._doc_ids
+        if len(scores) > limit:
+            cutoff = sorted(scores.values(), reverse=True)[limit - 1]
+            ranked = [(-score, doc_ids[slot]) for slot, score in scores.items() if score >= cutoff]
+        else:
+            ranked = [(-score, doc_ids[slot]) for slot, score in scores.items()]
+        ranked.sort()
+        return [(doc_id, -negated) for negated, doc_id in ranked[:limit]]
+
+    def _best(self, slots: np.ndarray, scores: np.ndarray, limit: int) -> list[tuple[str, float]]:
+        """The ``limit`` best of distinct ``slots`` by ``scores``, best first, ties by id."""
+        if scores.size > limit:
+            keep = scores >= np.partition(scores, scores.size - limit)[scores.size - limit]
+            slots, scores = slots[keep], scores[keep]
+        doc_ids = self._doc_ids
+        ranked = sorted(zip((-scores).tolist(), map(doc_ids.__getitem__, slots.tolist()), strict=True))
+        return [(doc_id, -negated) for negated, doc_id in ranked[:limit]]
+
+    def _pruned(self, tids: list[int], dfs: list[int], weights: list[float], limit: int, base: float, per_len: float):
+        """The best ``limit`` of a query with long postings, scoring only the candidates its
+        short postings give, when that is exact (as :meth:`BM25Index._pruned_scores`); else
+        None. A candidate's count of a long term is read from its forward cells."""
+        short = [i for i, df in enumerate(dfs) if df <= _LONG_POSTINGS]
+        if not short:
+            return None
+        long_bound = 0.0
+        for df, weight in zip(dfs, weights, strict=True):
+            if df > _LONG_POSTINGS:
+                long_bound += weight  # tf / (tf + norm) < 1
+        slots, tf, owner = self._cells_of([tids[i] for i in short])
+        position = np.array(short)[owner]
+        values = np.array(weights)[position] * tf / ((tf + base) + per_len * self._doc_len[slots])
+        candidates, group = np.unique(slots, return_inverse=True)
+        if candidates.size < limit:
+            return None
+        partial = np.bincount(group, weights=values, minlength=candidates.size)
+        if np.partition(partial, partial.size - limit)[partial.size - limit] <= long_bound * (1 + 1e-9):
+            return None
+        # each candidate's contribution of every term (0.0 where it has none: adding +0.0 to a
+        # positive score leaves it as it is), the columns added in query-term order
+        columns = np.zeros((len(dfs), candidates.size))
+        columns[position, group] = values
+        lengths = self._fwd_len[candidates].astype(np.int64)
+        terms, counts = self._forward_cells(_ranges(self._fwd_start[candidates], lengths))
+        which = np.repeat(np.arange(candidates.size), lengths)
+        for i, df in enumerate(dfs):
+            if df > _LONG_POSTINGS:
+                hit = terms == tids[i]
+                tf, doc = counts[hit], which[hit]
+                columns[i, doc] = weights[i] * tf / ((tf + base) + per_len * self._doc_len[candidates[doc]])
+        scores = columns[0].copy()
+        for column in columns[1:]:
+            scores += column
+        return self._best(candidates, scores, limit)
+
+    def search_many(self, queries: list[str], limit: int) -> list[list[str]]:
+        """The doc ids :meth:`search` ranks first for each query (best first), all found at once.
+
+        Why it exists: the agent's title check searches a hundred titles or more (tens of
+        thousands at 100,000 articles) at one instant against one state of the index. The
+        live cells of every query's terms are read at once, each (term, document)
+        contribution computed by :meth:`search`'s expression, and each (query, document)
+        score summed by ``np.bincount`` over cells sorted into query-term order (one add at
+        a time), so every score equals :meth:`search`'s bit for bit; stable sorts rank them
+        all (score descending, ties by doc id). A query with a term of very long postings is
+        ranked alone by :meth:`search`, which can prune them.
+        """
+        counts, doc_ids = self.search_many_flat(queries, limit)
+        hits = iter(doc_ids)
+        return [list(islice(hits, n)) for n in counts]
+
+    def search_many_flat(self, queries: list[str], limit: int) -> tuple[list[int], list[str]]:
+        """:meth:`search_many`'s rankings laid end to end: how many doc ids each query has,
+        and all of them, query after query (no list per query)."""
+        if self._n_docs == 0 or self._total_len == 0 or not queries:
+            return [0] * len(queries), []
+        rows = self._query_rows(queries)
+        lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+        tids = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=int(lengths.sum()))
+        owners = np.repeat(np.arange(len(rows)), lengths)
+        cells = self._used[tids]
+        parts = []  # (query, rank within it, slot) of every hit
+        heavy = np.unique(owners[cells > _BATCH_TERM_CELLS])
+        if heavy.size:
+            slot_of = self._slot_of
+            for q in heavy.tolist():
+                hits = [slot_of[doc_id] for doc_id, _ in self.search(queries[q], limit)]
+                parts.append((np.full(len(hits), q), np.arange(len(hits)), np.array(hits, dtype=np.int64)))
+            keep = ~np.isin(owners, heavy)
+            tids, owners, cells = tids[keep], owners[keep], cells[keep]
+        # batches of whole queries: at most _BATCH_QUERIES queries and (past one query)
+        # _BATCH_CELLS cells each
+        ends = np.cumsum(np.bincount(owners, weights=cells, minlength=len(rows)))
+        first, pair = 0, 0
+        while first < len(rows):
+            last = int(np.searchsorted(ends, (ends[first - 1] if first else 0) + _BATCH_CELLS, side="right"))
+            last = min(max(last, first + 1), first + _BATCH_QUERIES, len(rows))
+            pair_end = int(np.searchsorted(owners, last))
+            query_of, rank, slots = self._batch(tids[pair:pair_end], owners[pair:pair_end] - first, last - first, limit)
+            parts.append((query_of + first, rank, slots))
+            first, pair = last, pair_end
+        query_of, rank, slots = (np.concatenate(column) for column in zip(*parts, strict=True))
+        if heavy.size:  # the queries ranked alone, in their places
+            order = np.argsort(query_of * limit + rank, kind="stable")
+            query_of, slots = query_of[order], slots[order]
+        return np.bincount(query_of, minlength=len(rows)).tolist(), list(map(self._doc_ids.__getitem__, slots.tolist()))
+
+    def _query_rows(self, queries: list[str]) -> list[tuple[int, ...]]:
+        """Each query's distinct terms that the index has, as term numbers, in order. A
+        query's are kept once all of its terms have numbers (a term's number never changes)."""
+        query_terms, get = self._query_terms, self._term_id.get
+        rows = []
+        for query in queries:
+            row = query_terms.get(query)
+            if row is None:
+                if len(query_terms) >= _QUERY_TERMS_KEPT:
+                    query_terms.clear()
+                tids = tuple(map(get, dict.fromkeys(self._tokenize(query))))
+                row = tuple(tid for tid in tids if tid is not None)
+                if len(row) == len(tids):
+                    query_terms[query] = row
+            rows.append(row)
+        return rows
+
+    def _batch(self, tids: np.ndarray, owners: np.ndarray, n_queries: int, limit: int):
+        """The rankings of ``n_queries`` queries whose terms are ``tids`` (each query's
+        distinct terms in order, ``owners`` numbering the queries, in order): the query, the
+        rank within it and the slot of every hit, query after query, best first."""
+        none = np.zeros(0, dtype=np.int64)
+        dfs = self._df[tids]
+        keep = dfs > 0
+        tids, owners, dfs = tids[keep], owners[keep], dfs[keep]
+        if not tids.size:
+            return none, none, none
+        # each term's weight by math.log as search() computes it, once per distinct df
+        distinct, which = np.unique(dfs, return_inverse=True)
+        weights = np.array([self._weight(df) for df in distinct.tolist()])[which]
+        base, per_len = self._norms()
+        slots, tf, pair = self._pair_cells(tids)
+        values = weights[pair] * tf / ((tf + base) + per_len * self._doc_len[slots])
+        # each pair's position among its query's terms
+        position = np.arange(tids.size) - np.searchsorted(owners, owners)
+        width = int(position.max()) + 1
+        n_slots = len(self._doc_ids)
+        groups = owners[pair] * n_slots + slots
+        # (query, document) groups, each one's cells in query-term order, added one by one
+        if n_queries * n_slots * width < 1 << 62:
+            order = np.argsort(groups * width + position[pair], kind="stable")
+        else:
+            order = np.lexsort((position[pair], groups))
+        groups = groups[order]
+        first = _group_starts(groups)
+        scores = np.bincount(np.cumsum(first) - 1, weights=values[order])
+        groups = groups[first]
+        query_of = groups // n_slots
+        slot_of = groups - query_of * n_slots
+        # best first within each query, ties by doc id: groups are in (query, slot) order, so
+        # stable sorts by id rank (when ids do not rise with slots), by score, then by query
+        ranking = np.arange(scores.size)
+        if not self._ids_rising:
+            ranking = np.argsort(self._id_ranks()[slot_of], kind="stable")
+        ranking = ranking[np.argsort(-scores[ranking], kind="stable")]
+        ranking = ranking[np.argsort(query_of[ranking].astype(np.uint16), kind="stable")]
+        query_of = query_of[ranking]
+        rank = np.arange(query_of.size) - np.searchsorted(query_of, np.arange(n_queries))[query_of]
+        kept = rank < limit
+        return query_of[kept], rank[kept], slot_of[ranking[kept]]
+
+    def _pair_cells(self, tids: np.ndarray):
+        """:meth:`_cells_of` for terms that may repeat (a batch's (query, term) pairs): the
+        live cells of each, their slots and counts, and the pair each belongs to."""
+        used = self._used[tids]
+        cells = _ranges(self._start[tids], used)
+        slots, tf, stamps = self._cell_slot[cells], self._cell_tf[cells], self._cell_stamp[cells]
+        pair = np.repeat(np.arange(tids.size), used)
+        if self._log_end:
+            terms = self._log_term[: self._log_end]
+            by_term = np.argsort(terms, kind="stable")
+            ordered = terms[by_term]
+            low = np.searchsorted(ordered, tids, side="left")
+            logged = np.searchsorted(ordered, tids, side="right") - low
+            cells = by_term[_ranges(low, logged)]
+            slots = np.concatenate([slots, self._log_slot[cells]])
+            tf = np.concatenate([tf, self._log_tf[cells]])
+            stamps = np.concatenate([stamps, self._log_stamp[cells]])
+            pair = np.concatenate([pair, np.repeat(np.arange(tids.size), logged)])
+        live = stamps == self._stamp[slots]
+        if not live.all():
+            slots, tf, pair = slots[live], tf[live], pair[live]
+        return slots, tf, pair
+
+    def _id_ranks(self) -> np.ndarray:
+        """Each slot's position among the doc ids in sorted order (ties of equal scores)."""
+        doc_ids = self._doc_ids
+        if self._id_rank is None or self._id_rank.size != len(doc_ids):
+            ranks = np.empty(len(doc_ids), dtype=np.int64)
+            ranks[sorted(range(len(doc_ids)), key=doc_ids.__getitem__)] = np.arange(len(doc_ids))
+            self._id_rank = ranks
+        return self._id_rank
+
+    # -- copies and views -------------------------------------------------------------
+
+    def copy(self) -> ArenaIndex:
+        """An independent copy: the arrays copied (the arena's and the forward cells' with room
+        for the copy's saves, which costs memory only once written), but the forward cells
+        already written (never written again) and the dicts and lists of documents and terms,
+        which the two share (the dicts and lists until either adds to them)."""
+        if self._fwd_base == 0 and self._fwd_end:  # this index's forward cells: shared from now on
+            self._fwd_base_term, self._fwd_base_tf = self._fwd_term[: self._fwd_end], self._fwd_tf[: self._fwd_end]
+            self._fwd_base = self._fwd_end
+            self._fwd_term = self._fwd_tf = np.zeros(0, dtype=np.int32)
+        self._merge_log()
+        twin = ArenaIndex(self.k1, self.b, self.title_weight, analyzer=self.analyzer)
+        own = self._fwd_end - self._fwd_base
+        roomy = {"_fwd_term": own, "_fwd_tf": own}
+        laid_out = {*_CELL_ARRAYS, "_start", "_cap", "_used"}
+        shared = {"_fwd_base_term", "_fwd_base_tf"}
+        for name, value in vars(self).items():
+            if name in roomy:
+                value = _spare(value, roomy[name], max(2 * roomy[name], 1024))
+            elif isinstance(value, np.ndarray) and name not in shared | laid_out:
+                value = value.copy()
+            setattr(twin, name, value)
+        # the copy's blocks laid out with room for its saves (the original's keep theirs)
+        arrays, start, cap, live = self._laid_out()
+        twin._cell_slot, twin._cell_tf, twin._cell_stamp = arrays
+        twin._start, twin._cap, twin._used = self._start.copy(), self._cap.copy(), self._used.copy()
+        n_terms = len(self._terms)
+        twin._start[:n_terms], twin._cap[:n_terms], twin._used[:n_terms] = start, cap, live
+        twin._cell_end = int(start[-1] + cap[-1]) if n_terms else 0
+        twin._cell_dead = 0
+        twin._stamps, twin._lengths = list(self._stamps), list(self._lengths)
+        twin._query_terms = {}
+        self._own_docs = self._own_terms = False
+        twin._own_docs = twin._own_terms = False
+        return twin
+
+    def postings(self) -> dict[str, dict[str, int]]:
+        """Every term's live postings as ``{doc_id: count}`` (terms with none left out): what
+        the index holds, as plain data (for tests)."""
+        held: dict[str, dict[str, int]] = {}
+        doc_ids = self._doc_ids
+        for tid, term in enumerate(self._terms):
+            if self._df[tid]:
+                slots, tf, _ = self._cells_of([tid])
+                held[term] = dict(zip(map(doc_ids.__getitem__, slots.tolist()), tf.tolist(), strict=True))
+        return held
+
+    def document_terms(self, doc_id: str) -> dict[str, int] | None:
+        """One indexed document's terms and their counts, or None if it is not indexed (for tests)."""
+        slot = self._slot_of.get(doc_id)
+        if slot is None or self._fwd_len[slot] < 0:
+            return None
+        terms, tfs = self._forward_run(slot)
+        return {self._terms[term]: tf for term, tf in zip(terms.tolist(), tfs.tolist(), strict=True)}
+
+    @property
+    def total_length(self) -> int:
+        """The indexed documents' weighted lengths, summed."""
+        return self._total_len
+
+
+def _token_entries(codes: np.ndarray, content_len: np.ndarray, title_len: np.ndarray, n_codes: int, title_weight: int):
+    """The (document, token, weighted count) entries of documents whose tokens are ``codes``
+    laid end to end (each document's ``content_len`` content tokens, then its ``title_len``
+    title tokens, each title one counting ``title_weight``): blocks of three int32 arrays,
+    documents in order, tokens in order within one."""
+    lengths = content_len + title_len
+    ends = np.cumsum(lengths)
+    n = lengths.size
+    first = 0
+    while first < n:
+        start = int(ends[first - 1]) if first else 0
+        last = min(n, max(first + 1, int(np.searchsorted(ends, start + _BLOCK_TOKENS, side="right"))))
+        block = lengths[first:last]
+        stop = int(ends[last - 1])
+        local = np.repeat(np.arange(last - first, dtype=np.int64), block)
+        position = np.arange(stop - start) - np.repeat(ends[first:last] - block - start, block)
+        weight = np.where(position >= np.repeat(content_len[first:last], block), float(title_weight), 1.0)
+        keys = local * n_codes + codes[start:stop]
+        order = np.argsort(keys)
+        keys = keys[order]
+        group = _group_starts(keys)
+        counts = np.bincount(np.cumsum(group) - 1, weights=weight[order])
+        keys = keys[group]
+        yield (keys // n_codes + first).astype(np.int32), (keys % n_codes).astype(np.int32), counts.astype(np.int32)
+        first = last
+
+
+def _entries(tokens: np.ndarray, weights: np.ndarray):
+    """Each document's distinct tokens with their weighted counts, for a (documents x
+    positions) array of token ids and a weight per position: the (document, token, count)
+    entries, documents in order, tokens in order within one."""
+    rows = tokens.shape[0]
+    order = np.argsort(tokens, axis=1, kind="stable")
+    ranked = np.take_along_axis(tokens, order, axis=1)
+    new = np.ones(ranked.shape, dtype=bool)
+    new[:, 1:] = ranked[:, 1:] != ranked[:, :-1]
+    flat_new = new.ravel()
+    counts = np.bincount(np.cumsum(flat_new) - 1, weights=weights[order].ravel(), minlength=int(flat_new.sum()))
+    words = ranked.ravel()[flat_new]
+    docs = np.repeat(np.arange(rows), new.sum(axis=1))
+    return docs, words, counts.astype(np.int64)

@@ -4,7 +4,8 @@ Usage: python benchmarks/fingerprint_days.py [--write FILE | --check FILE]
 
 Runs ``run_day`` for seeds 1..6, edit delays None/5/60/600/3600, save popularity Zipf and
 uniform, plus one 10x-scaled day (seed 1) and a few variants (a retention window, replaced articles,
-the sample corpus from files, other check settings), and prints one SHA-256 per day over every returned
+the sample corpus from files, other check settings, the design switches: several agents, a lossy
+wire, citations without versions, blind overwrites), and prints one SHA-256 per day over every returned
 table (``pd.util.hash_pandas_object`` of the rows, the column names and dtypes). ``--write``
 records them; ``--check`` compares against a recorded file and exits 1 on any difference.
 
@@ -64,6 +65,30 @@ def days():
         "title_search_limit=2, checks every 600 s": {"checks": {"title_search_limit": 2, "interval_s": 600}},
         "poisson arrivals, exponential delays": {
             "arrivals": "poisson", "edit": {"delay_s": 300, "delay_distribution": "exponential"}
+        },
+    }
+    # the design switches (issue 27: several agents, a lossy wire, no versions, no unpublish
+    # events, blind overwrites), added after the scale work of issue 28 found the days above
+    # never run them; recorded from the code before that work
+    extras |= {
+        "3 agents, lossy, no versions, no unpublish events": {
+            "day_hours": 3, "corpus": {"articles": 60}, "saves": {"count": 90}, "questions": {"count": 40},
+            "edit": {"delay_s": 30, "share": 1.0}, "agents": {"count": 3}, "citation": {"carries_version": False},
+            "transport": {"loss_rate": 0.2}, "events": {"log_unpublish": False},
+        },
+        "blind overwrites and no idempotency keys, lossy": {
+            "day_hours": 2, "corpus": {"articles": 40}, "saves": {"count": 60}, "questions": {"count": 30},
+            "edit": {"delay_s": 60, "share": 0.5, "compare_and_swap": False, "idempotency_key": False},
+            "transport": {"loss_rate": 0.3},
+        },
+        "2 agents on the sample corpus, lossy": {
+            "day_hours": 2, "corpus": {"source": "kbsim:sample"}, "agents": {"count": 2},
+            "transport": {"loss_rate": 0.1}, "edit": {"delay_s": 120},
+        },
+        "2 agents on 2,000 articles (the arena index), lossy": {
+            "day_hours": 2, "corpus": {"articles": 2000}, "saves": {"count": 1500}, "questions": {"count": 300},
+            "agents": {"count": 2}, "transport": {"loss_rate": 0.1}, "edit": {"delay_s": 120},
+            "checks": {"interval_s": 600},
         },
     }
     for label, overrides in extras.items():

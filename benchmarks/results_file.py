@@ -10,9 +10,10 @@ from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 HEADER = (
-    "# Benchmark results\n\nEach section is rewritten by the command named in it; `make bench` runs them all but two:\n"
+    "# Benchmark results\n\nEach section is rewritten by the command named in it; `make bench` runs them all but three:\n"
     "the 1,000,000-article day (`python benchmarks/bench_day.py --sections million`: about ten minutes\n"
-    "and several GiB) and the compiled-index probe (it needs numba).\n\n"
+    "and several GiB), the compiled-index probe (it needs numba) and the commands on a fresh clone\n"
+    "(`python benchmarks/bench_commands.py`: the whole suite and the whole study, about half an hour).\n\n"
     "The machine is shared (2 cores, other agents' work beside these runs), so wall times move with\n"
     "its load: the sections of issue 28's targets time the process's CPU (`time.process_time`) and\n"
     "compare within one run (interleaved, or in fresh processes one after the other), and say so.\n"

@@ -10,7 +10,8 @@ from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 HEADER = (
-    "# Benchmark results\n\nEach section is rewritten by the command named in it; `make bench` runs them all but three:\n"
+    "# Benchmark results\n\n"
+    "Each section is rewritten by the command named in it; `make bench` runs them all but three:\n"
     "the 1,000,000-article day (`python benchmarks/bench_day.py --sections million`: about ten minutes\n"
     "and several GiB), the compiled-index probe (it needs numba) and the commands on a fresh clone\n"
     "(`python benchmarks/bench_commands.py`: the whole suite and the whole study, about half an hour).\n\n"

@@ -60,3 +60,31 @@ def test_the_schema_digest_is_short_stable_and_follows_every_column(monkeypatch)
                                                     tables.DERIVED_COLUMNS["citations"])
     )
     assert tables.schema_digest() != digest
+
+
+def test_the_days_store_is_not_kept_while_its_tables_are_built(monkeypatch):
+    """The tables need only the log: once the day has run, nothing of it holds its store (a
+    large day's search index is most of its memory), so it is freed before the tables, not
+    kept beside them (the answer callback, the checker and the environment held it once)."""
+    import gc
+    import weakref
+
+    import kbsim.sim.day as day_module
+
+    stores, alive = [], []
+
+    def day_store(*args, **kwargs):
+        store = real_store(*args, **kwargs)
+        stores.append(weakref.ref(store))
+        return store
+
+    def tabulate(log, params, seed):
+        gc.collect()
+        alive.append(stores[-1]() is not None)
+        return real_tabulate(log, params, seed)
+
+    real_store, real_tabulate = day_module.day_store, day_module.tabulate
+    monkeypatch.setattr(day_module, "day_store", day_store)
+    monkeypatch.setattr(day_module, "tabulate", tabulate)
+    day_module.run_day(DayParams(edit={"delay_s": 60}), 1)
+    assert alive == [False]

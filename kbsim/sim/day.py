@@ -228,8 +228,11 @@ def simulate_day(
     if day.edits:
         env.run(until=simpy.AllOf(env, day.edits))
     # The tables need only the log: the day's store (its search index is most of a large
-    # day's memory) is let go before they are built, not beside them.
-    del day, asking, checking
+    # day's memory) is let go before they are built, not beside them. The answer callback
+    # and the checker hold the day too (in their closures), and the environment holds the
+    # people's editor, still waiting for its next save, so they all go with it; the day's
+    # objects refer to one another, so the store is freed by the next garbage collection.
+    del day, env, asking, checking, on_answer, checks
     tables = tabulate(log, params, seed)
     if agents is not None:
         tables.update(agents.tables(seed))

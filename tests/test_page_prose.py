@@ -71,7 +71,7 @@ ALLOWED: dict[str, dict[str, str]] = {
         "past the year 9999": "the last year RFC 3339 can write",
         "Above 10,000 runs, 2 hours of CPU, 5 GB of results or 2 GB of memory": LIMITS,
         "more than 10,000 runs is refused": LIMITS,
-        "at most 1 MiB": FILES, "at most 16 MiB": FILES,
+        "at most 1 MiB": FILES, "at most 1 GiB": FILES, "at most 16 MiB": FILES,
         "at most 64 levels": FILES, "at most 100,000 values": FILES, "at most 32 files": FILES,
         "a title of 2 to 200 characters": RULES, "at most 100,000 characters": RULES,
         "returns (10 hits)": "the title check's search limit (checks.title_search_limit's default)",
@@ -84,6 +84,8 @@ ALLOWED: dict[str, dict[str, str]] = {
         "check's 10 hits": "the title check's search limit (checks.title_search_limit's default)",
     },
     "docs/fit.md": {
+        "nine delays from 15 s to an hour": "the delays the simulated advice tries "
+                                            "(kbsim.experiment.simulated_advice.EDIT_DELAYS_S)",
         "default 2026-01-05T09:00:00Z": "the day's start by default (kbsim.params)",
         "(199 logs)": "the bootstrap's replicates (kbsim.fit), configuration",
         "199 of them": "the bootstrap's replicates (kbsim.fit), configuration",
@@ -98,8 +100,9 @@ ALLOWED: dict[str, dict[str, str]] = {
     "docs/model.md": {
         "85% content only, 10% content and title, 5% unpublish": "the default save mix (DayParams)",
         "bodies of 60 words": "the synthetic corpus's constant (kbsim/sim/corpus.py)",
-        "about 20,000 articles": "the flat-array threshold's corpus size (a million postings)",
-        "8 bytes a posting": "the flat arrays' element size",
+        "fewer than 1,000 articles": "the size from which a knowledge base holds the arena index "
+                                     "(kbsim.store.memory.ARENA_FROM)",
+        "the reference day's 400 among them": "the reference corpus's size (CorpusParams.articles)",
         "at time 0 in file order": "the start of the day",
         "at most 256 characters": "the longest id the tools carry (kbsim.inputs)",
         "over 100,000 characters": RULES, "2 to 200 characters": RULES,

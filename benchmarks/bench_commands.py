@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results_file import machine_line, write_section  # noqa: E402
+from results_file import RESULTS, machine_line, write_section  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SECTION = "Commands on a fresh clone"
@@ -57,6 +57,25 @@ def _outcome(target: str, output: str, code: int) -> str:
         if summary:
             return summary[-1].replace(" =", "").strip()
     return "exit 0"
+
+
+def _rows_written() -> dict[str, str]:
+    """The rows of this section as RESULTS.md has them, by target (rows of the current
+    layout only, with their commit and load columns)."""
+    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else ""
+    section = re.search(rf"^## {re.escape(SECTION)}\n(.*?)(?=^## |\Z)", text, re.S | re.M)
+    body = section.group(1) if section else ""
+    # a section of the first layout (one commit and one load for every row) gives its rows those
+    commit = re.search(r"fresh clone of (\w+) ", body)
+    load = re.search(r"Load average \(1 min\) ([\d.]+) when it started and ([\d.]+) when it ended", body)
+    rows = {}
+    for line in body.splitlines():
+        found = re.match(r"\| `make ([\w-]+)` \|", line)
+        if found and line.count("|") == 7:
+            rows[found.group(1)] = line
+        elif found and line.count("|") == 5 and commit and load:
+            rows[found.group(1)] = f"{line} {commit.group(1)} | {load.group(1)} to {load.group(2)} |"
+    return rows
 
 
 def time_target(clone: Path, target: str) -> tuple[float, float, str]:
@@ -98,18 +117,22 @@ def main(argv: list[str] | None = None) -> int:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     load_after = os.getloadavg()[0]
+    load = f"{load_before:.1f} to {load_after:.1f}"
+    timed = {target: f"| `make {target}` | {duration(wall)} | {cpu:,.0f} s | {outcome} | {commit} | {load} |"
+             for target, wall, cpu, outcome in rows}
+    kept = {target: row for target, row in _rows_written().items() if target not in timed}
     lines = [
-        f"Command: `python benchmarks/bench_commands.py --only {','.join(chosen)}`, on a fresh clone of "
-        f"{commit} (no .venv, no results; pip's cache as this machine has it).",
+        "Command: `python benchmarks/bench_commands.py [--only TARGETS]`, each target on a fresh clone of the "
+        "commit in its row (no .venv, no results; pip's cache as this machine has it); a run of some targets "
+        "keeps the other rows.",
         machine_line(),
-        f"Load average (1 min) {load_before:.1f} when it started and {load_after:.1f} when it ended: wall times "
-        "include whatever else the machine ran; CPU is the commands' own processes.",
+        "Wall times include whatever else the machine ran (the load average, 1 min, when the run started and "
+        "ended); CPU is the commands' own processes.",
         "",
-        "| command | wall time | CPU | outcome |",
-        "| --- | ---: | ---: | --- |",
+        "| command | wall time | CPU | outcome | commit | load |",
+        "| --- | ---: | ---: | --- | --- | --- |",
     ]
-    lines += [f"| `make {target}` | {duration(wall)} | {cpu:,.0f} s | {outcome} |"
-              for target, wall, cpu, outcome in rows]
+    lines += [timed.get(target) or kept[target] for target in COMMANDS if target in timed or target in kept]
     write_section(SECTION, "\n".join(lines))
     if args.keep:
         print(f"clone and logs kept in {work}")

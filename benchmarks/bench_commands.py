@@ -4,9 +4,9 @@ Clones this repository's committed HEAD into a temporary folder (nothing install
 results, no venv), then runs, in that clone and in this order, ``make install``,
 ``make test-fast``, ``make test`` (as CI runs it: on a clone with no results), ``make
 reproduce`` and ``make docs`` (or those named by ``--only``), each timed in wall-clock
-seconds and in the CPU seconds of its processes, and writes the section "Commands on a fresh
-clone" of benchmarks/RESULTS.md. ``make install`` downloads from PyPI through pip's cache, so a
-first install on a new machine takes longer.
+seconds, and writes the section "Commands on a fresh clone" of benchmarks/RESULTS.md. ``make
+install`` downloads from PyPI through pip's cache, so a first install on a new machine takes
+longer.
 
 It is not part of ``make bench``: it runs the whole suite and the whole study (about half
 an hour on 2 cores), and ``make bench`` is run from a clone that has them already.
@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -41,11 +40,6 @@ def duration(seconds: float) -> str:
     """``9 min 12 s`` or ``48 s``: as the README quotes it."""
     minutes, rest = divmod(round(seconds), 60)
     return f"{minutes} min {rest} s" if minutes else f"{rest} s"
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def _outcome(target: str, output: str, code: int) -> str:
@@ -70,22 +64,24 @@ def _rows_written() -> dict[str, str]:
     load = re.search(r"Load average \(1 min\) ([\d.]+) when it started and ([\d.]+) when it ended", body)
     rows = {}
     for line in body.splitlines():
-        found = re.match(r"\| `make ([\w-]+)` \|", line)
-        if found and line.count("|") == 7:
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        found = re.fullmatch(r"`make ([\w-]+)`", cells[0])
+        if found and len(cells) == 5:
             rows[found.group(1)] = line
-        elif found and line.count("|") == 5 and commit and load:
-            rows[found.group(1)] = f"{line} {commit.group(1)} | {load.group(1)} to {load.group(2)} |"
+        elif found and len(cells) == 4 and commit and load:  # command, wall, CPU, outcome
+            rows[found.group(1)] = (f"| {cells[0]} | {cells[1]} | {cells[3]} | {commit.group(1)} | "
+                                    f"{load.group(1)} to {load.group(2)} |")
     return rows
 
 
-def time_target(clone: Path, target: str) -> tuple[float, float, str]:
-    """``make target`` in ``clone``: its wall seconds, its CPU seconds and its outcome."""
-    cpu, started = _children_cpu(), time.perf_counter()
+def time_target(clone: Path, target: str) -> tuple[float, str]:
+    """``make target`` in ``clone``: its wall seconds and its outcome."""
+    started = time.perf_counter()
     run = subprocess.run(["make", target], cwd=clone, capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": ""})
-    wall, cpu = time.perf_counter() - started, _children_cpu() - cpu
+    wall = time.perf_counter() - started
     (clone.parent / f"make-{target}.log").write_text(run.stdout + run.stderr, encoding="utf-8")
-    return wall, cpu, _outcome(target, run.stdout + run.stderr, run.returncode)
+    return wall, _outcome(target, run.stdout + run.stderr, run.returncode)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -108,9 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     try:
         for target in targets:
-            wall, cpu, outcome = time_target(clone, target)
-            rows.append((target, wall, cpu, outcome))
-            print(f"make {target}: {duration(wall)} ({cpu:.0f} s CPU), {outcome}", flush=True)
+            wall, outcome = time_target(clone, target)
+            rows.append((target, wall, outcome))
+            print(f"make {target}: {duration(wall)}, {outcome}", flush=True)
             if target == "install" and outcome.startswith("failed"):
                 break  # nothing else can run; a failing suite still lets the study be timed
     finally:
@@ -118,8 +114,8 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
     load_after = os.getloadavg()[0]
     load = f"{load_before:.1f} to {load_after:.1f}"
-    timed = {target: f"| `make {target}` | {duration(wall)} | {cpu:,.0f} s | {outcome} | {commit} | {load} |"
-             for target, wall, cpu, outcome in rows}
+    timed = {target: f"| `make {target}` | {duration(wall)} | {outcome} | {commit} | {load} |"
+             for target, wall, outcome in rows}
     kept = {target: row for target, row in _rows_written().items() if target not in timed}
     lines = [
         "Command: `python benchmarks/bench_commands.py [--only TARGETS]`, each target on a fresh clone of the "
@@ -127,16 +123,17 @@ def main(argv: list[str] | None = None) -> int:
         "keeps the other rows.",
         machine_line(),
         "Wall times include whatever else the machine ran (the load average, 1 min, when the run started and "
-        "ended); CPU is the commands' own processes.",
+        "ended). No CPU time is given: the worker pools' processes are not all the command's waited-for "
+        "children, so the system's count of them misses most of a study's work.",
         "",
-        "| command | wall time | CPU | outcome | commit | load |",
-        "| --- | ---: | ---: | --- | --- | --- |",
+        "| command | wall time | outcome | commit | load |",
+        "| --- | ---: | --- | --- | --- |",
     ]
     lines += [timed.get(target) or kept[target] for target in COMMANDS if target in timed or target in kept]
     write_section(SECTION, "\n".join(lines))
     if args.keep:
         print(f"clone and logs kept in {work}")
-    return 0 if all(not row[3].startswith("failed") for row in rows) else 1
+    return 0 if all(not row[2].startswith("failed") for row in rows) else 1
 
 
 if __name__ == "__main__":

@@ -57,8 +57,10 @@ _LOOP_CELLS = 128
 #: search_many ranks a query alone (through :meth:`ArenaIndex.search`, which can prune)
 #: when one of its terms has more cells than this; the others are ranked in one batch.
 _BATCH_TERM_CELLS = 4096
-#: search_many takes at most this many cells of postings into one batch...
-_BATCH_CELLS = 1 << 21
+#: search_many takes at most this many cells of postings into one batch (each cell takes
+#: about 75 bytes of temporaries: at 1 << 21, 150 MiB at the title check of a 100,000-article
+#: day, and no faster)...
+_BATCH_CELLS = 1 << 19
 #: ...and at most this many queries (their numbers are sorted as 16-bit keys).
 _BATCH_QUERIES = 1 << 16
 #: A save's cells wait in a log of this many at most before they are merged into the blocks.
@@ -75,6 +77,7 @@ _COMPACT_MIN = 1 << 12
 #: The arrays of the arena's cells, of the log's, of the terms' blocks and counts, and of
 #: the forward cells, by name (one 1-D array each: numpy gathers rows of a 2-D array slowly).
 _CELL_ARRAYS = ("_cell_slot", "_cell_tf", "_cell_stamp")
+_BASE_ARRAYS = ("_base_slot", "_base_tf", "_base_stamp")
 _LOG_ARRAYS = ("_log_term", "_log_slot", "_log_tf", "_log_stamp", "_log_prev")
 _TERM_ARRAYS = ("_start", "_cap", "_used", "_df", "_log_head", "_base_start", "_base_used", "_base_live")
 
@@ -429,8 +432,8 @@ class ArenaIndex:
         end = self._cell_end + int(moved.sum())
         if end > self._cell_slot.size:
             size = max(end, 2 * self._cell_slot.size, 1024)
-            for name in _CELL_ARRAYS:
-                setattr(self, name, _grown(getattr(self, name), size))
+            for name in _CELL_ARRAYS:  # the cells past the end are zeros: not copied, not mapped
+                setattr(self, name, _spare(getattr(self, name), self._cell_end, size))
         target = _ranges(new_start, live)
         for name in _CELL_ARRAYS:
             array = getattr(self, name)
@@ -468,11 +471,11 @@ class ArenaIndex:
 
     def _drop_base(self) -> None:
         """Let go of the base (its cells are all stale, or laid out into the arena)."""
-        for name in ("_base_slot", "_base_tf", "_base_stamp"):
+        for name in _BASE_ARRAYS:
             setattr(self, name, np.zeros(0, dtype=np.int32))
-        self._base_used[:] = 0
-        self._base_live[:] = 0
-        self._in_base[:] = False
+        # new arrays, not these zeroed: copies may share them
+        for name in ("_base_start", "_base_used", "_base_live", "_in_base"):
+            setattr(self, name, np.zeros_like(getattr(self, name)))
         self._base_cells = self._base_dead = 0
 
     def _laid_out(self, with_base: bool):
@@ -1078,10 +1081,15 @@ class ArenaIndex:
         twin = ArenaIndex(self.k1, self.b, self.title_weight, analyzer=self.analyzer)
         own = self._fwd_end - self._fwd_base
         roomy = {"_fwd_term": own, "_fwd_tf": own}
-        shared = {"_fwd_base_term", "_fwd_base_tf", "_base_slot", "_base_tf", "_base_stamp"}
+        # never written again (the base's, and each term's place in it), so shared; an empty
+        # arena's blocks are all zeros, made afresh (pages mapped only once written)
+        shared = {"_fwd_base_term", "_fwd_base_tf", *_BASE_ARRAYS, "_base_start", "_base_used"}
+        zeros = {"_start", "_cap", "_used"} if not self._cell_end else set()
         for name, value in vars(self).items():
             if name in roomy:
                 value = _spare(value, roomy[name], max(2 * roomy[name], 1024))
+            elif name in zeros:
+                value = np.zeros_like(value)
             elif isinstance(value, np.ndarray) and name not in shared:
                 value = value.copy()
             setattr(twin, name, value)
@@ -1103,7 +1111,8 @@ class ArenaIndex:
         self._base_dead = self._base_cells - int(self._df.sum(dtype=np.int64))
         for name in _CELL_ARRAYS:
             setattr(self, name, np.zeros(0, dtype=np.int32))
-        self._start[:], self._cap[:], self._used[:] = 0, 0, 0
+        for name in ("_start", "_cap", "_used"):
+            setattr(self, name, np.zeros_like(getattr(self, name)))
         self._cell_end = self._cell_dead = 0
 
     def postings(self) -> dict[str, dict[str, int]]:

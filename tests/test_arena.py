@@ -340,3 +340,70 @@ def test_copies_sharing_forward_cells_re_save_and_compact_them_apart(seed):
     for index, plain in pairs:
         assert_same(index, plain, queries)
         assert_same_terms(index, plain)
+
+
+def base_bytes(index: ArenaIndex) -> list[bytes]:
+    return [index._base_slot.tobytes(), index._base_tf.tobytes(), index._base_stamp.tobytes()]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_copies_share_the_cells_and_never_write_them(seed):
+    """A filled index's copies share its cells (the base) rather than laying them out again:
+    two copies of one template saved apart, and a copy of a saved copy, each rank as a plain
+    index given its saves; the template's rankings and the shared cells do not change."""
+    rng = random.Random(seed)
+    docs = [(f"art-{i:06d}", " ".join(rng.sample(WORDS, 3)), text(rng, rng.randint(0, 30))) for i in range(80)]
+    titles = [title for _, title, _ in docs]
+    template = ArenaIndex()
+    template.fill_texts(docs)
+    queries = random_queries(rng, titles, 30)
+    before = [template.search_many(queries, limit) for limit in LIMITS]
+    first, second = template.copy(), template.copy()
+    assert first._base_slot.size and np.shares_memory(first._base_slot, template._base_slot)
+    assert np.shares_memory(second._base_tf, first._base_tf) and first._cell_end == 0
+    shared = base_bytes(template)
+    plain_first, plain_second = plain_of(docs), plain_of(docs)
+    for step in range(300):
+        index, plain = (first, plain_first) if step % 2 else (second, plain_second)
+        change = (rng.choice(docs)[0], rng.choice(titles), text(rng, rng.choice([1, 5, 30])))
+        index.add(*change)
+        plain.add(*change)
+        if step % 37 == 0:
+            doc_id = rng.choice(docs)[0]
+            index.remove(doc_id)
+            plain.remove(doc_id)
+    assert base_bytes(template) == shared
+    assert [template.search_many(queries, limit) for limit in LIMITS] == before
+    assert_same(template, plain_of(docs), queries)
+    third, plain_third = first.copy(), plain_first.copy()  # a copy of a copy with saves of its own
+    for _ in range(60):
+        change = (rng.choice(docs)[0], rng.choice(titles), text(rng, rng.choice([1, 5, 30])))
+        third.add(*change)
+        plain_third.add(*change)
+    assert base_bytes(template) == shared
+    pairs = ((first, plain_first), (second, plain_second), (third, plain_third), (template, plain_of(docs)))
+    for index, plain in pairs:
+        assert_same(index, plain, queries)
+        assert_same_terms(index, plain)
+
+
+def test_a_copy_whose_shared_cells_go_stale_lays_its_live_ones_out():
+    """Once three in four of the shared cells are stale in a copy (its documents saved since),
+    the copy lays its live cells out in an arena of its own and lets the shared ones go; the
+    template keeps them, and both still rank as plain indexes."""
+    rng = random.Random(7)
+    docs = [(f"art-{i:06d}", " ".join(rng.sample(WORDS, 3)), text(rng, 20)) for i in range(60)]
+    with thresholds(4, arena._LOOP_CELLS, arena._LONG_POSTINGS, arena._BATCH_TERM_CELLS, arena._BATCH_CELLS, 0):
+        template = ArenaIndex()
+        template.fill_texts(docs)
+        day, plain = template.copy(), plain_of(docs)
+        assert day._base_slot.size
+        for doc_id, title, _ in docs:
+            change = (doc_id, title, text(rng, 20))
+            day.add(*change)
+            plain.add(*change)
+        assert day._base_slot.size == 0 and not day._in_base.any()
+        assert template._base_slot.size
+        queries = random_queries(rng, [title for _, title, _ in docs], 30)
+        assert_same(day, plain, queries)
+        assert_same(template, plain_of(docs), queries)

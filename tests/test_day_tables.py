@@ -88,3 +88,29 @@ def test_the_days_store_is_not_kept_while_its_tables_are_built(monkeypatch):
     monkeypatch.setattr(day_module, "tabulate", tabulate)
     day_module.run_day(DayParams(edit={"delay_s": 60}), 1)
     assert alive == [False]
+
+
+def test_a_large_days_store_is_freed_before_its_tables_are_built(monkeypatch):
+    """A day of many starting articles collects its garbage before its tables: its store is
+    gone when they start, without a collection of the tables' own."""
+    import weakref
+
+    import kbsim.sim.day as day_module
+
+    stores, alive = [], []
+
+    def day_store(*args, **kwargs):
+        store = real_store(*args, **kwargs)
+        stores.append(weakref.ref(store))
+        return store
+
+    def tabulate(log, params, seed):
+        alive.append(stores[-1]() is not None)
+        return real_tabulate(log, params, seed)
+
+    real_store, real_tabulate = day_module.day_store, day_module.tabulate
+    monkeypatch.setattr(day_module, "day_store", day_store)
+    monkeypatch.setattr(day_module, "tabulate", tabulate)
+    monkeypatch.setattr(day_module, "COLLECT_BEFORE_TABLES_FROM", 1)
+    day_module.run_day(DayParams(edit={"delay_s": 60}), 1)
+    assert alive == [False]

@@ -451,3 +451,17 @@ def test_more_articles_sharing_a_title_than_the_title_check_finds_are_refused(tm
     assert main(["corpus", "check", str(kb)]) == 0
     assert "warning: a day on it is refused: 15 articles share the title 'Reset the VPN'" in capsys.readouterr().out
     assert _flagged_on_a_day_without_saves(kb, title_search_limit=20) == 0
+
+
+def test_titles_without_search_terms_are_not_one_shared_title(tmp_path):
+    """Titles the analyzer gives no term (Hindi under the ascii analyzer) are no query at all:
+    they are not counted as one title shared by all of them (corpus check warns of them)."""
+    from kbsim.inputs.resolve import largest_title_group
+    from kbsim.store.analyzer import ASCII
+
+    rows = [{"title": f"पासवर्ड रीसेट {'क' * (n + 1)}", "content": "x"} for n in range(15)]
+    rows.append({"title": "Printer offline", "content": "Restart it."})
+    kb = write(tmp_path / "kb.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    assert largest_title_group(load_corpus(kb), ASCII) == ("Printer offline", 1)
+    config = write(tmp_path / "day.yaml", f"params: {{corpus: {{source: {kb}}}, day_hours: 1}}\nseeds: 1\n")
+    assert len(load_config(config).runs()) == 1

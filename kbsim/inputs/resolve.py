@@ -49,14 +49,18 @@ def largest_title_group(loaded: LoadedCorpus, analyzer: Analyzer) -> tuple[str, 
     Titles that differ only in what the analyzer drops (case, punctuation, stop words) are
     the same query, so they are grouped by their terms, not their letters. The first such
     title in publication order names a group; a corpus whose titles all differ gives
-    ``(its first title, 1)``.
+    ``(its first title, 1)``. Titles with no search term under the analyzer are left out:
+    they are no query at all, which ``kbsim corpus check`` warns of on its own.
     """
     counts: dict[tuple[str, ...], int] = {}
     first: dict[tuple[str, ...], str] = {}
     for title in loaded.titles:
         terms = tuple(sorted(analyzer.tokenize(title)))
-        counts[terms] = counts.get(terms, 0) + 1
-        first.setdefault(terms, title)
+        if terms:  # a title with no search term is no query at all (corpus check warns of those)
+            counts[terms] = counts.get(terms, 0) + 1
+            first.setdefault(terms, title)
+    if not counts:
+        return loaded.titles[0], 1
     terms = max(counts, key=counts.__getitem__)  # the first of the largest, in publication order
     return first[terms], counts[terms]
 

@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 import simpy
 
-from kbsim.inputs import load_corpus
 from kbsim.inputs.resolve import refuse_crowded_titles
 from kbsim.params import DayParams
 from kbsim.sim.activity import QuestionSource, SaveSource
@@ -63,8 +62,8 @@ def open_day(
     """
     starting = starting_knowledge_base(params.corpus, seed) if starting is None else starting
     params = params.sized_to(len(starting.article_ids))
-    if params.corpus.source is not None:  # a day built without a config is held to it too
-        refuse_crowded_titles(params, load_corpus(params.corpus.source))
+    if starting.loaded is not None:  # a day built without a config is held to it too
+        refuse_crowded_titles(params, starting.loaded)
     env = simpy.Environment() if env is None else env
     rngs = streams(seed)
     weights = starting.weights

@@ -76,6 +76,8 @@ class StartingKnowledgeBase:
     source_ids: tuple[str, ...] | None = None
     #: how the knowledge base's text becomes search terms
     analyzer: Analyzer = ASCII
+    #: the corpus from files it was published from, or None (a synthetic corpus)
+    loaded: LoadedCorpus | None = None
 
     def articles(self) -> Iterator[tuple[str, str]]:
         """``(title, content)`` of every article, in publication order."""
@@ -130,7 +132,7 @@ def _knowledge_base_from(loaded: LoadedCorpus, seed: int, analyzer: Analyzer = A
         ranking = np.argsort(-loaded.weights, kind="stable")
     else:
         ranking = streams(seed)["corpus"].permutation(len(article_ids))
-    return StartingKnowledgeBase(text, article_ids, ranking, template, loaded.weights, loaded.ids, analyzer)
+    return StartingKnowledgeBase(text, article_ids, ranking, template, loaded.weights, loaded.ids, analyzer, loaded)
 
 
 @lru_cache(maxsize=2)

@@ -37,7 +37,6 @@ stable sorts.
 
 from __future__ import annotations
 
-import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from itertools import chain, count, islice
@@ -45,6 +44,7 @@ from itertools import chain, count, islice
 import numpy as np
 
 from kbsim.store.analyzer import ASCII, Analyzer
+from kbsim.store.bm25 import term_weight
 from kbsim.store.bulk import stable_argsort, token_blocks
 from kbsim.store.written import content_text
 
@@ -724,9 +724,8 @@ class ArenaIndex:
     # -- searches ---------------------------------------------------------------------
 
     def _weight(self, df: int) -> float:
-        """A term's idf times ``k1 + 1``: the most one of its postings can add to a score."""
-        n_docs, k1 = self._n_docs, self.k1
-        return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)) * (k1 + 1.0)
+        """A term's idf times ``k1 + 1`` (:func:`kbsim.store.bm25.term_weight`)."""
+        return term_weight(self._n_docs, df, self.k1)
 
     def _norms(self) -> tuple[float, float]:
         k1, b = self.k1, self.b

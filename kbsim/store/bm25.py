@@ -41,6 +41,14 @@ _THAW_CHUNK = 1 << 20
 _QUERY_TERMS_KEPT = 100_000
 
 
+
+def term_weight(n_docs: int, df: int, k1: float) -> float:
+    """A term's idf times ``k1 + 1`` among ``n_docs`` documents, ``df`` of which hold it: the
+    most one of its postings can add to a score. The one expression every index scores with
+    (:class:`BM25Index` and :class:`kbsim.store.arena.ArenaIndex`), by ``math.log``, so that
+    their scores agree bit for bit."""
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)) * (k1 + 1.0)
+
 class BM25Index:
     """Okapi BM25 with the title weighted ``title_weight`` times the body.
 
@@ -254,8 +262,7 @@ class BM25Index:
 
     def _weight(self, df: int) -> float:
         """A term's idf times ``k1 + 1``: the most one of its postings can add to a score."""
-        n_docs, k1 = self._n_docs, self.k1
-        return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)) * (k1 + 1.0)
+        return term_weight(self._n_docs, df, self.k1)
 
     def search_many(self, queries: list[str], limit: int) -> list[list[str]]:
         """The doc ids :meth:`search` ranks first for each query (best first), all found at once.

@@ -847,3 +847,18 @@ def test_a_day_gives_the_same_tables_with_and_without_the_title_answers_kept(mon
     assert kept.keys() == plain.keys()
     for name in kept:
         pd.testing.assert_frame_equal(kept[name], plain[name], check_exact=True)
+
+
+def test_validate_each_remembers_only_the_strings_found_valid(monkeypatch):
+    """A query found valid is not checked again; one found invalid is checked (and refused)
+    every time, and so is any value that is not a plain string."""
+    monkeypatch.setattr(schema_module, "_valid_values", {})
+    base = {"knowledge_base_id": "kb-1", "limit": 5}
+    schema_module.validate_each("search_knowledge_base", base, "query", ["alpha beta", "gamma"])
+    assert schema_module._valid_values == {("search_knowledge_base", "query"): {"alpha beta", "gamma"}}
+    for values in (["alpha beta", "x"], ["gamma", "y" * 201], ["alpha beta", 7]):
+        with pytest.raises(ToolError) as error:
+            schema_module.validate_each("search_knowledge_base", base, "query", values)
+        assert error.value.to_dict() == outcome_of(schema_module._validate, "search_knowledge_base",
+                                                   {**base, "query": values[1]})[1]
+    assert schema_module._valid_values == {("search_knowledge_base", "query"): {"alpha beta", "gamma"}}

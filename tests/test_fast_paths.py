@@ -754,3 +754,111 @@ def test_the_vocabulary_is_its_words_one_by_one():
     for i in (*range(n * n - 3, n * n + 3), 250_000, *range(n**3 - 3, n**3 + 3)):
         assert words[i] == vocabulary_word(i), i
     assert len(words) == n**3 + 3
+
+
+def counted_title_ranking(monkeypatch) -> list[int]:
+    """How many searches each ranking of MemoryStore.search_titles made, appended as it ranks."""
+    ranked: list[int] = []
+    plain = MemoryStore._rank_titles
+
+    def counted(self, kb, queries, article_ids, limit):
+        ranked.append(len(queries))
+        return plain(self, kb, queries, article_ids, limit)
+
+    monkeypatch.setattr(MemoryStore, "_rank_titles", counted)
+    return ranked
+
+
+def test_search_titles_answers_again_only_in_the_state_it_answered(monkeypatch):
+    """search_titles keeps its answers for one state of the knowledge base: after every kind
+    of change (a save, a retitle, an agent's edit, a publish, an unpublish with and without
+    its event) and after calls that change nothing (a replayed edit, a conflict, a read, a
+    poll), its answers, asked twice and with repeated keys, are those of the calls."""
+    store, titles = store_and_titles(5)
+    rng = random.Random(5)
+    clock = [200.0]
+    client = store.client({"kb-1"}, clock=lambda: clock[0])
+    queries = [q for q in random_queries(rng, titles, 40) if len(q) >= 2]
+    ids = [f"art-{rng.randrange(1, 86):06d}" for _ in queries]
+    queries, ids = queries + queries[:5], ids + ids[:5]  # keys asked twice in one call
+    ranked = counted_title_ranking(monkeypatch)
+
+    def expected(limit):
+        answers = []
+        for query, article_id in zip(queries, ids, strict=True):
+            result, size = client.call_sized(
+                "search_knowledge_base", {"knowledge_base_id": "kb-1", "query": query, "limit": limit}
+            )
+            answers.append(({hit["article_id"]: hit["title"] for hit in result["results"]}.get(article_id), size))
+        return answers
+
+    def edit(article_id, key):
+        version = client.call("read_knowledge_article", {"knowledge_base_id": "kb-1", "article_id": article_id})
+        arguments = {"knowledge_base_id": "kb-1", "article_id": article_id, "content": "gamma " * 7,
+                     "title": "twin w3", "expected_version": version["updated_at"], "idempotency_key": key}
+        client.call("edit_knowledge_article", arguments)
+        return arguments
+
+    published = store.published_article_ids("kb-1")
+    changes = [
+        lambda: store.save_article("kb-1", published[0], at=clock[0], content="alpha beta " * 3),
+        lambda: store.save_article("kb-1", published[1], at=clock[0], title=titles[7]),
+        lambda: edit(published[2], "k-1"),
+        lambda: store.publish_article("kb-1", title=titles[3], content="w1 w2 w3", at=clock[0]),
+        lambda: store.unpublish_article("kb-1", published[3], at=clock[0]),
+        lambda: store.unpublish_article("kb-1", published[4], at=clock[0], log_event=False),
+    ]
+    unchanged = [
+        lambda: client.call("edit_knowledge_article", edit_arguments),  # a replay
+        lambda: pytest.raises(ToolError, client.call, "edit_knowledge_article",
+                              {**edit_arguments, "idempotency_key": "k-2"}),  # a stale version: a conflict
+        lambda: client.call("poll_resource_events", {"resource_type": "knowledge_base", "resource_id": "kb-1",
+                                                     "after_sequence": 0}),
+    ]
+    for step, change in enumerate(changes + unchanged + changes[:2]):
+        clock[0] += 10.0
+        outcome = change()
+        if step == 2:
+            edit_arguments = outcome
+        changed = step < len(changes) or step >= len(changes) + len(unchanged)
+        for limit in (1, 10):
+            ranked.clear()
+            first = store.search_titles("kb-1", queries, ids, limit)
+            assert store.search_titles("kb-1", queries, ids, limit) == first == expected(limit)
+            # each distinct key ranked once in a new state, at each limit; none in the same state
+            assert ranked == ([len(set(zip(queries, ids, strict=True)))] if changed else [])
+
+
+@pytest.mark.parametrize("seed, overrides", [
+    (1, {"checks": {"interval_s": 60}, "edit": {"delay_s": None}}),
+    (2, {"checks": {"interval_s": 60}, "saves": {"count": 1200}, "edit": {"delay_s": 60}}),
+])
+def test_a_day_gives_the_same_tables_with_and_without_the_title_answers_kept(monkeypatch, seed, overrides):
+    """A day checked every minute meets one state of the store at many checks; with
+    search_titles' answers never kept (a new dict at every check) its tables are identical."""
+    params = DayParams.model_validate(overrides)
+    ranked = counted_title_ranking(monkeypatch)
+    kept, _ = simulate_day(params, seed)
+    kept_ranked = sum(ranked)
+    ranked.clear()
+    monkeypatch.setattr(MemoryStore, "_title_answers", lambda self, kb: {})
+    plain, _ = simulate_day(params, seed)
+    assert kept_ranked < sum(ranked)  # the day did answer searches again
+    assert kept.keys() == plain.keys()
+    for name in kept:
+        pd.testing.assert_frame_equal(kept[name], plain[name], check_exact=True)
+
+
+def test_validate_each_remembers_only_the_strings_found_valid(monkeypatch):
+    """A query found valid is not checked again; one found invalid is checked (and refused)
+    every time, and so is any value that is not a plain string."""
+    monkeypatch.setattr(schema_module, "_valid_values", {})
+    base = {"knowledge_base_id": "kb-1", "limit": 5}
+    schema_module.validate_each("search_knowledge_base", base, "query", ["alpha beta", "gamma"])
+    assert schema_module._valid_values == {("search_knowledge_base", "query"): {"alpha beta", "gamma"}}
+    for values in (["alpha beta", "x"], ["gamma", "y" * 201], ["alpha beta", 7]):
+        with pytest.raises(ToolError) as error:
+            schema_module.validate_each("search_knowledge_base", base, "query", values)
+        assert error.value.to_dict() == outcome_of(schema_module._validate, "search_knowledge_base",
+                                                   {**base, "query": values[1]})[1]
+    assert schema_module._valid_values == {("search_knowledge_base", "query"): {"alpha beta", "gamma"}}

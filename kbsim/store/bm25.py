@@ -271,39 +271,59 @@ class BM25Index:
         instant against one state of the index, about 40% of a simulated day when each went
         through :meth:`search`. Here the postings of every query term are read once, each
         (term, document) contribution is computed once with numpy by the very expression
-        :meth:`search` uses, and a (query x document) score table adds them position by
-        position: every query's first term, then its second, and so on. Each addition is one
-        IEEE double add, in query-term order, onto 0.0 for a document no earlier term had
-        (and ``0.0 + c == c``), so every score equals :meth:`search`'s bit for bit, and the
-        ranking (score descending, ties by doc id) is one sort of the candidates of all
+        :meth:`search` uses, and a (query x document) score table adds them up
+        (:meth:`_search_table`), so that every score equals :meth:`search`'s bit for bit, and
+        the ranking (score descending, ties by doc id) is one sort of the candidates of all
         queries. The table holds at most :data:`_TABLE_CELLS` cells (queries are taken in
         chunks); past :data:`_TABLE_DOCS` documents, or :data:`_CELLS_PER_POSTING` cells per
         posting the queries add up, it is :meth:`search` query by query. The tests hold it to
         :meth:`search` on random indexes and queries.
         """
-        n_slots = len(self._doc_ids)
-        if self._n_docs == 0 or self._total_len == 0 or n_slots > _TABLE_DOCS:
-            return self._search_each(queries, limit)
-        if self._frozen is not None:
-            self._thaw()
-        chunk = max(1, _TABLE_CELLS // n_slots)
-        ranked: list[list[str]] = []
-        for start in range(0, len(queries), chunk):
-            ranked += self._search_table(queries[start : start + chunk], limit)
+        counts, doc_ids = self.search_many_flat(queries, limit)
+        ranked, start = [], 0
+        for count in counts:
+            ranked.append(doc_ids[start : start + count])
+            start += count
         return ranked
 
     def search_many_flat(self, queries: list[str], limit: int) -> tuple[list[int], list[str]]:
         """:meth:`search_many`'s rankings laid end to end: how many doc ids each query has,
         and all of them, query after query."""
-        ranked = self.search_many(queries, limit)
+        n_slots = len(self._doc_ids)
+        if self._n_docs == 0 or self._total_len == 0 or n_slots > _TABLE_DOCS:
+            return self._search_each_flat(queries, limit)
+        if self._frozen is not None:
+            self._thaw()
+        chunk = max(1, _TABLE_CELLS // n_slots)
+        counts: list[int] = []
+        slots: list[int] = []
+        for start in range(0, len(queries), chunk):
+            part = queries[start : start + chunk]
+            ranked = self._search_table(part, limit)
+            if ranked is None:  # the table would be mostly empty: walk the queries' own postings
+                part_counts, part_ids = self._search_each_flat(part, limit)
+                counts += part_counts
+                slots += map(self._slot_of.__getitem__, part_ids)
+            else:
+                counts += ranked[0]
+                slots += ranked[1]
+        return counts, list(map(self._doc_ids.__getitem__, slots))
+
+    def _search_each_flat(self, queries: list[str], limit: int) -> tuple[list[int], list[str]]:
+        """:meth:`search_many_flat` query by query through :meth:`search`."""
+        ranked = [[doc_id for doc_id, _ in self.search(query, limit)] for query in queries]
         return list(map(len, ranked)), list(chain.from_iterable(ranked))
 
-    def _search_each(self, queries: list[str], limit: int) -> list[list[str]]:
-        """:meth:`search_many` query by query through :meth:`search`."""
-        return [[doc_id for doc_id, _ in self.search(query, limit)] for query in queries]
+    def _search_table(self, queries: list[str], limit: int) -> tuple[list[int], list[int]] | None:
+        """:meth:`search_many_flat` for a chunk of queries, in one (query x document) table:
+        how many hits each query has and their slots, end to end; None when the table would
+        hold more than :data:`_CELLS_PER_POSTING` cells per posting the queries add up.
 
-    def _search_table(self, queries: list[str], limit: int) -> list[list[str]]:
-        """:meth:`search_many` for a chunk of queries, in one (query x document) table."""
+        Each query's terms' postings are laid end to end, query after query and term after
+        term in the query's order, and ``np.bincount`` adds each (query, document) cell's
+        contributions in that order, onto 0.0 (``0.0 + c == c``): the very additions
+        :meth:`search` makes, one IEEE double add each, so the scores are equal bit for bit.
+        """
         n_docs = self._n_docs
         n_slots = len(self._doc_ids)
         k1, b = self.k1, self.b
@@ -313,14 +333,15 @@ class BM25Index:
         query_terms = self._query_terms
         row_of: dict[str, int] = {}
         buckets: list[dict[int, int]] = []
-        query_rows: list[list[int]] = []
+        query_rows: list[int] = []  # every query's terms' rows, end to end
+        terms_of_query: list[int] = []  # how many of them each query has
         for query in queries:
             terms = query_terms.get(query)
             if terms is None:
                 if len(query_terms) >= _QUERY_TERMS_KEPT:
                     query_terms.clear()
                 terms = query_terms[query] = tuple(dict.fromkeys(self._tokenize(query)))
-            rows = []
+            found = 0
             for term in terms:
                 row = row_of.get(term)
                 if row is None:
@@ -329,16 +350,19 @@ class BM25Index:
                         continue
                     row = row_of[term] = len(buckets)
                     buckets.append(bucket)
-                rows.append(row)
-            query_rows.append(rows)
+                query_rows.append(row)
+                found += 1
+            terms_of_query.append(found)
+        n_queries = len(queries)
         if not buckets:
-            return [[] for _ in queries]
+            return [0] * n_queries, []
         n_rows = len(buckets)
         lengths = np.fromiter(map(len, buckets), dtype=np.int64, count=n_rows)
-        n_queries = len(queries)
-        if n_queries * n_slots > _CELLS_PER_POSTING * int(lengths[list(chain.from_iterable(query_rows))].sum()):
-            # the table would be mostly empty: the queries' own postings are cheaper to walk
-            return self._search_each(queries, limit)
+        rows = np.array(query_rows, dtype=np.int64)
+        counts = lengths[rows]  # the postings of each (query, term)
+        total = int(counts.sum())
+        if n_queries * n_slots > _CELLS_PER_POSTING * total:
+            return None
         starts = np.zeros(n_rows + 1, dtype=np.int64)
         np.cumsum(lengths, out=starts[1:])
         nnz = int(starts[-1])
@@ -350,15 +374,13 @@ class BM25Index:
         doc_len = np.array(self._doc_len, dtype=np.float64)
         # weight * tf / (tf + base + per_len * doc_len[d]), operation by operation as in search()
         values = np.repeat(weights, lengths) * tf / ((tf + base) + per_len * doc_len[slots])
-        scores = np.zeros((n_queries, n_slots))
-        for position in range(max(map(len, query_rows))):
-            owners = [q for q, rows in enumerate(query_rows) if position < len(rows)]
-            rows = np.array([query_rows[q][position] for q in owners], dtype=np.int64)
-            counts = lengths[rows]
-            # the postings of each owner's term at this position: a run of entries from starts[row]
-            entries = np.arange(int(counts.sum())) + np.repeat(starts[rows] - (np.cumsum(counts) - counts), counts)
-            # (query, document) pairs are distinct within one position, so += adds each once
-            scores[np.repeat(np.array(owners, dtype=np.int64), counts), slots[entries]] += values[entries]
+        # each (query, term)'s postings, a run of entries from starts[row], end to end
+        entries = np.arange(total) + np.repeat(starts[rows] - (np.cumsum(counts) - counts), counts)
+        owners = np.repeat(np.repeat(np.arange(n_queries, dtype=np.int64), terms_of_query), counts)
+        # bincount adds in the entries' order: each cell's terms in the query's order
+        scores = np.bincount(
+            owners * n_slots + slots[entries], weights=values[entries], minlength=n_queries * n_slots
+        ).reshape(n_queries, n_slots)
         # candidates: every positive score at least each query's limit-th best (ties included)
         matched = scores > 0.0
         if n_slots > limit:
@@ -369,13 +391,7 @@ class BM25Index:
         query_of, slot_of = query_of[order], slot_of[order]
         first = np.searchsorted(query_of, np.arange(n_queries))
         keep = np.arange(query_of.size) - first[query_of] < limit
-        best = slot_of[keep].tolist()
-        doc_ids = self._doc_ids
-        ranked, start = [], 0
-        for count in np.minimum(np.bincount(query_of, minlength=n_queries), limit).tolist():
-            ranked.append([doc_ids[slot] for slot in best[start : start + count]])
-            start += count
-        return ranked
+        return np.minimum(np.bincount(query_of, minlength=n_queries), limit).tolist(), slot_of[keep].tolist()
 
     def _id_ranks(self) -> np.ndarray:
         """Each slot's position among the doc ids in sorted order (ties of equal scores)."""

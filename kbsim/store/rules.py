@@ -56,6 +56,8 @@ def check_texts(values: Any, name: str) -> list[str]:
     """A list (or tuple) of strings (a batch of queries, of article ids), as a new list."""
     if not isinstance(values, (list, tuple)):
         raise ToolError("invalid_argument", f"{name} must be a list of strings, got {shown(values)}")
+    if set(map(type, values)) <= {str}:  # plain strings, all (a check's thousands, at one pass)
+        return list(values)
     for i, value in enumerate(values):
         check_text(value, f"{name}[{i}]")
     return list(values)

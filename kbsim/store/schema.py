@@ -84,6 +84,8 @@ _REMEMBERED = frozenset({"search_knowledge_base", "read_knowledge_article", "pol
 _REMEMBERED_MAX = 65_536
 #: (tool, ((argument, type of value, value), ...)) of argument sets found valid.
 _valid: set[tuple] = set()
+#: (tool, argument) -> the strings found valid as that argument by its own schema (validate_each).
+_valid_values: dict[tuple[str, str], set[str]] = {}
 _PLAIN = (str, int)
 
 
@@ -132,12 +134,21 @@ def validate_each(name: str, arguments: dict[str, Any], field: str, values: list
         return
     validate_arguments(name, {**arguments, field: values[0]})
     check = _field_validator(name, field)
+    # a string found valid as this argument is not checked again (as validate_arguments
+    # remembers whole argument sets): a check's searches repeat the titles of the last one
+    valid = _valid_values.setdefault((name, field), set())
     for value in values:
+        if type(value) is str and value in valid:
+            continue
         try:
             check(value)
         except fastjsonschema.JsonSchemaValueException:
             validate_arguments(name, {**arguments, field: value})
             raise AssertionError(f"{name}: {field} {value!r} fails its own schema but not the tool's") from None
+        if type(value) is str:
+            if len(valid) >= _REMEMBERED_MAX:
+                valid.clear()
+            valid.add(value)
 
 
 def _validate(name: str, arguments: Any) -> dict[str, Any]:

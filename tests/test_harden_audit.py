@@ -12,7 +12,6 @@ failed before its fix.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
@@ -287,3 +286,55 @@ def test_the_example_log_is_written_atomically(tmp_path, monkeypatch):
         path, data, **kw))
     write_example_log(tmp_path)
     assert calls == list(written)
+
+
+# -- serve's options, checked before anything is read --------------------------------------------
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--seed", "-1"], "--seed: expected a whole number from 0 to 2**63 - 1, got -1"),
+    (["--seed", str(2**63)], f"--seed: expected a whole number from 0 to 2**63 - 1, got {2**63}"),
+    (["--kb-id", "\x1b[31m"], "--kb-id: the knowledge base id '\\x1b[31m' holds the character U+001B, which a tool "
+                              "result cannot carry as it is (control characters, line separators, lone surrogates)"),
+    (["--kb-id", ""], "--kb-id: the knowledge base id is empty"),
+    (["--grant", " kb-2"], "--grant: the knowledge base id ' kb-2' has spaces at its start or end"),
+])
+def test_serve_refuses_a_seed_numpy_cannot_take_and_ids_the_tools_cannot_carry(capsys, args, message):
+    """``--seed -1`` was a numpy traceback after the corpus was read; ``--kb-id`` with an
+    escape sequence reached the terminal through every log line; an empty one was refused
+    only after the knowledge base was filled."""
+    from kbsim.cli import build_parser
+    from kbsim.cli.serve_cmd import run
+
+    with pytest.raises(Exception) as info:
+        run(build_parser().parse_args(["serve", *args]))
+    assert type(info.value).__name__ == "ServeConfigError" and str(info.value) == message
+
+
+def test_a_language_kbsim_does_not_know_is_one_line_naming_the_option(capsys):
+    """The message was pydantic's dump ('1 validation error for DayParams\\ncorpus\\n  Value
+    error, ...  For further information visit https://errors.pydantic.dev/...'), and serve
+    blamed --corpus 'kbsim:sample', which was never given."""
+    from kbsim.cli import build_parser
+    from kbsim.cli.serve_cmd import run
+
+    assert main(["corpus", "check", "kbsim:sample", "--language", "zz"]) == 2
+    line = one_error_line(capsys, "kbsim corpus check: --language 'zz': corpus: language 'zz' is not one kbsim "
+                          "knows; expected one of ")
+    assert "pydantic" not in line
+    with pytest.raises(Exception) as info:
+        run(build_parser().parse_args(["serve", "--language", "zz"]))
+    assert str(info.value).startswith("--language 'zz': corpus: language 'zz' is not one kbsim knows; expected ")
+    assert "pydantic" not in str(info.value) and "\n" not in str(info.value)
+
+
+def test_advise_json_of_a_synthetic_day_from_a_log_has_no_null(tmp_path, capsys):
+    """The simulated part wrote null for every interval over one seed (``calls_per_hour_low``),
+    and ``day.days`` was null for a fitted day that was not replayed."""
+    log = write(tmp_path / "saves.csv", "time,article\n" + "".join(
+        f"2026-01-05T{9 + i // 60:02d}:{i % 60:02d}:00Z,a{i % 7}\n" for i in range(120)))
+    assert main(["advise", "--trace", str(log), "--articles", "400", "--max-latency", "15min", "--json",
+                 "--out", str(tmp_path / "results"), "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "null" not in out and "NaN" not in out and "Infinity" not in out
+    assert "simulated" in json.loads(out)

@@ -26,8 +26,6 @@ file, the line and the column. Nothing here estimates anything (:mod:`kbsim.fit.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import re

@@ -175,6 +175,7 @@ class AnsweredBodies:
         self.limit = limit
 
     async def __call__(self, scope, receive, send) -> None:
+        """Answer a POST body to the endpoint the SDK would leave unanswered; pass all else on."""
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") != MCP_PATH:
             await self.app(scope, receive, send)
             return

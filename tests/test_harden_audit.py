@@ -338,3 +338,14 @@ def test_advise_json_of_a_synthetic_day_from_a_log_has_no_null(tmp_path, capsys)
     out = capsys.readouterr().out
     assert "null" not in out and "NaN" not in out and "Infinity" not in out
     assert "simulated" in json.loads(out)
+
+
+def test_a_scenario_name_with_an_escape_sequence_is_refused_before_it_reaches_the_terminal(tmp_path, capsys):
+    """``kbsim run`` printed the summary table's header with the name raw: ESC [31m recoloured the terminal."""
+    config = write(tmp_path / "esc.yaml", 'seeds: 1\nscenarios: {"a\\x1b[31m": {}}\n'
+                   "params: {corpus: {articles: 20}, saves: {count: 5}, questions: {count: 5}}\n")
+    assert main(["run", str(config), "--out", str(tmp_path / "results"), "-q"]) == 2
+    assert one_error_line(capsys, "kbsim run: error: ") == (
+        f"kbsim run: error: {config}: scenarios: scenario name 'a\\x1b[31m' holds a control character (or a line "
+        "separator, a bidirectional control); expected a name a terminal shows as it is")
+    assert not (tmp_path / "results").exists()

@@ -349,3 +349,22 @@ def test_a_scenario_name_with_an_escape_sequence_is_refused_before_it_reaches_th
         f"kbsim run: error: {config}: scenarios: scenario name 'a\\x1b[31m' holds a control character (or a line "
         "separator, a bidirectional control); expected a name a terminal shows as it is")
     assert not (tmp_path / "results").exists()
+
+
+def test_a_sqlite_store_that_is_a_fifo_a_device_or_a_link_loop_is_named_so(tmp_path):
+    """``serve --db`` on a FIFO or /dev/zero said 'SQLite database failed: disk I/O error ...
+    (is the file damaged, read-only, or its disk full?)'."""
+    from kbsim.store import SQLiteStore, StoreFileError
+
+    os.mkfifo(tmp_path / "fifo.db")
+    (tmp_path / "a.db").symlink_to(tmp_path / "b.db")
+    (tmp_path / "b.db").symlink_to(tmp_path / "a.db")
+    for path, message in ((tmp_path / "fifo.db", "is a FIFO (named pipe); expected a regular file"),
+                          (Path("/dev/zero"), "is a character device; expected a regular file"),
+                          (tmp_path / "a.db", ": a loop of symbolic links; expected a file")):
+        with pytest.raises(StoreFileError) as info:
+            SQLiteStore(path)
+        assert str(info.value) == f"path {str(path)!r}{'' if message.startswith(':') else ' '}{message}"
+    (tmp_path / "to-new.db").symlink_to(tmp_path / "new.db")  # a link to a file yet to be made: made
+    SQLiteStore(tmp_path / "to-new.db").close()
+    assert (tmp_path / "new.db").is_file()

@@ -24,7 +24,7 @@ from __future__ import annotations
 import reprlib
 import unicodedata
 
-__all__ = ["OptionError", "UsageError", "brief", "printable"]
+__all__ = ["OptionError", "UsageError", "brief", "first_problem", "printable"]
 
 _brief = reprlib.Repr()
 _brief.maxstring = 60
@@ -68,6 +68,27 @@ def brief(value: object) -> str:
     """``repr(value)``, cut short (60 characters of a string, 6 items, 3 levels): a value a
     message quotes, however large the file that held it."""
     return _brief.repr(value)
+
+
+def first_problem(exc: Exception) -> str:
+    """One line for ``exc``: a pydantic ``ValidationError``'s first error as ``key: problem``
+    (``corpus: language 'zz' is not one kbsim knows; ...``), not its many-line dump with a
+    link to pydantic's site; any other exception's own text."""
+    errors = getattr(exc, "errors", None)
+    try:
+        found = errors() if callable(errors) else None
+    except Exception:  # noqa: BLE001 - not a pydantic error after all
+        found = None
+    if not found or not isinstance(found[0], dict):
+        return str(exc)
+    err = found[0]
+    message = str(err.get("msg", ""))
+    if err.get("type") == "value_error":
+        problem = message.removeprefix("Value error, ")
+    else:
+        problem = f"expected {message.removeprefix('Input should be ')}, got {brief(err.get('input'))}"
+    where = ".".join(str(part) for part in err.get("loc", ()))
+    return f"{where}: {problem}" if where else problem
 
 
 class UsageError(ValueError):

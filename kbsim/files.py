@@ -33,6 +33,7 @@ __all__ = [
     "FileWriteError",
     "atomic_write_bytes",
     "atomic_write_text",
+    "path_problem",
     "read_regular",
 ]
 
@@ -90,6 +91,25 @@ def _os_problem(exc: OSError) -> str:
     if exc.errno == errnos.ELOOP:
         return "a loop of symbolic links; expected a file"
     return f"cannot read it: {exc.strerror or exc}"
+
+
+def path_problem(path: str | os.PathLike[str], what: str = "file", *, folder_ok: bool = False) -> str | None:
+    """Why ``path`` is not a regular file (or, with ``folder_ok``, a folder), else None.
+
+    Told apart without opening it: ``no such file``, a loop of symbolic links, a symbolic
+    link to nothing, a FIFO or device (``is a FIFO (named pipe); expected a regular WHAT``).
+    For a reader that does not read the bytes itself (SQLite opens its file), or that must
+    say why a path that "does not exist" does not.
+    """
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        if exc.errno == errnos.ENOENT and os.path.islink(path):
+            return "a symbolic link to nothing (its target does not exist)"
+        return _os_problem(exc)
+    if stat.S_ISREG(info.st_mode) or (folder_ok and stat.S_ISDIR(info.st_mode)):
+        return None
+    return f"is {_kind(info.st_mode)}; expected a regular {what}"
 
 
 def _a(what: str) -> str:

@@ -168,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
     gaps = fit.model_gaps() if fit is not None else synthetic_gaps(day)
     replayed = fit is not None and any("trace" in json.dumps(body) for body in scenarios.values())
     p = day
-    output: dict = {"day": {"source": origin, "days": len(scenarios) if replayed else None},
+    output: dict = {"day": {"source": origin, **({"days": len(scenarios)} if replayed else {})},
                     "model_gaps": gaps, "advice": answer.to_dict()}
     if not args.json:
         print(f"Day: {origin}: {p.corpus.articles:,} articles, {p.saves.count:,} saves and {p.questions.count:,} "

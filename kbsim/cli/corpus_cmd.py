@@ -54,7 +54,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from kbsim.errors import printable
+    from kbsim.errors import first_problem, printable
     from kbsim.inputs import InputError, load_corpus
     from kbsim.inputs.corpus import write_corpus
 
@@ -74,7 +74,7 @@ def run(args) -> int:
     except InputError:
         raise
     except ValueError as exc:
-        print(f"kbsim corpus check: --language {args.language!r}: {exc}", file=sys.stderr)
+        print(printable(f"kbsim corpus check: --language {args.language!r}: {first_problem(exc)}"), file=sys.stderr)
         return 2
     print("\n".join(printable(line) for line in report))  # titles and ids are the files' text: escaped
     return 0

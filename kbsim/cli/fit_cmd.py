@@ -117,6 +117,7 @@ def read_and_fit(args):
 
 def run(args) -> int:
     """Fit the logs, print the estimates (or ``--json``), and write the config and figure asked for."""
+    from kbsim.files import FileWriteError
     from kbsim.fit import FitInputError
     from kbsim.inputs import InputError
     from kbsim.model.advise import AdviceError
@@ -145,6 +146,8 @@ def run(args) -> int:
             else "kbsim fit"
         try:
             written = write_config(fit, args.write_config, command=command)
+        except FileWriteError as exc:
+            return _error(f"--write-config: {exc.path}: {exc.strerror}")
         except OSError as exc:
             return _error(f"--write-config: {exc.filename or args.write_config}: {exc.strerror or exc}")
         output["config"] = {"path": str(written.path), "replays_log": written.replay,
@@ -164,6 +167,8 @@ def run(args) -> int:
                    "(bursts kept), and 95% intervals over days.")
         try:
             path = save_as(fit_rank_frequency(fit.rank_frequency(), fit.hourly_profile(), caption), args.figure)
+        except FileWriteError as exc:
+            return _error(f"--figure: {exc.path}: {exc.strerror}")
         except OSError as exc:
             return _error(f"--figure: {exc.filename or args.figure}: {exc.strerror or exc}")
         output["figure"] = str(path)

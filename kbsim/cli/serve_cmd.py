@@ -76,7 +76,15 @@ def run(args: argparse.Namespace) -> int:
     from kbsim.cli.day_config import load_day
     from kbsim.extras import require
     from kbsim.params import DayParams
-    from kbsim.serve.server import ServeConfigError, check_busy_timeout, check_speed, serve, serve_stdio, served_corpus
+    from kbsim.serve.server import (
+        ServeConfigError,
+        check_busy_timeout,
+        check_served,
+        check_speed,
+        serve,
+        serve_stdio,
+        served_corpus,
+    )
     from kbsim.units import parse_duration
 
     require("serve", "mcp", "kbsim serve")  # before anything is read: names the extra
@@ -87,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
     try:
+        check_served(args.seed, args.kb_id, args.grant)
         check_speed(args.speed)
         try:  # SECONDS: a bare number is seconds, and a unit may be given
             busy_timeout_s = parse_duration(args.busy_timeout)

@@ -33,7 +33,13 @@ from kbsim.experiment.config import ConfigError, ExperimentConfig, deep_merge
 from kbsim.experiment.paths import nest_params, unknown
 from kbsim.experiment.schema import KEYS, Setting, check_config, parse_seeds, set_param, validation_error
 from kbsim.files import FileReadError, read_regular
-from kbsim.inputs.safe_read import MAX_YAML_FILE_BYTES, BoundedSafeLoader, YAMLBoundsError
+from kbsim.inputs.safe_read import (
+    MAX_YAML_FILE_BYTES,
+    BoundedSafeLoader,
+    YAMLBoundsError,
+    yaml_location,
+    yaml_reason,
+)
 from kbsim.params import INPUT_PATHS, DayParams
 
 __all__ = ["MAX_EXTENDS", "config_from_dict", "load_config", "load_day_params"]
@@ -80,9 +86,9 @@ def _parse_yaml(text: str, source: str) -> Any:
     try:
         return yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader subclass)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        problem = getattr(exc, "problem", None) or "cannot be parsed"
+        mark = yaml_location(exc, text)
+        where = f"line {mark[0] + 1}, column {mark[1] + 1}: " if mark else ""
+        problem = yaml_reason(exc)
         verdict = "YAML refused" if isinstance(exc, YAMLBoundsError) else "invalid YAML"
         raise ConfigError(source, "", f"{verdict} at {where}{problem}") from None
 

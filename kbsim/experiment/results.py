@@ -24,6 +24,7 @@ torn, and its checksum catches it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import re
@@ -37,7 +38,8 @@ import pandas as pd
 
 from kbsim.errors import UsageError
 from kbsim.experiment.config import ConfigError
-from kbsim.files import FileWriteError, atomic_write_bytes
+from kbsim.files import FileReadError, FileWriteError, atomic_write_bytes, read_regular
+from kbsim.inputs.safe_read import MAX_DATA_FILE_BYTES, json_loads
 from kbsim.sim.strategies import strategy_names
 from kbsim.sim.tables import schema_digest
 from kbsim.sim.world import STREAMS
@@ -66,6 +68,9 @@ DONE = "run.json"
 SUMMARY = "summary.csv"
 CONTRASTS = "contrasts.csv"
 MANIFEST_FORMAT = 2
+#: The most bytes a run's ``run.json`` (or its error record) may hold when read back: it
+#: lists the run's files, parameters and columns, a few kB; a larger one is damaged.
+MAX_RUN_JSON_BYTES = 1 << 24
 _OWNED = {MANIFEST, SUMMARY, CONTRASTS, "runs", "errors", ".lock"}
 _TABLE_FILE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.parquet")
 
@@ -182,13 +187,13 @@ def check_run(run_dir: Path, labels: dict, keep: bool = False, only: Collection[
     """
 
     try:
-        raw = (run_dir / DONE).read_bytes()
-    except FileNotFoundError:
-        return RunCheck(MISSING)
-    except OSError as exc:
-        return RunCheck(DAMAGED, f"{DONE} cannot be read ({exc.strerror})")
+        raw = read_regular(run_dir / DONE, MAX_RUN_JSON_BYTES, what=DONE)
+    except FileReadError as exc:
+        if exc.errno == errno.ENOENT:
+            return RunCheck(MISSING)
+        return RunCheck(DAMAGED, f"{DONE} cannot be read ({_read_problem(exc)})")
     try:
-        marker = json.loads(raw)
+        marker = json_loads(raw)
     except ValueError as exc:
         return RunCheck(DAMAGED, f"{DONE} is not valid JSON ({_json_problem(exc)})")
     if not isinstance(marker, dict):
@@ -215,20 +220,38 @@ def check_run(run_dir: Path, labels: dict, keep: bool = False, only: Collection[
         if only is not None and name not in only:
             continue
         path = run_dir / name
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            return RunCheck(DAMAGED, f"{name} is missing")
-        except OSError as exc:
-            return RunCheck(DAMAGED, f"{name} cannot be read ({exc.strerror})")
-        if not isinstance(entry, dict) or len(data) != entry.get("bytes"):
-            recorded = entry.get("bytes") if isinstance(entry, dict) else entry
+        recorded = entry.get("bytes") if isinstance(entry, dict) else entry
+        if not isinstance(recorded, int) or isinstance(recorded, bool) or recorded < 0:
+            return RunCheck(DAMAGED, f"{DONE} records no size for {name} (got {recorded!r})")
+        try:  # at most the bytes run.json records: a file grown (a sparse one, /dev/zero) is never read whole
+            data = read_regular(path, recorded, what=name)
+        except FileReadError as exc:
+            if exc.errno == errno.ENOENT:
+                return RunCheck(DAMAGED, f"{name} is missing")
+            if exc.errno is None and path.is_file():  # over the recorded size
+                return RunCheck(DAMAGED, f"{name} is {path.stat().st_size} bytes, {DONE} recorded {recorded}")
+            return RunCheck(DAMAGED, f"{name} cannot be read ({_read_problem(exc)})")
+        if len(data) != recorded:
             return RunCheck(DAMAGED, f"{name} is {len(data)} bytes, {DONE} recorded {recorded}")
         if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
             return RunCheck(DAMAGED, f"{name} does not match its sha256 in {DONE} (corrupt)")
         if keep:
             kept[name] = data
     return RunCheck(DONE_STATE, marker=marker, files=kept if keep else None)
+
+
+def _read_problem(exc: FileReadError) -> str:
+    """A read refusal's reason, without the path (the caller names the file)."""
+    return exc.problem.removeprefix("cannot read it: ")
+
+
+def _read_owned(path: Path, limit: int = MAX_DATA_FILE_BYTES) -> bytes | None:
+    """The bytes of a file of the results folder (bounded: never a FIFO, a device or a file
+    over ``limit``), or None if it cannot be read so."""
+    try:
+        return read_regular(path, limit, what=path.name)
+    except FileReadError:
+        return None
 
 
 def _json_problem(exc: ValueError) -> str:
@@ -270,13 +293,13 @@ class ResultsDirectory:
     def read_manifest(self) -> dict | None:
         """The manifest, or None if there is none; :class:`DamagedResultsError` if unreadable."""
         try:
-            raw = self.manifest_path.read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            raise DamagedResultsError(self.manifest_path, f"cannot be read ({exc.strerror})") from None
+            raw = read_regular(self.manifest_path, MAX_DATA_FILE_BYTES, what=MANIFEST)
+        except FileReadError as exc:
+            if exc.errno == errno.ENOENT:
+                return None
+            raise DamagedResultsError(self.manifest_path, f"cannot be read ({_read_problem(exc)})") from None
         try:
-            manifest = json.loads(raw)
+            manifest = json_loads(raw)
         except ValueError as exc:
             raise DamagedResultsError(
                 self.manifest_path, f"is not valid JSON ({_json_problem(exc)})"
@@ -310,16 +333,10 @@ class ResultsDirectory:
         return {p.name for p in self.runs_path.iterdir() if p.is_dir()}
 
     def summary_bytes(self) -> bytes | None:
-        try:
-            return self.summary_path.read_bytes()
-        except OSError:
-            return None
+        return _read_owned(self.summary_path)
 
     def contrasts_bytes(self) -> bytes | None:
-        try:
-            return self.contrasts_path.read_bytes()
-        except OSError:
-            return None
+        return _read_owned(self.contrasts_path)
 
     # -- writing
 
@@ -414,11 +431,7 @@ class ResultsDirectory:
                 raise ResultsWriteError.from_os_error(exc, path) from exc
             return
         data = frame.to_csv(index=False).encode()
-        try:
-            current = path.read_bytes()
-        except OSError:
-            current = None
-        if current != data:
+        if _read_owned(path) != data:
             self._write(path, data)
 
     def write_run(self, run_id: str, files: dict[str, bytes], marker: dict) -> None:
@@ -634,12 +647,11 @@ class ResultTables(Mapping):
 
 def _read_error(path: Path) -> dict | None:
     """A failed run's record; a damaged one still says that the run failed."""
-    try:
-        raw = path.read_bytes()
-    except OSError:
+    raw = _read_owned(path, MAX_RUN_JSON_BYTES)
+    if raw is None:
         return None
     try:
-        record = json.loads(raw)
+        record = json_loads(raw)
     except ValueError as exc:
         return {"error": f"(the error record is damaged: {_json_problem(exc)})", "traceback": ""}
     return record if isinstance(record, dict) else {"error": repr(record), "traceback": ""}

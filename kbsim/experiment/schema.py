@@ -42,7 +42,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from kbsim.errors import brief
+from kbsim.errors import brief, printable
 from kbsim.experiment import limits
 from kbsim.experiment.config import (
     ConfigError,
@@ -245,6 +245,10 @@ def _check_scenarios(raw: Any, ctx: Checking) -> dict:
     for scenario in scenarios:
         if not isinstance(scenario, str) or not scenario:
             raise ConfigError(ctx.src("scenarios"), "scenarios", f"bad scenario name {scenario!r}")
+        if printable(scenario) != scenario:  # it is printed in every table kbsim run shows, and in summary.csv
+            raise ConfigError(ctx.src("scenarios"), "scenarios",
+                              f"scenario name {scenario!r} holds a control character (or a line "
+                              "separator, a bidirectional control); expected a name a terminal shows as it is")
     for scenario, overrides in scenarios.items():
         _check_finite(overrides, f"scenarios.{scenario}", ("scenarios", scenario), ctx)
     for scenario, overrides in scenarios.items():

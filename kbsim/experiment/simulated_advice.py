@@ -84,17 +84,17 @@ class SimulatedAdvice:
     comparison: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def to_dict(self) -> dict:
-        """The simulated advice as plain JSON values (``--json``): NaN written as null."""
+        """The simulated advice as plain JSON values (``--json``). What the simulation does not
+        give is left out, never null: an interval over one seed (NaN), a runner-up there is none of."""
 
-        def clean(row: dict | None) -> dict | None:
-            if row is None:
-                return None
-            return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()}
+        def clean(row: dict) -> dict:
+            return {k: v for k, v in row.items()
+                    if v is not None and not (isinstance(v, float) and not math.isfinite(v))}
 
         return {
             "source": f"simulation: {self.units} {self.unit} per point, {self.runs} runs (kbsim.experiment.runner)",
-            "choice": clean(self.choice),
-            "runner_up": clean(self.runner_up),
+            **{name: clean(row) for name, row in (("choice", self.choice), ("runner_up", self.runner_up))
+               if row is not None},
             "edit": {"max_conflict_rate": self.max_conflict_rate,
                      **clean({"delay_s": self.edit_delay_s, "low_s": self.edit_delay_low_s,
                               "high_s": self.edit_delay_high_s})},

@@ -219,7 +219,7 @@ def write_config(fit: Fit, path: str | Path, *, command: str = "kbsim fit", seed
     table.insert(0, "article_id", table["article"].map(kbsim_id))
     table = table.rename(columns={"article": "log_article"})
     popularity_path = folder / f"{stem}-popularity.csv"
-    table.to_csv(popularity_path, index=False)
+    atomic_write_text(popularity_path, table.to_csv(index=False))
     return WrittenConfig(path, replay, reasons, tuple(traces), popularity_path, dropped)
 
 

@@ -26,8 +26,6 @@ file, the line and the column. Nothing here estimates anything (:mod:`kbsim.fit.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import re
@@ -40,10 +38,10 @@ from typing import Any
 import numpy as np
 
 from kbsim.errors import UsageError
-from kbsim.files import FileReadError, read_regular
+from kbsim.files import FileReadError, path_problem, read_regular
 from kbsim.inputs import InputError
 from kbsim.inputs.errors import decode_utf8
-from kbsim.inputs.safe_read import MAX_DATA_FILE_BYTES
+from kbsim.inputs.safe_read import MAX_DATA_FILE_BYTES, JSONTooDeepError, csv_records, json_loads, newlines_as_lf
 from kbsim.inputs.traces import ArticleIndex
 from kbsim.store import DAY_START
 
@@ -180,8 +178,8 @@ def read_events(
             raise InputError(path, "no such file") from None
         except OSError as exc:
             raise InputError(path, f"cannot read it: {exc.strerror}") from None
-        text = decode_utf8(path, data)
         suffix = path.suffix.lower()
+        text = decode_utf8(path, data if suffix in (".jsonl", ".ndjson", ".json") else newlines_as_lf(data))
         if suffix in (".jsonl", ".ndjson"):
             records = _jsonl_records(path, text)
         elif suffix == ".json":
@@ -192,17 +190,17 @@ def read_events(
 
 
 def _csv_records(path: Path, text: str, columns: Columns) -> Iterator[tuple[int, dict[str, Any]]]:
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = [name.strip() for name in next(reader, [])]
+    # kbsim's bounded CSV reading (kbsim.inputs.safe_read): values of any length, CR-only line
+    # endings, and a quote never closed refused at its line instead of swallowing the rest
+    records = csv_records(path, text)
+    header = [name.strip() for name in next(records, (1, []))[1]]
     if not header:
         raise InputError(path, "empty file; expected a header row naming the columns", line=1)
     for name, option in ((columns.time, "--time-column"), (columns.article, "--article-column")):
         if name not in header:
             raise InputError(path, f"missing column {name!r} (the header names {', '.join(map(repr, header))}); "
                              f"name the right one with {option}", line=1, column=name)
-    last = reader.line_num
-    for row in reader:
-        line, last = last + 1, reader.line_num
+    for line, row in records:
         if not any(cell.strip() for cell in row):
             continue
         if len(row) != len(header):
@@ -215,7 +213,9 @@ def _jsonl_records(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]
         if not raw.strip():
             continue
         try:
-            value = json.loads(raw)
+            value = json_loads(raw)
+        except JSONTooDeepError as exc:
+            raise InputError(path, f"not JSON ({exc})", line=line) from None
         except json.JSONDecodeError as exc:
             raise InputError(path, f"not JSON ({exc.msg} at column {exc.colno})", line=line) from None
         yield from ((line, record) for record in _unpack(path, value, line))
@@ -223,7 +223,9 @@ def _jsonl_records(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]
 
 def _json_records(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
-        value = json.loads(text)
+        value = json_loads(text)
+    except JSONTooDeepError as exc:
+        raise InputError(path, f"not JSON ({exc})") from None
     except json.JSONDecodeError as exc:
         raise InputError(path, f"not JSON ({exc.msg})", line=exc.lineno) from None
     # a JSON document has no line per record: events are numbered by their place in it
@@ -248,8 +250,9 @@ def _sqlite_records(path: Path, kb_id: str) -> Iterator[tuple[int, dict[str, Any
     """The event log of a ``kbsim serve --db`` file, paged through ``poll_resource_events``."""
     from kbsim.store import SQLiteStore, StoreFileError
 
-    if not path.is_file():
-        raise InputError(path, "no such file")
+    problem = path_problem(path, "SQLite file")
+    if problem is not None:
+        raise InputError(path, problem)
     try:
         store = SQLiteStore(path)
     except StoreFileError as exc:

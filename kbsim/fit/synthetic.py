@@ -23,12 +23,14 @@ Everything comes from ``numpy.random.SeedSequence(seed)``: the same seed, the sa
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
 
+from kbsim.files import atomic_write_text
 from kbsim.fit.logs import SAVE_KINDS, Activity, Log, RawEvent, build_log
 from kbsim.sim.popularity import correlated_ranking
 
@@ -304,10 +306,11 @@ def write_example_log(folder: str | Path) -> tuple[Path, Path]:
     paths = folder / "saves.csv", folder / "questions.csv"
     files = ((paths[0], saves, ("time", "article", "kind")), (paths[1], questions, ("time", "article")))
     for path, rows, header in files:
-        with path.open("w", encoding="utf-8", newline="") as handle:
-            writer = csv.writer(handle, lineterminator="\n")
-            writer.writerow(header)
-            for row in rows:
-                cells = [row.instant.isoformat(), row.article] + ([row.kind] if row.kind is not None else [])
-                writer.writerow(cells)
+        handle = io.StringIO()
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(header)
+        for row in rows:
+            cells = [row.instant.isoformat(), row.article] + ([row.kind] if row.kind is not None else [])
+            writer.writerow(cells)
+        atomic_write_text(path, handle.getvalue())
     return paths

@@ -47,7 +47,7 @@ import numpy as np
 import yaml
 
 from kbsim.errors import brief
-from kbsim.files import atomic_write_text
+from kbsim.files import atomic_write_text, path_problem
 from kbsim.inputs import safe_read
 from kbsim.inputs.errors import InputError, decode_utf8
 from kbsim.inputs.loaded import SAMPLE, LoadedCorpus
@@ -218,12 +218,13 @@ def parse_text_file(path: Path | str, text: str) -> tuple[str | None, str, dict[
         end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
         if end is None:
             raise InputError(path, "front matter opened with '---' is never closed with '---'", line=1)
+        front = "\n".join(lines[1:end])
         try:
-            meta = yaml.load("\n".join(lines[1:end]), Loader=safe_read.BoundedSafeLoader) or {}  # noqa: S506
+            meta = yaml.load(front, Loader=safe_read.BoundedSafeLoader) or {}  # noqa: S506
         except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
+            where = safe_read.yaml_location(exc, front)
             raise InputError(path, f"front matter {safe_read.yaml_problem(exc)}",
-                             line=2 + mark.line if mark else 1) from None
+                             line=2 + where[0] if where else 1) from None
         if not isinstance(meta, dict):
             raise InputError(path, "front matter must be a mapping (title: ..., id: ..., popularity: ...)",
                              line=2)
@@ -407,7 +408,8 @@ def load_corpus(source: str | os.PathLike[str]) -> LoadedCorpus:
         return sample(str(source))
     path = Path(source)
     if not path.exists():
-        raise InputError(path, "no such file or folder")
+        problem = path_problem(path, folder_ok=True)
+        raise InputError(path, "no such file or folder" if problem == "no such file" else problem)
     files = None
     if path.is_dir():
         files = _text_files(path)

@@ -51,14 +51,18 @@ __all__ = [
     "MAX_YAML_DEPTH",
     "MAX_YAML_FILE_BYTES",
     "BoundedSafeLoader",
+    "JSONTooDeepError",
     "YAMLBoundsError",
     "csv_field_limit",
     "csv_records",
     "json_line",
+    "json_loads",
     "list_text_files",
     "newlines_as_lf",
     "read_input",
+    "yaml_location",
     "yaml_problem",
+    "yaml_reason",
 ]
 
 #: The most bytes of one Markdown or text file (one article): an article holds at most
@@ -220,10 +224,31 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
+def yaml_reason(exc: yaml.YAMLError) -> str:
+    """What is wrong with a YAML text PyYAML refused, in words (a character YAML does not
+    allow, a NUL or an escape, is named by its code point; it has no ``problem``)."""
+    if isinstance(exc, yaml.reader.ReaderError):
+        character = exc.character
+        shown = f"U+{character:04X}" if isinstance(character, int) else repr(character)
+        return f"it holds the character {shown}, which YAML does not allow (a control character)"
+    return getattr(exc, "problem", None) or "cannot be parsed"
+
+
+def yaml_location(exc: yaml.YAMLError, text: str) -> tuple[int, int] | None:
+    """``(line, column)``, both from 0, where PyYAML refused ``text``, or None if it says not."""
+    mark = getattr(exc, "problem_mark", None)
+    if mark is not None:
+        return mark.line, mark.column
+    if isinstance(exc, yaml.reader.ReaderError) and 0 <= exc.position <= len(text):
+        before = text[:exc.position]
+        return before.count("\n"), exc.position - (before.rfind("\n") + 1)
+    return None
+
+
 def yaml_problem(exc: yaml.YAMLError) -> str:
     """``is not YAML: <problem>`` or, for a document refused for its shape, ``is refused: ...``
     (to follow what was read: ``front matter is refused: nested deeper than 64 levels``)."""
-    problem = getattr(exc, "problem", None) or "cannot be parsed"
+    problem = yaml_reason(exc)
     if isinstance(exc, YAMLBoundsError):
         return f"is refused: {problem}"
     return f"is not YAML: {problem}"
@@ -293,13 +318,23 @@ def csv_records(path: str | os.PathLike[str], text: str,
             yield line, row
 
 
+class JSONTooDeepError(ValueError):
+    """JSON nested deeper than Python's parser reads (its ``RecursionError``, as one line)."""
+
+
+def json_loads(text: str | bytes, **options: Any) -> Any:
+    """``json.loads`` whose ``RecursionError`` on JSON nested thousands deep is a
+    :class:`JSONTooDeepError` (a ``ValueError``, as every other JSON that cannot be read)."""
+    try:
+        return json.loads(text, **options)
+    except RecursionError:
+        raise JSONTooDeepError("nested too deeply to read") from None
+
+
 def json_line(path: str | os.PathLike[str], text: str, line: int) -> Any:
     """One line of JSON, refusing (naming the line) what is not JSON or is nested deeper than
     Python parses; never quotes the line."""
     try:
-        return json.loads(text)
-    except RecursionError:
-        raise InputError(path, "not a JSON object: nested too deeply to read", line=line) from None
+        return json_loads(text)
     except ValueError as exc:
         raise InputError(path, f"not a JSON object: {exc}", line=line) from None
-

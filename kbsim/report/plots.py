@@ -212,10 +212,15 @@ def save_as(fig: Figure, path: str | Path, dpi: int = 150) -> Path:
         raise ValueError(f"{path}: expected a .png, .svg or .pdf file name")
     metadata = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None},
                 "pdf": {"CreationDate": None, "Creator": None, "Producer": None}}[suffix]
-    with plt.rc_context({"svg.hashsalt": "kbsim"}):
-        fig.savefig(path, dpi=dpi, metadata=metadata)
-    plt.close(fig)
-    return path
+    import io
+
+    buffer = io.BytesIO()
+    try:
+        with plt.rc_context({"svg.hashsalt": "kbsim"}):
+            fig.savefig(buffer, format=suffix, dpi=dpi, metadata=metadata)
+    finally:
+        plt.close(fig)
+    return atomic_write_bytes(path, buffer.getvalue())  # whole or not at all (FileWriteError)
 
 
 def png_bytes(fig: Figure, dpi: int = 110) -> bytes:

@@ -156,6 +156,66 @@ def transport_security(address: HttpAddress, port: int, allow_hosts: Iterable[st
     )
 
 
+class AnsweredBodies:
+    """ASGI middleware before the SDK's endpoint: a POST body the SDK would take for a
+    notification and never answer (an ``id`` that is ``null``, an object, a list, a boolean,
+    a fraction, NaN) is answered here, 400 with the JSON-RPC error the stdio transport gives
+    the same line (:func:`kbsim.serve.stdio.line_error`), so HTTP clients get one too.
+
+    The ``Host``, ``Origin`` and ``Content-Type`` checks come first, as in the SDK: a
+    request they refuse is refused as before, never answered from its body. A body over
+    ``limit`` bytes is passed on unread, for the SDK's 413.
+    """
+
+    def __init__(self, app, security, limit: int) -> None:
+        from mcp.server.transport_security import TransportSecurityMiddleware
+
+        self.app = app
+        self.security = TransportSecurityMiddleware(security)
+        self.limit = limit
+
+    async def __call__(self, scope, receive, send) -> None:
+        """Answer a POST body to the endpoint the SDK would leave unanswered; pass all else on."""
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") != MCP_PATH:
+            await self.app(scope, receive, send)
+            return
+        from starlette.requests import Request
+        from starlette.responses import Response
+
+        from kbsim.serve.stdio import line_error
+
+        refused = await self.security.validate_request(Request(scope), is_post=True)
+        if refused is not None:
+            await refused(scope, receive, send)
+            return
+        messages, size, complete = [], 0, False
+        while size <= self.limit:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                break
+            size += len(message.get("body", b""))
+            if not message.get("more_body", False):
+                complete = True
+                break
+        if complete and size <= self.limit:
+            body = b"".join(message.get("body", b"") for message in messages)
+            try:
+                error = line_error(body.strip())
+            except Exception:  # noqa: BLE001 - the SDK answers what could not be checked here
+                error = None
+            if error is not None:
+                answer = error.model_dump_json(by_alias=True, exclude_unset=True)
+                await Response(answer, status_code=400, media_type="application/json")(scope, receive, send)
+                return
+        pending = list(messages)
+
+        async def replay():
+            return pending.pop(0) if pending else await receive()
+
+        await self.app(scope, replay, send)
+
+
 def run_http(server, address: HttpAddress, *, allow_hosts: Iterable[str] = (), allow_origins: Iterable[str] = (),
              on_listening: Callable[[str], None] | None = None) -> None:
     """Serve ``server`` (an SDK low-level ``Server``) over Streamable HTTP until SIGINT or SIGTERM.
@@ -169,8 +229,11 @@ def run_http(server, address: HttpAddress, *, allow_hosts: Iterable[str] = (), a
     bound = HttpAddress(*sock.getsockname()[:2])
     port = bound.port
     security = transport_security(address, port, [*allow_hosts, bound.url_host], allow_origins)
-    app = server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security,
-                                     host=address.host)
+    from mcp.server.streamable_http_manager import DEFAULT_MAX_REQUEST_BODY_SIZE
+
+    app = AnsweredBodies(server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security,
+                                                    host=address.host),
+                         security, DEFAULT_MAX_REQUEST_BODY_SIZE)
     config = uvicorn.Config(
         app,
         log_config=None,  # kbsim's logging (stderr) as configured by the caller

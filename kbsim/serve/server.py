@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from kbsim.errors import UsageError
+from kbsim.errors import UsageError, first_problem
 from kbsim.inputs import InputError
 from kbsim.params import DayParams
 from kbsim.sim.activity import repeating_saves
@@ -78,6 +78,22 @@ def check_speed(speed: float) -> float:
     return float(speed)
 
 
+def check_served(seed: Any, kb_id: Any, grants: Iterable[str] | None = None) -> None:
+    """``--seed``, ``--kb-id`` and ``--grant``, before anything is read or built: a seed
+    ``numpy`` can seed (0 to 2**63 - 1, as a run's), and ids the tools can carry (the rule of
+    an article's own id, :func:`kbsim.store.rules.article_id_problem`: a knowledge base id
+    travels in every call, citation and log line, so no control character reaches a
+    terminal through it)."""
+    from kbsim.store.rules import article_id_problem
+
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise ServeConfigError(f"--seed: expected a whole number from 0 to 2**63 - 1, got {seed!r}")
+    for flag, value in (("--kb-id", kb_id), *(("--grant", grant) for grant in grants or ())):
+        problem = article_id_problem(value)
+        if problem is not None:
+            raise ServeConfigError(f"{flag}: {problem.replace('the id', 'the knowledge base id')}")
+
+
 def check_busy_timeout(busy_timeout_s: float) -> float:
     """``--busy-timeout``: seconds a write waits for another process's lock, finite > 0."""
     if not 0 < busy_timeout_s < math.inf:
@@ -114,8 +130,10 @@ def served_corpus(params: DayParams, corpus: str | None, language: str | None = 
     try:
         return DayParams.model_validate(data)
     except ValueError as exc:
-        option = f"--corpus {corpus!r}" if corpus is not None else f"--language {language!r}"
-        raise ServeConfigError(f"{option}: {exc}") from None
+        problem = first_problem(exc)
+        blamed = language is not None and (corpus is None or problem.startswith("corpus: language"))
+        option = f"--language {language!r}" if blamed else f"--corpus {corpus!r}"
+        raise ServeConfigError(f"{option}: {problem}") from None
 
 
 def open_backend(params: DayParams, db: str | Path | None,
@@ -526,6 +544,7 @@ def serve(params: DayParams, *, seed: int = DEFAULT_SEED, db: str | Path | None 
     from kbsim.extras import require
 
     require("serve", "mcp", "kbsim serve")
+    check_served(seed, kb_id, grants)
     clock_speed = check_speed(float(speed))
     busy_timeout_s = check_busy_timeout(float(busy_timeout_s))
     store = build_store(params, seed, db=db, kb_id=kb_id, busy_timeout_s=busy_timeout_s,

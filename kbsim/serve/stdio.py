@@ -162,8 +162,8 @@ def line_error(line: bytes) -> types.JSONRPCError | None:
             return None
         try:
             wrong = _bad_id(_loads(text))
-        except ValueError:
-            wrong = None
+        except ValueError as exc:  # NaN or Infinity, which the SDK reads: an id it hides is never answered
+            return error(types.PARSE_ERROR, f"Parse error: the line is not JSON: {exc}")
         if wrong is None:
             return None
         return error(types.INVALID_REQUEST, f"Invalid Request: id is {wrong}; JSON-RPC 2.0 takes a string or an "

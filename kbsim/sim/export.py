@@ -8,13 +8,15 @@ tables.
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 from pathlib import Path
 
 import pandas as pd
 
 from kbsim.errors import UsageError
-from kbsim.files import read_regular
+from kbsim.files import FileReadError, read_regular
 from kbsim.inputs.traces import QuestionRow, SaveRow, write_questions_trace, write_saves_trace
 from kbsim.params import DayParams
 from kbsim.sim.day import simulate_day
@@ -45,6 +47,28 @@ class ExportError(UsageError, RuntimeError):
     """A run that cannot be exported: names the run directory and why."""
 
 
+def _stored_table(run_dir: Path, marker: dict, name: str) -> pd.DataFrame:
+    """The run's ``name`` table as its ``run.json`` records it (size and sha256), read within
+    that size; a file missing, grown, cut short, changed or not Parquet is an :class:`ExportError`."""
+    file = f"{name}.parquet"
+    entry = marker.get("files", {}).get(file) if isinstance(marker.get("files"), dict) else None
+    size = entry.get("bytes") if isinstance(entry, dict) else None
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        raise ExportError(f"{run_dir}: not a completed run of a results directory (run.json records no {file})")
+    try:
+        data = read_regular(run_dir / file, size, what=file)
+    except FileReadError as exc:
+        raise ExportError(f"{run_dir}: the run is damaged ({file}: {exc.problem}); run it again") from None
+    if len(data) != size or hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+        raise ExportError(f"{run_dir}: the run is damaged ({file} does not match its size and sha256 in run.json); "
+                          "run it again")
+    try:
+        return pd.read_parquet(io.BytesIO(data))
+    except Exception as exc:  # noqa: BLE001 - whatever pyarrow makes of bytes that are not a table
+        raise ExportError(f"{run_dir}: the run is damaged ({file} is not a Parquet table: "
+                          f"{type(exc).__name__}); run it again") from None
+
+
 def export_run(run_dir: str | Path, out_dir: str | Path, *, overwrite: bool = False) -> tuple[Path, Path]:
     """Write ``saves.csv`` and ``questions.csv`` that replay the run in ``run_dir``.
 
@@ -68,9 +92,9 @@ def export_run(run_dir: str | Path, out_dir: str | Path, *, overwrite: bool = Fa
     if params.saves.replace_unpublished:
         raise ExportError(f"{run_dir}: a day with saves.replace_unpublished cannot be exported as traces "
                           "(a trace names only the articles the day starts with)")
+    stored_tables = {name: _stored_table(run_dir, marker, name) for name in ("saves", "citations")}
     tables, log = simulate_day(params, seed, keep_activity=True)
-    for name in ("saves", "citations"):
-        stored = pd.read_parquet(run_dir / f"{name}.parquet")
+    for name, stored in stored_tables.items():
         columns = list(tables[name].columns)
         if list(stored.columns[-len(columns):]) != columns or not stored[columns].reset_index(drop=True).equals(
                 tables[name]):

@@ -25,6 +25,7 @@ import sqlite3
 import struct
 from pathlib import Path
 
+from kbsim.files import path_problem
 from kbsim.store.errors import ToolError
 from kbsim.store.sqlite_schema import APPLICATION_ID, SCHEMA_VERSION, can_migrate, decode_text
 
@@ -91,6 +92,10 @@ def check_existing_file(path: str, busy_timeout_s: float) -> None:
     file = Path(path)
     if file.is_dir():
         raise StoreFileError(f"path {path!r} is a directory, not a kbsim database")
+    problem = path_problem(file, "file")
+    if problem is not None and (problem.startswith("is ") or "loop" in problem):
+        # a FIFO, a device or a link loop: SQLite would say only "disk I/O error" (or hang on a FIFO)
+        raise StoreFileError(f"path {path!r} {problem}" if problem.startswith("is ") else f"path {path!r}: {problem}")
     if not file.exists() and not file.absolute().parent.is_dir():
         raise StoreFileError(
             f"cannot create {path!r}: directory {str(file.absolute().parent)!r} does not exist"

@@ -74,13 +74,19 @@ def test_words_of_is_body_words_row_by_row():
     uniforms = np.random.default_rng(2).random((40, 11))
     uniforms[0, :3] = [0.0, 1.0 - 2**-53, corpus.body_weights[5]]  # the ends, and a weight itself
     rows = corpus.words_of(uniforms)
-    for row, drawn in zip(rows, uniforms, strict=True):
-        class Fixed:
-            def random(self, n):
-                assert n == drawn.size
-                return drawn
 
-        assert np.array_equal(row, corpus.body_words(Fixed()))
+    class Fixed:
+        """A stream that draws the given uniforms."""
+
+        def __init__(self, drawn):
+            self.drawn = drawn
+
+        def random(self, n):
+            assert n == self.drawn.size
+            return self.drawn
+
+    for row, drawn in zip(rows, uniforms, strict=True):
+        assert np.array_equal(row, corpus.body_words(Fixed(drawn)))
 
 
 def test_wrap_only_a_pcg64_stream_of_the_synthetic_corpus():

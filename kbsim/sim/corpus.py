@@ -91,23 +91,6 @@ class Corpus:
         picks = np.searchsorted(self.body_weights, rng.random(self.params.body_words), side="right")
         return np.minimum(picks, len(self.vocabulary) - 1)
 
-    def words_of(self, uniforms: np.ndarray) -> np.ndarray:
-        """The bodies ``uniforms`` draw, a row each (rows of ``params.body_words``): row
-        ``i`` is what :meth:`body_words` gives when its stream draws ``uniforms[i]``.
-
-        Why it exists: people's saves draw a body each, a search of 60 uniforms in a table
-        of every vocabulary word's cumulative weight (400,000 words at 100,000 articles);
-        searched one body at a time, each uniform is a walk through memory. Searched for
-        many bodies at once, in order of the uniforms, each walk starts where the last
-        ended. Each uniform's word is the same (the search of one number does not depend on
-        the others); only the order of the work differs.
-        """
-        flat = uniforms.ravel()
-        order = np.argsort(flat, kind="stable")
-        picks = np.empty(flat.size, dtype=np.intp)
-        picks[order] = np.searchsorted(self.body_weights, flat[order], side="right")
-        return np.minimum(picks, len(self.vocabulary) - 1).reshape(uniforms.shape)
-
     def content_of(self, words: np.ndarray) -> str:
         """The body ``words`` write."""
         return content_text(self.vocabulary, words.tolist())
@@ -169,87 +152,6 @@ class Corpus:
 
 #: Uniforms Corpus.article_words draws at once.
 _DRAWN_AT_ONCE = 1 << 20
-
-
-class BodiesAhead:
-    """A day's ``editors`` stream that draws people's synthetic bodies many at a time: the
-    same numbers, from the same stream, in the same order, as a body drawn at each save.
-
-    Why it exists: a body drawn alone (:meth:`Corpus.body_words`) costs a draw and a
-    search of its 60 uniforms; at 100,000 articles that is a tenth of a save's time.
-    :meth:`next_body` draws the uniforms of a run of bodies at once and searches them
-    together (:meth:`Corpus.words_of`). The stream is then ahead of the saves: any other
-    use of it (every attribute but :meth:`next_body`, a retitle's draws, say) first puts
-    it back just past the bodies taken (:meth:`catch_up`), so every draw from it is the one
-    it would be had each body been drawn at its save.
-
-    Putting it back needs a bit generator whose state can be set and advanced, each
-    uniform one step of it: PCG64's (numpy's default). :meth:`wrap` leaves any other
-    stream as it is.
-
-    Args:
-        rng: the stream (a generator over PCG64).
-        corpus: the synthetic corpus whose bodies are drawn.
-    """
-
-    #: Bodies drawn at once at most, and at first (then twice the last run taken whole).
-    MOST, FIRST = 256, 8
-
-    def __init__(self, rng: np.random.Generator, corpus: Corpus) -> None:
-        self._rng, self._bits, self._corpus = rng, rng.bit_generator, corpus
-        self._width = corpus.params.body_words
-        self._rows = self.FIRST
-        self._ahead: np.ndarray | None = None  # the bodies drawn ahead, a row each
-        self._taken = 0  # how many of them the saves have had
-        self._state: dict | None = None  # the bit generator's state before they were drawn
-
-    @classmethod
-    def wrap(cls, rng, corpus) -> BodiesAhead | None:
-        """``rng`` drawing ``corpus``'s bodies ahead, or None when it cannot be put back
-        (another bit generator) or the corpus is not the synthetic one."""
-        if type(rng) is not np.random.Generator or type(rng.bit_generator) is not np.random.PCG64:
-            return None
-        if type(corpus) is not Corpus:
-            return None
-        return cls(rng, corpus)
-
-    def next_body(self) -> np.ndarray:
-        """The words of the next body (:meth:`Corpus.rewrite_words` of this stream)."""
-        if self._ahead is None or self._taken == len(self._ahead):
-            if self._ahead is not None:  # a run taken whole: the next drawn longer
-                self._rows = min(self.MOST, 2 * self._rows)
-            self._state = self._bits.state
-            self._ahead = self._corpus.words_of(self._rng.random((self._rows, self._width)))
-            self._taken = 0
-        body = self._ahead[self._taken]
-        self._taken += 1
-        return body
-
-    def catch_up(self) -> None:
-        """Put the stream just past the bodies taken (those drawn ahead and not taken are
-        drawn again when next asked for)."""
-        if self._ahead is None:
-            return
-        if self._taken < len(self._ahead):
-            state = self._state
-            self._bits.state = state
-            if self._taken:
-                self._bits.advance(self._taken * self._width)
-                if state["has_uint32"]:
-                    # advance() forgets a buffered half of a 64-bit draw (integers below
-                    # 2**32 take halves); uniforms never touch it: it is set back as it was
-                    moved = self._bits.state
-                    moved["has_uint32"], moved["uinteger"] = state["has_uint32"], state["uinteger"]
-                    self._bits.state = moved
-            self._rows = max(self.FIRST, self._taken)
-        self._ahead, self._state = None, None
-
-    def __getattr__(self, name: str):
-        """Any other use of the stream, at its place: caught up first."""
-        if name.startswith("_"):  # not the stream's (and the object's own before __init__ set them)
-            raise AttributeError(name)
-        self.catch_up()
-        return getattr(self._rng, name)
 
 
 @dataclass

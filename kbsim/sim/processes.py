@@ -17,7 +17,6 @@ import numpy as np
 
 from kbsim.sim.activity import QuestionArrival, SaveArrival, delay_until
 from kbsim.sim.checks import true_staleness, verify_exact
-from kbsim.sim.corpus import BodiesAhead
 from kbsim.sim.popularity import UNIFORMS_PER_DRAW
 from kbsim.sim.records import CheckRecord, CitationRecord, EditRecord, SaveRecord
 from kbsim.sim.strategies import strategies
@@ -74,12 +73,6 @@ def editor(day: Day, arrivals: Iterable[SaveArrival]):
     rng, targets = day.streams["editors"], day.streams["save_targets"]
     # a synthetic body saved as its words, where the store takes them (the same state)
     save_words = getattr(store, "save_article_words", None) if hasattr(day.corpus, "rewrite_words") else None
-    # ...its words drawn many bodies at a time, the same draws (the stream, taken over,
-    # catches up before any other use of it: the arrivals', a retitle's)
-    ahead = BodiesAhead.wrap(rng, day.corpus) if save_words is not None else None
-    if ahead is not None:
-        rng = day.streams["editors"] = ahead
-    next_words = ahead.next_body if ahead is not None else lambda: day.corpus.rewrite_words(rng)
     for arrival in arrivals:
         yield env.timeout(delay_until(env.now, arrival))
         uniforms = targets.random(UNIFORMS_PER_DRAW).tolist()
@@ -98,7 +91,7 @@ def editor(day: Day, arrivals: Iterable[SaveArrival]):
                     title = day.corpus.retitle(store.article_state(kb_id, article_id).title, rng,
                                                article_id=article_id)
             if save_words is not None and arrival.content is None and arrival.content_length is None:
-                words = next_words()
+                words = day.corpus.rewrite_words(rng)
                 version = save_words(kb_id, article_id, at=env.now, vocabulary=day.corpus.vocabulary, words=words,
                                      title=title)
                 content = None if log.save_texts is None else day.corpus.content_of(words)

@@ -390,7 +390,13 @@ class MemoryStore:
 
     def current_version(self, kb_id: str, article_id: str) -> str | None:
         """The article's ``updated_at`` if it is published, else ``None``."""
-        article = self._kb(kb_id).articles.get(check_text(article_id, "article_id"))
+        # (people's draws ask it of every candidate article: plain strings looked up at once)
+        kb = self._kbs.get(kb_id) if type(kb_id) is str else None
+        if kb is None:
+            kb = self._kb(kb_id)
+        if type(article_id) is not str:
+            check_text(article_id, "article_id")
+        article = kb.articles.get(article_id)
         if article is None or not article.published:
             return None
         return article.updated_at

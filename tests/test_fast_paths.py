@@ -348,12 +348,50 @@ def test_remembered_valid_arguments_validate_exactly_as_the_schema(monkeypatch):
         for name, arguments in ARGUMENT_SETS:
             again = copy.deepcopy(arguments)
             assert outcome_of(validate_arguments, name, again) == outcome_of(schema_module._validate, name, again)
-    assert len(schema_module._valid) == 3  # the valid search, read and poll; never an error
+    # the valid poll, never an error (the valid search and read pass the plain check first)
+    assert len(schema_module._valid) == 1
     monkeypatch.setattr(schema_module, "_valid", set())
     monkeypatch.setattr(schema_module, "_REMEMBERED_MAX", 2)
     for name, arguments in ARGUMENT_SETS:
         outcome_of(validate_arguments, name, arguments)
     assert len(schema_module._valid) <= 2
+
+
+def plain_argument_sets(seed: int, count: int):
+    """Random flat argument sets for the search and the read: names of theirs and others,
+    values of every plain type (and bools and floats), at and past each bound."""
+    rng = random.Random(seed)
+    names = ["knowledge_base_id", "query", "limit", "article_id", "extra"]
+    values = [
+        lambda: "x" * rng.choice([0, 1, 2, 3, 199, 200, 201]),
+        lambda: "é" * rng.choice([1, 2, 200, 201]),
+        lambda: rng.choice([-1, 0, 1, 2, 19, 20, 21, 10**20]),
+        lambda: rng.choice([True, False, 1.0, 5.0, None]),
+    ]
+    for _ in range(count):
+        tool = rng.choice(["search_knowledge_base", "read_knowledge_article"])
+        own = ["knowledge_base_id", "query", "limit"] if tool == "search_knowledge_base" else names[0::3]
+        chosen = rng.sample(names, rng.randint(0, 4)) if rng.random() < 0.3 else own[: rng.randint(1, len(own))]
+        yield tool, {name: rng.choice(values)() for name in chosen}
+
+
+def test_the_plain_check_accepts_only_what_the_schema_accepts():
+    accepted = 0
+    for tool, arguments in plain_argument_sets(3, 4000):
+        if schema_module._plainly_valid(tool, arguments):
+            accepted += 1
+            assert schema_module._validate(tool, copy.deepcopy(arguments)) == arguments
+        assert outcome_of(validate_arguments, tool, copy.deepcopy(arguments)) == outcome_of(
+            schema_module._validate, tool, copy.deepcopy(arguments)
+        )
+    assert accepted > 50  # the check is exercised, not only refused
+
+
+def test_the_plain_check_takes_only_plain_schemas():
+    assert schema_module._plain_schema("poll_resource_events") is None  # an enum
+    assert schema_module._plain_schema("edit_knowledge_article") is None
+    required, fields = schema_module._plain_schema("search_knowledge_base")
+    assert required == {"knowledge_base_id", "query"} and fields["query"] == (str, 2, 200)
 
 
 def test_an_article_copy_copies_every_field():

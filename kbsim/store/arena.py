@@ -37,7 +37,7 @@ stable sorts.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import _count_elements, defaultdict
 from collections.abc import Sequence
 from itertools import chain, count, islice
 
@@ -265,19 +265,23 @@ class ArenaIndex:
                 term = vocabulary[word]
                 table[word] = self._term_id[term] if term in self._term_id else self._new_term(term)
             tids = table[words]
-        counts = Counter(tids.tolist())
-        get, term_id, title_weight = counts.get, self._term_id, self.title_weight
+        counts: dict[int, int] = {}
+        _count_elements(counts, tids.tolist())  # Counter's own counting, without its checks
+        get, lookup, title_weight = counts.get, self._term_id.get, self.title_weight
         for term in self._tokenize(title):
-            tid = term_id[term] if term in term_id else self._new_term(term)
+            tid = lookup(term)  # one probe of the (large) term dict a title term
+            if tid is None:
+                tid = self._new_term(term)
             counts[tid] = get(tid, 0) + title_weight
         slot = self._slot_of.get(doc_id)
         if slot is None:
             slot = self._new_slot(doc_id)
         old_len = int(self._fwd_len[slot])
         self._unindex(slot)
-        tfs = list(counts.values())
-        self._index(slot, np.array(list(counts), dtype=np.int64), np.array(tfs, dtype=np.int32), old_len)
-        length = sum(tfs)
+        n = len(counts)
+        tfs = np.fromiter(counts.values(), dtype=np.int32, count=n)
+        self._index(slot, np.fromiter(counts, dtype=np.int64, count=n), tfs, old_len)
+        length = int(tfs.sum())
         self._doc_len[slot] = length
         self._lengths[slot] = length
         self._n_docs += 1
@@ -336,10 +340,16 @@ class ArenaIndex:
         n = int(self._fwd_len[slot])
         if n < 0:
             return
-        terms = self._forward_run(slot)[0]
+        start, base = int(self._fwd_start[slot]), self._fwd_base
+        if start >= base:
+            terms = self._fwd_term[start - base : start - base + n]
+        else:
+            terms = self._fwd_base_term[start : start + n]
         self._df[terms] -= 1
-        self._stamp[slot] += 1
-        self._stamps[slot] += 1
+        # (the stamps and the lengths as lists mirror their arrays: read from the lists)
+        stamp = self._stamps[slot] + 1
+        self._stamp[slot] = self._stamps[slot] = stamp
+        self._total_len -= self._lengths[slot]
         self._lengths[slot] = 0
         if self._in_base[slot]:  # its cells in the base: stale there, costing this index nothing
             self._base_live[terms] -= 1
@@ -350,7 +360,6 @@ class ArenaIndex:
         self._fwd_dead += n
         self._fwd_len[slot] = -1
         self._n_docs -= 1
-        self._total_len -= int(self._doc_len[slot])
         self._doc_len[slot] = 0.0
 
     def _index(self, slot: int, tids: np.ndarray, tfs: np.ndarray, old_len: int = -1) -> None:
@@ -368,7 +377,7 @@ class ArenaIndex:
         self._log_term[end:stop] = tids
         self._log_slot[end:stop] = slot
         self._log_tf[end:stop] = tfs
-        self._log_stamp[end:stop] = self._stamp[slot]
+        self._log_stamp[end:stop] = self._stamps[slot]
         self._log_prev[end:stop] = self._log_head[tids]
         self._log_head[tids] = np.arange(end, stop)
         self._log_end = stop

@@ -98,6 +98,19 @@ _BULK_FILL = 1_000
 ARENA_FROM = 1_000
 
 
+#: dtype -> whether it is an integer dtype (``np.issubdtype(dtype, np.integer)``), for the
+#: saves' checks of their words: the test costs a microsecond a save, the look-up nothing.
+_INTEGER_DTYPES: dict[np.dtype, bool] = {}
+
+
+def _is_integer(dtype: np.dtype) -> bool:
+    """``np.issubdtype(dtype, np.integer)``, remembered per dtype."""
+    known = _INTEGER_DTYPES.get(dtype)
+    if known is None:
+        known = _INTEGER_DTYPES[dtype] = bool(np.issubdtype(dtype, np.integer))
+    return known
+
+
 def _json_copy(value: Any) -> Any:
     """``copy.deepcopy`` of a JSON-shaped value (dicts, lists, strings, numbers, booleans,
     None): new containers, the same immutable leaves. Several times faster than deepcopy's
@@ -320,7 +333,7 @@ class MemoryStore:
         at_us = check_at(at)
         check_optional_text(title, "title")
         lengths = self._checked(vocabulary)
-        if not isinstance(words, np.ndarray) or words.ndim != 1 or not np.issubdtype(words.dtype, np.integer):
+        if not isinstance(words, np.ndarray) or words.ndim != 1 or not _is_integer(words.dtype):
             raise ToolError("invalid_argument", f"words must be a 1-D integer array, got {shown(words)}")
         if words.size and (words.min() < 0 or words.max() >= len(vocabulary)):
             raise ToolError("invalid_argument", "words holds an index outside the vocabulary")
@@ -380,7 +393,13 @@ class MemoryStore:
 
     def current_version(self, kb_id: str, article_id: str) -> str | None:
         """The article's ``updated_at`` if it is published, else ``None``."""
-        article = self._kb(kb_id).articles.get(check_text(article_id, "article_id"))
+        # (people's draws ask it of every candidate article: plain strings looked up at once)
+        kb = self._kbs.get(kb_id) if type(kb_id) is str else None
+        if kb is None:
+            kb = self._kb(kb_id)
+        if type(article_id) is not str:
+            check_text(article_id, "article_id")
+        article = kb.articles.get(article_id)
         if article is None or not article.published:
             return None
         return article.updated_at
@@ -701,7 +720,7 @@ class MemoryStore:
         """``kb``'s own ``article``, to change: a copy, the first time since ``kb`` was copied."""
         if kb.owned is None or article.article_id in kb.owned:
             return article
-        article = kb.articles[article.article_id] = copy.copy(article)
+        article = kb.articles[article.article_id] = article.__copy__()  # what copy.copy calls
         kb.owned.add(article.article_id)
         return article
 

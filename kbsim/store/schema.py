@@ -102,6 +102,8 @@ def validate_arguments(name: str, arguments: Any) -> dict[str, Any]:
     validating was about a tenth of its time.)
     """
     if name in _REMEMBERED and type(arguments) is dict and all(type(v) in _PLAIN for v in arguments.values()):
+        if _plainly_valid(name, arguments):
+            return arguments
         key = (name, *[(k, type(v), v) for k, v in arguments.items()])
         if key in _valid:
             return arguments
@@ -112,6 +114,61 @@ def validate_arguments(name: str, arguments: Any) -> dict[str, Any]:
             _valid.add(key)
         return validated
     return _validate(name, arguments)
+
+
+#: The keywords of a flat schema that :func:`_plain_schema` reads: validity by them is
+#: exactly these checks of names, types, lengths and bounds (a description checks nothing).
+_PLAIN_OBJECT_KEYS = frozenset({"type", "required", "properties", "description"})
+_PLAIN_FIELD_KEYS = frozenset({"type", "minLength", "maxLength", "minimum", "maximum", "description"})
+_PLAIN_TYPES = {"string": str, "integer": int}
+
+
+@cache
+def _plain_schema(name: str) -> tuple[frozenset[str], dict[str, tuple[type, Any, Any]]] | None:
+    """Tool ``name``'s input schema as its required names and, for each property, its
+    Python type and bounds (string lengths, integer values; None: unbounded), when it is
+    that plain (else None): an object of strings and integers with no other keyword."""
+    schema = tool_definitions()[name].input_schema
+    if set(schema) - _PLAIN_OBJECT_KEYS or schema.get("type") != "object":
+        return None
+    fields = {}
+    for field, spec in schema.get("properties", {}).items():
+        kind = _PLAIN_TYPES.get(spec.get("type"))
+        if kind is None or set(spec) - _PLAIN_FIELD_KEYS:
+            return None
+        if kind is str:
+            fields[field] = (str, spec.get("minLength"), spec.get("maxLength"))
+        else:
+            fields[field] = (int, spec.get("minimum"), spec.get("maximum"))
+    return frozenset(schema.get("required", ())), fields
+
+
+def _plainly_valid(name: str, arguments: dict[str, Any]) -> bool:
+    """Whether ``arguments`` (a dict of plain strings and integers, not bools) are valid for
+    tool ``name`` by its plain schema (:func:`_plain_schema`): every required name, no other
+    name, each value of its property's type and within its bounds. False says only that
+    this check cannot tell (the schema is not plain, or the arguments fail it): the
+    compiled validator then decides, and words the error.
+
+    Why it exists: a day's searches all have new queries, and at 100,000 articles most of
+    its reads new article ids, so remembering valid sets spares them nothing; the compiled
+    validator took 7 us a call, this check 1 us.
+    """
+    plain = _plain_schema(name)
+    if plain is None:
+        return False
+    required, fields = plain
+    if not required <= arguments.keys():
+        return False
+    for field, value in arguments.items():
+        spec = fields.get(field)
+        if spec is None or type(value) is not spec[0]:
+            return False
+        low, high = spec[1], spec[2]
+        measure = len(value) if spec[0] is str else value
+        if (low is not None and measure < low) or (high is not None and measure > high):
+            return False
+    return True
 
 
 @cache

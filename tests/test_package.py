@@ -6,6 +6,7 @@ environment and uses it from an empty folder, as a new user would.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -92,6 +93,39 @@ def test_a_command_missing_its_extra_says_which_in_one_line(monkeypatch, tmp_pat
     err = capsys.readouterr().err
     assert line in err and len(err.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_fit_with_a_figure_and_no_plots_extra_refuses_before_it_prints_or_writes(monkeypatch, tmp_path, capsys):
+    """Found from a core install: the fit was printed and its config written, and only then did the
+    figure fail on the missing extra (exit 2 after half the work)."""
+    log = REPO / "examples" / "helpdesk-log"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    argv = ["fit", str(log / "saves.csv"), str(log / "questions.csv"), "--corpus", "kbsim:sample",
+            "--write-config", "my-day.yaml", "--figure", "fit.png"]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == ("kbsim fit: error: kbsim fit --figure needs the 'plots' extra (matplotlib is not installed): "
+                   "pip install 'kbsim[plots]'\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_no_help_page_shows_a_doubled_percent_sign():
+    """argparse %-formats help strings but not descriptions or epilogs, so a ``%%`` there is printed
+    as written (``kbsim fit --help`` said "a 95%% interval")."""
+    from kbsim.cli import build_parser
+
+    parser = build_parser()
+    (subparsers,) = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+    pages = {"kbsim": parser.format_help()}
+    pages.update({name: sub.format_help() for name, sub in subparsers.choices.items()})
+    for name, sub in subparsers.choices.items():  # kbsim corpus check, kbsim trace export, ...
+        for action in sub._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                pages.update({f"{name} {inner}": page.format_help() for inner, page in action.choices.items()})
+    assert len(pages) > 10
+    assert [name for name, text in pages.items() if "%%" in text] == []
 
 
 # -- the shipped experiments ---------------------------------------------------------------------

@@ -260,3 +260,30 @@ def test_the_core_wheel_installs_alone_and_runs_a_study_from_an_empty_folder(tmp
     drawn = kbsim("figures", "--out", "study")
     assert drawn.returncode == 2 and drawn.stderr.strip().endswith("pip install 'kbsim[plots]'")
     assert not (empty / "study").exists()
+
+
+@pytest.mark.slow
+def test_the_sdist_holds_the_project_files_and_the_package_data(tmp_path):
+    """The sdist, built as ``python -m build --sdist`` builds it (setuptools' backend, in an
+    environment of its own, as pyproject's build-system asks): LICENSE, CITATION.cff,
+    CHANGELOG.md, README.md, py.typed, the tools' schema and every shipped experiment, and no
+    part of the test suite, which could not run without the rest of the checkout (MANIFEST.in)."""
+    import tarfile
+
+    source = _copy_source(tmp_path / "source")
+    subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "build-env")], check=True, timeout=300)
+    python = tmp_path / "build-env" / "bin" / "python"
+    requires = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["build-system"]["requires"]
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", *requires], check=True, capture_output=True,
+                   timeout=600)
+    built = subprocess.run(
+        [str(python), "-c", "import sys; from setuptools import build_meta; print(build_meta.build_sdist(sys.argv[1]))",
+         str(tmp_path / "sdist")], cwd=source, check=True, capture_output=True, text=True, timeout=600)
+    name = built.stdout.strip().splitlines()[-1]
+    assert name == f"kbsim-{__version__}.tar.gz"
+    with tarfile.open(tmp_path / "sdist" / name) as sdist:
+        members = {member.split("/", 1)[1] for member in sdist.getnames() if "/" in member}
+    experiments = {f"kbsim/experiments/{path.name}" for path in SHIPPED_DIR.glob("*.yaml")}
+    assert {"LICENSE", "CITATION.cff", "CHANGELOG.md", "README.md", "pyproject.toml", "kbsim/py.typed",
+            "kbsim/spec/tools.json", "kbsim/__init__.py", *experiments} <= members
+    assert not [member for member in members if member.startswith("tests/")]

@@ -201,6 +201,36 @@ def test_the_api_reference_builds_from_the_docstrings(tmp_path):
 # -- the wheel, from outside a checkout ----------------------------------------------------------
 
 
+#: The environment of a pip in a fresh venv: a PYTHONPATH naming a checkout that holds a
+#: ``kbsim.egg-info`` (which ``pip install -e .`` and ``python -m build`` leave there) makes pip take
+#: kbsim as installed already, and the wheel is then never installed.
+_WITHOUT_PYTHONPATH = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+
+#: The README's line on the core's install: its package count and its size.
+README_CORE = re.compile(r"# the core: (\d+) packages, (\d+) MB")
+
+
+def _disk_usage(folder: Path) -> int:
+    """The bytes ``folder`` takes on disk, as ``du -s`` counts them (each file once, its blocks)."""
+    seen, total = set(), 0
+    for path in [folder, *folder.rglob("*")]:
+        stat = path.lstat()
+        if (stat.st_dev, stat.st_ino) not in seen:
+            seen.add((stat.st_dev, stat.st_ino))
+            total += stat.st_blocks * 512
+    return total
+
+
+def test_the_readme_names_every_package_of_the_core():
+    """The README's table of extras names each of the core's own dependencies (snowballstemmer,
+    added with the analyzers, was missing from it)."""
+    row = next(line for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith("| (core) |"))
+    core = [re.split(r"[<>=\[; ]", dep)[0].lower() for dep in PYPROJECT["project"]["dependencies"]]
+    assert [name for name in core if not re.search(rf"\b{re.escape(name)}\b", row)] == []
+    assert README_CORE.search((REPO / "README.md").read_text(encoding="utf-8"))
+
+
 def _copy_source(target: Path) -> Path:
     """The checkout's source, without what a build, a run or git left in it (builds never touch the checkout)."""
     shutil.copytree(REPO, target, ignore=shutil.ignore_patterns(
@@ -220,7 +250,7 @@ def test_the_core_wheel_installs_alone_and_runs_a_study_from_an_empty_folder(tmp
     subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "venv")], check=True, timeout=300)
     python = tmp_path / "venv" / "bin" / "python"
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", str(wheel)], check=True,
-                   capture_output=True, timeout=600)
+                   capture_output=True, timeout=600, env=_WITHOUT_PYTHONPATH)
     empty = tmp_path / "empty"
     empty.mkdir()
     env = {"PATH": f"{python.parent}:/usr/bin:/bin", "HOME": str(tmp_path)}  # no PYTHONPATH: the wheel only
@@ -234,6 +264,13 @@ def test_the_core_wheel_installs_alone_and_runs_a_study_from_an_empty_folder(tmp
                             "print(json.dumps(sorted(d.metadata['Name'].lower() for d in m.distributions())))"],
         cwd=empty, env=env, capture_output=True, text=True, check=True, timeout=60).stdout)
     assert set(installed) & set(EXTRA_DISTRIBUTIONS) == set()
+    # the README's count and size of the core ("the core: 16 packages, 519 MB"): what kbsim brings,
+    # without kbsim and the venv's own pip and setuptools; the size as du gives the whole venv's
+    count, size_mb = README_CORE.search((REPO / "README.md").read_text(encoding="utf-8")).groups()
+    brought = set(installed) - {"kbsim", "pip", "setuptools"}
+    assert len(brought) == int(count), f"README.md says {count} packages; the core installs {sorted(brought)}"
+    venv_mb = _disk_usage(tmp_path / "venv") / 2**20
+    assert abs(venv_mb - int(size_mb)) <= 0.25 * int(size_mb), f"README.md says {size_mb} MB; the venv: {venv_mb:.0f}"
     imported = json.loads(subprocess.run(
         [str(python), "-c", "import json, sys, kbsim; print(json.dumps(sorted(sys.modules)))"],
         cwd=empty, env=env, capture_output=True, text=True, check=True, timeout=60).stdout)
@@ -275,7 +312,7 @@ def test_the_sdist_holds_the_project_files_and_the_package_data(tmp_path):
     python = tmp_path / "build-env" / "bin" / "python"
     requires = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["build-system"]["requires"]
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", *requires], check=True, capture_output=True,
-                   timeout=600)
+                   timeout=600, env=_WITHOUT_PYTHONPATH)
     built = subprocess.run(
         [str(python), "-c", "import sys; from setuptools import build_meta; print(build_meta.build_sdist(sys.argv[1]))",
          str(tmp_path / "sdist")], cwd=source, check=True, capture_output=True, text=True, timeout=600)

@@ -340,3 +340,20 @@ def test_agent_edit_effect_compares_days_with_and_without_edits_that_both_exist(
     # the paired difference of two ratios over the same seeds is the difference of the ratios
     assert (effect["difference"] - (effect["with_edits"] - effect["without_edits"])).abs().max() < 1e-9
     assert (effect["difference_low"] <= effect["difference"]).all() and (effect["seeds"] == 2).all()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", figures.FIGURE_NAMES)
+def test_a_caption_speaks_of_bands_only_where_the_figure_draws_them(study, name):
+    """check_frontier, safe_edit_delay and design_choices draw their intervals as bars, yet their
+    captions opened with every figure's "bands = 95% intervals over seeds"."""
+    from matplotlib.collections import PolyCollection
+
+    from kbsim.report import plots
+
+    fig = figures.draw(name, _loaded(study[0], name))
+    bands = [c for ax in fig.axes for c in ax.collections if isinstance(c, PolyCollection) and len(c.get_paths())]
+    caption = plots.caption_of(fig)
+    assert ("bands = 95% intervals over seeds" in caption) == bool(bands), (name, caption)
+    if not bands:
+        assert "bars: " in caption, caption

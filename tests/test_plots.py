@@ -357,3 +357,20 @@ def test_a_caption_speaks_of_bands_only_where_the_figure_draws_them(study, name)
     assert ("bands = 95% intervals over seeds" in caption) == bool(bands), (name, caption)
     if not bands:
         assert "bars: " in caption, caption
+
+
+@pytest.mark.slow
+def test_no_legend_of_design_choices_hides_a_point_or_an_interval(study):
+    """Each panel's legend sat inside it, at the upper left: it hid the tops of the intervals of the
+    unpublish and compare-and-swap panels and the lost updates' points of the approval panel."""
+    from kbsim.report import plots
+
+    fig = figures.draw("design_choices", _loaded(study[0], "design_choices"))
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legends = [(ax.get_title(), ax.get_legend()) for ax in fig.axes if ax.get_legend() is not None]
+    assert len(legends) == len(figures.ADVICE)
+    for ax in fig.axes:
+        box = ax.get_legend().get_window_extent(renderer)
+        assert not any(plots._covers(box, o) for o in plots._obstacles(ax, renderer)), ax.get_title()
+        assert not box.overlaps(ax.get_window_extent(renderer)), ax.get_title()  # under its panel

@@ -206,6 +206,10 @@ def _run_line(line: str, cwd: Path) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("docs-blocks")
+# README.md's lines are some thirty kbsim commands, each a fresh interpreter (a quick study, the figures,
+# a verified advice among them): 8.5 min of wall time on the shared 2-core machine at a load of 10,
+# past the suite's 300 s; each command keeps its own 600 s bound
+@pytest.mark.timeout(1200)
 @pytest.mark.parametrize("page", [p.relative_to(ROOT).as_posix() for p in PAGES])
 def test_every_shell_line_runs(page, tmp_path):
     blocks = [b for b in BLOCKS if b.page == page]

@@ -23,6 +23,15 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 #: A number as prose writes it: 20, 1,200, 0.9, 30.75%, with the word that follows it.
 NUMBER = re.compile(r"(?<![\w.,/^-])(\d+(?:,\d{3})*(?:\.\d+)?%?)(?![\w,.]?\d)(?:\s+([^\W\d]+|\S))?")
 
+#: A share or a ratio as prose writes it in words ("a third of the edits", "twice as many"), which the
+#: outputs never show as such: stale as easily as a typed number, so declared like one or rendered.
+RATIO_WORDS = re.compile(
+    r"\b(?:half|halves|thirds?|quarters?|fifths?|tenths?|twice|double[sd]?|triple[sd]?|"
+    r"(?:two|three|four|five|six|seven|eight|nine|ten) times|"
+    r"(?:one|two|three|four|five|six|seven|eight|nine) (?:in|of|out of) (?:two|three|four|five|six|ten))\b",
+    re.IGNORECASE,
+)
+
 #: Structural numbers, per notebook: a phrase of its Markdown holding the number -> why it may be typed.
 ALLOWED: dict[str, dict[str, str]] = {
     "*": {
@@ -39,6 +48,8 @@ ALLOWED: dict[str, dict[str, str]] = {
     },
     "03_edit_rejections": {
         "E[1 − exp(−λᵢ d)]": "the model's formula (docs/model.md)",
+        "After a quarter of its answers": "the edit experiment's share of answers edited (EditParams.share, 25%; "
+                                          "the figure's caption renders it)",
     },
     "04_reproduction": {
         "from the literal day (1) towards the\ncontrol (0)": "the ends of the rank correlation's range",
@@ -90,6 +101,9 @@ def unbacked_numbers(notebook, stem: str) -> list[str]:
             pattern = r"(?<![\w.,])" + re.escape(number) + after
             if not re.search(pattern, outputs):
                 found.append(f"cell {index}: {phrase!r}")
+        for match in RATIO_WORDS.finditer(text):
+            if not any(start <= match.start() < end for start, end in covered):
+                found.append(f"cell {index}: {match.group(0)!r}")
     return found
 
 
@@ -133,3 +147,21 @@ def test_percentages_and_thousands_are_matched_whole():
     assert unbacked_numbers(_notebook("At 200 saves, 2.5% stale.", output), "01_staleness") == [
         "cell 2: '200 saves'", "cell 2: '2.5% stale'",
     ]
+
+
+def test_shares_and_ratios_in_words_are_caught():
+    """Notebook 03 ended on "after an hour, a third of the edits conflict, and a retry after another
+    hour's approval fails about as often" (its retries failed twice as often), and notebook 04 called
+    the write-up's control "a third" of the model's share (it is 0.47 of it): words, not digits, so
+    the number check let both through."""
+    old_03 = ("Rejections stay rare while approvals take seconds to a minute and climb steeply past ten "
+              "minutes; after an hour, a third of the edits conflict.")
+    old_04 = "its control is a third of what uniform saves over 400 articles give, and twice the write-up's"
+    output = "rejection_rate 42.1 min 0.239; 400 articles"
+    assert unbacked_numbers(_notebook(old_03, output), "01_staleness") == ["cell 2: 'third'"]
+    assert unbacked_numbers(_notebook(old_04, output), "01_staleness") == ["cell 2: 'third'", "cell 2: 'twice'"]
+    declared = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# 3. Edits"),
+        nbformat.v4.new_markdown_cell("After a quarter of its answers, it edits."),
+    ])
+    assert unbacked_numbers(declared, "03_edit_rejections") == []

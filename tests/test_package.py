@@ -6,6 +6,7 @@ environment and uses it from an empty folder, as a new user would.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -94,6 +95,39 @@ def test_a_command_missing_its_extra_says_which_in_one_line(monkeypatch, tmp_pat
     assert list(tmp_path.iterdir()) == []  # nothing written
 
 
+def test_fit_with_a_figure_and_no_plots_extra_refuses_before_it_prints_or_writes(monkeypatch, tmp_path, capsys):
+    """Found from a core install: the fit was printed and its config written, and only then did the
+    figure fail on the missing extra (exit 2 after half the work)."""
+    log = REPO / "examples" / "helpdesk-log"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    argv = ["fit", str(log / "saves.csv"), str(log / "questions.csv"), "--corpus", "kbsim:sample",
+            "--write-config", "my-day.yaml", "--figure", "fit.png"]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == ("kbsim fit: error: kbsim fit --figure needs the 'plots' extra (matplotlib is not installed): "
+                   "pip install 'kbsim[plots]'\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_no_help_page_shows_a_doubled_percent_sign():
+    """argparse %-formats help strings but not descriptions or epilogs, so a ``%%`` there is printed
+    as written (``kbsim fit --help`` said "a 95%% interval")."""
+    from kbsim.cli import build_parser
+
+    parser = build_parser()
+    (subparsers,) = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+    pages = {"kbsim": parser.format_help()}
+    pages.update({name: sub.format_help() for name, sub in subparsers.choices.items()})
+    for name, sub in subparsers.choices.items():  # kbsim corpus check, kbsim trace export, ...
+        for action in sub._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                pages.update({f"{name} {inner}": page.format_help() for inner, page in action.choices.items()})
+    assert len(pages) > 10
+    assert [name for name, text in pages.items() if "%%" in text] == []
+
+
 # -- the shipped experiments ---------------------------------------------------------------------
 
 
@@ -167,6 +201,36 @@ def test_the_api_reference_builds_from_the_docstrings(tmp_path):
 # -- the wheel, from outside a checkout ----------------------------------------------------------
 
 
+#: The environment of a pip in a fresh venv: a PYTHONPATH naming a checkout that holds a
+#: ``kbsim.egg-info`` (which ``pip install -e .`` and ``python -m build`` leave there) makes pip take
+#: kbsim as installed already, and the wheel is then never installed.
+_WITHOUT_PYTHONPATH = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+
+#: The README's line on the core's install: its package count and its size.
+README_CORE = re.compile(r"# the core: (\d+) packages, (\d+) MB")
+
+
+def _disk_usage(folder: Path) -> int:
+    """The bytes ``folder`` takes on disk, as ``du -s`` counts them (each file once, its blocks)."""
+    seen, total = set(), 0
+    for path in [folder, *folder.rglob("*")]:
+        stat = path.lstat()
+        if (stat.st_dev, stat.st_ino) not in seen:
+            seen.add((stat.st_dev, stat.st_ino))
+            total += stat.st_blocks * 512
+    return total
+
+
+def test_the_readme_names_every_package_of_the_core():
+    """The README's table of extras names each of the core's own dependencies (snowballstemmer,
+    added with the analyzers, was missing from it)."""
+    row = next(line for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith("| (core) |"))
+    core = [re.split(r"[<>=\[; ]", dep)[0].lower() for dep in PYPROJECT["project"]["dependencies"]]
+    assert [name for name in core if not re.search(rf"\b{re.escape(name)}\b", row)] == []
+    assert README_CORE.search((REPO / "README.md").read_text(encoding="utf-8"))
+
+
 def _copy_source(target: Path) -> Path:
     """The checkout's source, without what a build, a run or git left in it (builds never touch the checkout)."""
     shutil.copytree(REPO, target, ignore=shutil.ignore_patterns(
@@ -186,7 +250,7 @@ def test_the_core_wheel_installs_alone_and_runs_a_study_from_an_empty_folder(tmp
     subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "venv")], check=True, timeout=300)
     python = tmp_path / "venv" / "bin" / "python"
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", str(wheel)], check=True,
-                   capture_output=True, timeout=600)
+                   capture_output=True, timeout=600, env=_WITHOUT_PYTHONPATH)
     empty = tmp_path / "empty"
     empty.mkdir()
     env = {"PATH": f"{python.parent}:/usr/bin:/bin", "HOME": str(tmp_path)}  # no PYTHONPATH: the wheel only
@@ -200,6 +264,13 @@ def test_the_core_wheel_installs_alone_and_runs_a_study_from_an_empty_folder(tmp
                             "print(json.dumps(sorted(d.metadata['Name'].lower() for d in m.distributions())))"],
         cwd=empty, env=env, capture_output=True, text=True, check=True, timeout=60).stdout)
     assert set(installed) & set(EXTRA_DISTRIBUTIONS) == set()
+    # the README's count and size of the core ("the core: 16 packages, 519 MB"): what kbsim brings,
+    # without kbsim and the venv's own pip and setuptools; the size as du gives the whole venv's
+    count, size_mb = README_CORE.search((REPO / "README.md").read_text(encoding="utf-8")).groups()
+    brought = set(installed) - {"kbsim", "pip", "setuptools"}
+    assert len(brought) == int(count), f"README.md says {count} packages; the core installs {sorted(brought)}"
+    venv_mb = _disk_usage(tmp_path / "venv") / 2**20
+    assert abs(venv_mb - int(size_mb)) <= 0.25 * int(size_mb), f"README.md says {size_mb} MB; the venv: {venv_mb:.0f}"
     imported = json.loads(subprocess.run(
         [str(python), "-c", "import json, sys, kbsim; print(json.dumps(sorted(sys.modules)))"],
         cwd=empty, env=env, capture_output=True, text=True, check=True, timeout=60).stdout)
@@ -226,3 +297,30 @@ def test_the_core_wheel_installs_alone_and_runs_a_study_from_an_empty_folder(tmp
     drawn = kbsim("figures", "--out", "study")
     assert drawn.returncode == 2 and drawn.stderr.strip().endswith("pip install 'kbsim[plots]'")
     assert not (empty / "study").exists()
+
+
+@pytest.mark.slow
+def test_the_sdist_holds_the_project_files_and_the_package_data(tmp_path):
+    """The sdist, built as ``python -m build --sdist`` builds it (setuptools' backend, in an
+    environment of its own, as pyproject's build-system asks): LICENSE, CITATION.cff,
+    CHANGELOG.md, README.md, py.typed, the tools' schema and every shipped experiment, and no
+    part of the test suite, which could not run without the rest of the checkout (MANIFEST.in)."""
+    import tarfile
+
+    source = _copy_source(tmp_path / "source")
+    subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "build-env")], check=True, timeout=300)
+    python = tmp_path / "build-env" / "bin" / "python"
+    requires = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["build-system"]["requires"]
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", *requires], check=True, capture_output=True,
+                   timeout=600, env=_WITHOUT_PYTHONPATH)
+    built = subprocess.run(
+        [str(python), "-c", "import sys; from setuptools import build_meta; print(build_meta.build_sdist(sys.argv[1]))",
+         str(tmp_path / "sdist")], cwd=source, check=True, capture_output=True, text=True, timeout=600)
+    name = built.stdout.strip().splitlines()[-1]
+    assert name == f"kbsim-{__version__}.tar.gz"
+    with tarfile.open(tmp_path / "sdist" / name) as sdist:
+        members = {member.split("/", 1)[1] for member in sdist.getnames() if "/" in member}
+    experiments = {f"kbsim/experiments/{path.name}" for path in SHIPPED_DIR.glob("*.yaml")}
+    assert {"LICENSE", "CITATION.cff", "CHANGELOG.md", "README.md", "pyproject.toml", "kbsim/py.typed",
+            "kbsim/spec/tools.json", "kbsim/__init__.py", *experiments} <= members
+    assert not [member for member in members if member.startswith("tests/")]

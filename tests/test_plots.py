@@ -340,3 +340,37 @@ def test_agent_edit_effect_compares_days_with_and_without_edits_that_both_exist(
     # the paired difference of two ratios over the same seeds is the difference of the ratios
     assert (effect["difference"] - (effect["with_edits"] - effect["without_edits"])).abs().max() < 1e-9
     assert (effect["difference_low"] <= effect["difference"]).all() and (effect["seeds"] == 2).all()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", figures.FIGURE_NAMES)
+def test_a_caption_speaks_of_bands_only_where_the_figure_draws_them(study, name):
+    """check_frontier, safe_edit_delay and design_choices draw their intervals as bars, yet their
+    captions opened with every figure's "bands = 95% intervals over seeds"."""
+    from matplotlib.collections import PolyCollection
+
+    from kbsim.report import plots
+
+    fig = figures.draw(name, _loaded(study[0], name))
+    bands = [c for ax in fig.axes for c in ax.collections if isinstance(c, PolyCollection) and len(c.get_paths())]
+    caption = plots.caption_of(fig)
+    assert ("bands = 95% intervals over seeds" in caption) == bool(bands), (name, caption)
+    if not bands:
+        assert "bars: " in caption, caption
+
+
+@pytest.mark.slow
+def test_no_legend_of_design_choices_hides_a_point_or_an_interval(study):
+    """Each panel's legend sat inside it, at the upper left: it hid the tops of the intervals of the
+    unpublish and compare-and-swap panels and the lost updates' points of the approval panel."""
+    from kbsim.report import plots
+
+    fig = figures.draw("design_choices", _loaded(study[0], "design_choices"))
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legends = [(ax.get_title(), ax.get_legend()) for ax in fig.axes if ax.get_legend() is not None]
+    assert len(legends) == len(figures.ADVICE)
+    for ax in fig.axes:
+        box = ax.get_legend().get_window_extent(renderer)
+        assert not any(plots._covers(box, o) for o in plots._obstacles(ax, renderer)), ax.get_title()
+        assert not box.overlaps(ax.get_window_extent(renderer)), ax.get_title()  # under its panel

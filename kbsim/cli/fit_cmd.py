@@ -41,7 +41,7 @@ def register(subparsers) -> None:
         description="Estimate a day from logs of saves (and questions): saves and questions per day, the hourly "
         "profile, the Zipf exponent of each popularity (maximum likelihood over ranks, the number of articles "
         "known) and its goodness of fit, the rank correlation between them, the save mix and how bursty the saves "
-        "are, each with a 95%% interval over the log's days. --write-config writes an experiment that kbsim run, "
+        "are, each with a 95% interval over the log's days. --write-config writes an experiment that kbsim run, "
         "kbsim advise --config and kbsim serve --config take.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -132,6 +132,13 @@ def run(args) -> int:
         return _error(f"--write-config: expected a .yaml file name, got {args.write_config!r}")
     if args.figure and Path(args.figure).suffix.lower() not in (".png", ".svg", ".pdf"):
         return _error(f"--figure: expected a .png, .svg or .pdf file name, got {args.figure!r}")
+    if args.figure:  # before the fit, so that nothing is printed or written when the figure cannot be drawn
+        from kbsim.extras import MissingExtraError, require
+
+        try:
+            require("plots", "matplotlib", "kbsim fit --figure")
+        except MissingExtraError as exc:
+            return _error(str(exc))
     try:
         log, fit = read_and_fit(args)
     except (InputError, FitInputError, AdviceError) as exc:

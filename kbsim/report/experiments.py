@@ -63,11 +63,15 @@ class Experiment:
         days = f"{hours[0]:g}-hour" if len(hours) == 1 else f"{hours[0]:g}- to {hours[-1]:g}-hour"
         return f"{self.seeds} seed{'s' if self.seeds != 1 else ''} of {days} days"
 
-    def caption(self, figure: str, extra: str = "") -> str:
+    def caption(self, figure: str, extra: str = "", *, bands: bool = True) -> str:
+        """The caption every figure of this experiment opens with: the config, the runs behind
+        each point, what its bands are (``bands=False`` for a figure that draws its intervals as
+        bars, which ``extra`` then explains), and the command that redraws it; then ``extra``."""
         quick = " (quick mode)" if self.name_is_quick else ""
         text = (
-            f"Made by kbsim/experiments/{self.name}.yaml{quick}: each point {self.runs_per_point()}, "
-            f"bands = 95% intervals over seeds. Regenerate: {FULL_COMMAND} --only {figure}"
+            f"Made by kbsim/experiments/{self.name}.yaml{quick}: each point {self.runs_per_point()}"
+            + (", bands = 95% intervals over seeds" if bands else "")
+            + f". Regenerate: {FULL_COMMAND} --only {figure}"
         )
         return f"{text}. {extra}" if extra else text
 

@@ -291,6 +291,7 @@ def figure_check_frontier(exps: dict[str, Experiment]):
         f"{format_duration(points[key].max(), 'page')} "
         "(left); bars: 95% intervals in both directions. Rings: Pareto-optimal (nothing cheaper "
         "detects sooner). Dashed: analytic model; dotted: its rough title-check model.",
+        bands=False,
     )
     return plots.check_frontier(_frontier_frame(summary, key, volume), pd.concat(models), caption, key, volume)
 
@@ -337,6 +338,7 @@ def figure_safe_edit_delay(exps: dict[str, Experiment]):
         f"Zipf day, {params.edit.share:.0%} of answers edit their first citation. Points: where the "
         "simulated conflict rate crosses the target, interpolated between swept delays; bars: where "
         "its 95% interval does. Dashed: analytic model.",
+        bands=False,
     )
     return plots.safe_edit_delay(pd.DataFrame(rows), volume, pd.concat(models), caption)
 
@@ -468,6 +470,7 @@ def figure_design_choices(exps: dict[str, Experiment]):
         "Each point: the scenario with the advice turned off minus the default day, seed by seed "
         "(common random numbers); bars: paired 95% intervals. Edits after 10 min (per-call approval) "
         "unless marked session permission (1 s).",
+        bands=False,
     )
     return plots.design_choices(frame, ADVICE, caption)
 

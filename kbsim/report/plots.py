@@ -992,7 +992,7 @@ def design_choices(contrasts: pd.DataFrame, advice: Sequence, caption: str) -> F
         advice: the :class:`kbsim.report.figures.Advice` entries; each panel plots its
             harms against ``x`` with its ``at`` keys fixed.
     """
-    fig, axes = _figure(ncols=len(advice), width=3.1 * len(advice), height=4.6)
+    fig, axes = _figure(ncols=len(advice), width=3.1 * len(advice), height=5.2)
     for index, (item, ax) in enumerate(zip(advice, axes[0], strict=True)):
         rows = contrasts[contrasts["advice"] == index]
         for key, value in item.at:
@@ -1018,7 +1018,7 @@ def design_choices(contrasts: pd.DataFrame, advice: Sequence, caption: str) -> F
             ax.set_xlabel("replies (and requests) lost")
         else:
             ax.set_xticklabels([f"{x:g}" for x in xs])
-            ax.set_xlabel("agents sharing the knowledge base")
+            ax.set_xlabel("agents sharing\nthe knowledge base")
         if share:
             ax.yaxis.set_major_formatter(PercentFormatter(xmax=1.0, decimals=1))
             ax.set_ylabel("without minus with (%, paired)")
@@ -1026,5 +1026,7 @@ def design_choices(contrasts: pd.DataFrame, advice: Sequence, caption: str) -> F
             ax.yaxis.set_major_formatter(FuncFormatter(_bytes_label))
             ax.set_ylabel("without minus with, bytes per check")
         ax.set_title(item.panel, fontsize=9.5)
-        ax.legend(loc="upper left", fontsize=7.5)
+        # under its own panel (each panel's colours are its own harms): inside, it hid the top of
+        # the intervals and, in the approval panel, the lost updates' points
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.28), fontsize=7.5, frameon=False)
     return _finish(fig, caption, "What each design choice buys (paired on common seeds)")

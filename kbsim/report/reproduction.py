@@ -447,7 +447,8 @@ def _edit_rows(data: Writeup) -> list[Row]:
             f"{share(retry)} (immediate retry); {share(waits)} if a retry waits for approval again",
             pct(model.loc[3600.0, "retry_success"]),
             "reproduced: with an immediate retry (the write-up's description); a retry that waits for "
-            "approval again fails as often as the first try"
+            f"approval again fails {pct(1.0 - waits.value)} of the time, against {pct(hour.value)} of first "
+            "tries at 1 h: the articles that conflicted once are the ones people save most"
             if inside(1.0, retry)
             else "differs",
         )

@@ -285,3 +285,14 @@ def test_every_metric_is_defined_in_the_model_docs():
     text = (Path(__file__).resolve().parents[1] / "docs" / "model.md").read_text()
     missing = [name for name in METRICS if f"`{name}`" not in text]
     assert not missing, f"docs/model.md does not define {missing}"
+
+
+def test_a_difference_of_shares_is_held_to_the_values_it_can_take():
+    # two seeds that disagree wildly: t(1) = 12.7 puts the raw interval far past +-100 points
+    a, b, x = np.array([90.0, 10.0]), np.array([5.0, 95.0]), np.full(2, 100.0)
+    result = contrast("proportion", a, x, b, x)
+    assert result.value == pytest.approx(0.0)
+    assert result.low == -1.0 and result.high == 1.0
+    assert result.unpaired_low == -1.0 and result.unpaired_high == 1.0
+    spread = contrast("mean", a, None, b, None)  # a mean has no such bound
+    assert spread.low < -1 and spread.high > 1

@@ -222,7 +222,9 @@ def contrast(
 
     Paired: the difference of the two influence values per seed, t on (seeds - 1) df.
     Unpaired: the two standard errors combined, Welch-Satterthwaite df. Both on the raw
-    scale for a difference and on the log scale for a ratio.
+    scale for a difference and on the log scale for a ratio. A difference of two shares is
+    held to [-1, 1]: with few seeds, t's interval can pass it (2 seeds gave -108.8 to
+    +208.8 points), and clipping to the values a difference can take never excludes one.
     """
     if compare not in ("difference", "ratio"):
         raise ValueError(f"compare: expected 'difference' or 'ratio', got {compare!r}")
@@ -259,6 +261,8 @@ def contrast(
     bounds = [centre - t * se, centre + t * se, centre - t_unpaired * unpaired_se, centre + t_unpaired * unpaired_se]
     if compare == "ratio":
         bounds = [math.exp(b) for b in bounds]
+    elif kind == "proportion":  # a difference of two shares lies in [-1, 1], whatever t gives
+        bounds = [min(1.0, max(-1.0, b)) for b in bounds]
     return Contrast(value, bounds[0], bounds[1], se, bounds[2], bounds[3], unpaired_se, seeds, method)
 
 

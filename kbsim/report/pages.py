@@ -14,6 +14,7 @@ import pandas as pd
 from kbsim.files import atomic_write_text
 from kbsim.report.experiments import ANNOTATIONS, FULL_COMMAND, Experiment
 from kbsim.report.figures import ADVICE, FIGURES, design_contrasts
+from kbsim.report.links import write_page
 from kbsim.report.own_kb import sample_kb_section
 from kbsim.report.search_quality import search_quality_section
 from kbsim.report.tables import format_contrast, markdown_table, point_label, reference_results
@@ -93,7 +94,7 @@ def write_figures_readme(
             "",
         ]
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, "\n".join(lines))
+    write_page(path, "\n".join(lines))
     return path
 
 
@@ -132,7 +133,7 @@ def write_results_markdown(exps: Mapping[str, Experiment], path: str | Path, fig
     for spec in FIGURES:
         lines += [f"![{spec.shows}]({(rel / (spec.name + '.png')).as_posix()})", "", f"*{spec.shows}*", ""]
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, "\n".join(lines) + kept_sections(path))
+    write_page(path, "\n".join(lines) + kept_sections(path))
     return path
 
 

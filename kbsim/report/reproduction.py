@@ -28,9 +28,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from kbsim.files import atomic_write_text
 from kbsim.model import analytic
 from kbsim.report.experiments import Experiment, match
+from kbsim.report.links import write_page
 from kbsim.report.pages import DESIGN_CHOICES_ANCHOR, DESIGN_CHOICES_TITLE
 from kbsim.report.tables import format_estimate, markdown_table
 from kbsim.sim.strategies import strategy_names
@@ -714,7 +714,7 @@ def write_reproduction(exps: Mapping[str, Experiment], path) -> object:
         markdown_table(table.drop(columns="section")),
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, "\n".join(lines))
+    write_page(path, "\n".join(lines))
     return path
 
 

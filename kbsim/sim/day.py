@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import math
+from functools import lru_cache
 from collections.abc import Callable, Iterator, Mapping
 from statistics import NormalDist
 from typing import Any
@@ -40,6 +41,32 @@ _STANDARD_NORMAL = NormalDist()
 #: built, so its store (freed only by a collection) is not kept beside them; a smaller day's
 #: store is small, and a collection would cost more than the day's tables (a few ms).
 COLLECT_BEFORE_TABLES_FROM = 10_000
+
+
+def release_free_memory() -> None:
+    """Hand the allocator's free memory back to the system (glibc's ``malloc_trim``; nothing
+    where there is none).
+
+    Why: the arrays of a large day's store, freed once the day is run, are mostly smaller
+    than glibc's mmap threshold (it rises to 32 MiB as such arrays are freed), so they lie
+    in its heap, which it does not give back: the tables were built beside that free memory
+    instead of in it.
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@lru_cache(maxsize=1)
+def _malloc_trim():
+    """glibc's ``malloc_trim``, or None on a C library without it."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
 
 
 def open_day(
@@ -240,6 +267,7 @@ def simulate_day(
     del day, env, asking, checking, on_answer, checks
     if len(starting.article_ids) >= COLLECT_BEFORE_TABLES_FROM:
         gc.collect()
+        release_free_memory()
     tables = tabulate(log, params, seed)
     if agents is not None:
         tables.update(agents.tables(seed))

@@ -11,10 +11,12 @@ same parts (:func:`open_day` over its own store). The world is in
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import gc
 import math
-from functools import lru_cache
 from collections.abc import Callable, Iterator, Mapping
+from functools import lru_cache
 from statistics import NormalDist
 from typing import Any
 
@@ -59,10 +61,7 @@ def release_free_memory() -> None:
 
 @lru_cache(maxsize=1)
 def _malloc_trim():
-    """glibc's ``malloc_trim``, or None on a C library without it."""
-    import ctypes
-    import ctypes.util
-
+    """The C library's ``malloc_trim`` (glibc's), or None on one without it."""
     try:
         return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
     except (OSError, AttributeError):

@@ -12,7 +12,7 @@ reference, kept as the path the tests hold this one to) with the same results, b
 - a full log is merged into the blocks in one pass: a block without room is compacted in
   place when its live cells fill at most half of it, else moved to the end of the arena at
   twice the size, and the whole arena is laid out afresh when stale and abandoned cells
-  pass a third of it;
+  pass half of it;
 - a copy (each simulated day's, of its seed's starting index) shares the original's cells
   copy-on-write: they become the base of both, never written again, and each one's saves
   go to an arena of its own (read beside the base; a document saved since is stale in the
@@ -450,10 +450,10 @@ class ArenaIndex:
             # searches would read three stale cells of the base for each live one: the live
             # ones laid out into the arena (costing as much memory as the base's live cells)
             self._compact_cells(with_base=True)
-        elif self._cell_end > _COMPACT_MIN and 3 * self._cell_dead > self._cell_end:
-            # a third of the arena stale or abandoned: at a half, the 250x day's arena held
-            # 2.9 cells for each live one at its end (at a third, 1.9), for five more
-            # layouts in the day (0.3 s of CPU in all)
+        elif self._cell_end > _COMPACT_MIN and 2 * self._cell_dead > self._cell_end:
+            # half of the arena stale or abandoned. (At a third, the 250x day's arena held
+            # 1.9 cells for each live one at its end rather than 2.9, but its peak rose: a
+            # layout holds the old arena and the new one at once, and it made five more.)
             self._compact_cells()
 
     def _compact_cells(self, *, with_base: bool = False) -> None:

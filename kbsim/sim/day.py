@@ -49,10 +49,11 @@ def release_free_memory() -> None:
     """Hand the allocator's free memory back to the system (glibc's ``malloc_trim``; nothing
     where there is none).
 
-    Why: the arrays of a large day's store, freed once the day is run, are mostly smaller
-    than glibc's mmap threshold (it rises to 32 MiB as such arrays are freed), so they lie
-    in its heap, which it does not give back: the tables were built beside that free memory
-    instead of in it.
+    Why: much of what a large day's store frees once the day is run lies in glibc's heap
+    (arrays under its mmap threshold, which rises to 32 MiB once such arrays are freed),
+    which glibc does not give back by itself, and the tables were built beside that free
+    memory rather than in it. At 250x the resident set after the run fell from 686 to
+    498 MiB with it.
     """
     trim = _malloc_trim()
     if trim is not None:

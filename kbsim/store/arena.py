@@ -490,7 +490,10 @@ class ArenaIndex:
         of moving the block and abandoning its old cells.
 
         Made a chunk of terms at a time (each chunk's cells at most a few million), so no
-        array of every cell's position is made on the way.
+        array of every cell's position is made on the way; and one array at a time, each of
+        the arena's own let go once its new one is made (which cells are live is found
+        first, a byte a cell), so the old arena and the new one are not held whole at once:
+        that was the 1,000,000-article day's peak (330 MiB over the rest of its day).
         """
         n_terms = len(self._terms)
         live = self._df[:n_terms].astype(np.int64)
@@ -499,33 +502,44 @@ class ArenaIndex:
         cap = live + np.where(live > 0, np.maximum(_MIN_BLOCK, live), 0)
         start = np.cumsum(cap) - cap
         end = int(cap.sum())
-        arrays = [np.zeros(max(end + end // 4, 1024), dtype=np.int32) for _ in _CELL_ARRAYS]  # and room to move into
-        sources = [([getattr(self, name) for name in _CELL_ARRAYS], self._start, self._used[:n_terms].astype(np.int64))]
+        # each source's arrays by name (read when laid out, so the arena's old ones can go),
+        # its terms' starts, and its cells of each term
+        sources = [(_CELL_ARRAYS, self._start, self._used[:n_terms].astype(np.int64))]
         if with_base:
-            base = [self._base_slot, self._base_tf, self._base_stamp]
-            sources.insert(0, (base, self._base_start, self._base_used[:n_terms].astype(np.int64)))
+            sources.insert(0, (_BASE_ARRAYS, self._base_start, self._base_used[:n_terms].astype(np.int64)))
         ends = sum(np.cumsum(used) for _, _, used in sources)
-        first = 0
+        chunks, first = [], 0
         while first < n_terms:
             done = int(ends[first - 1]) if first else 0
             last = min(n_terms, max(first + 1, int(np.searchsorted(ends, done + _BLOCK_TOKENS, side="right"))))
-            parts, owners = [], []
-            for old, starts, used in sources:
-                cells = _ranges(starts[first:last], used[first:last])
-                keep = old[2][cells] == self._stamp[old[0][cells]]
-                parts.append([array[cells[keep]] for array in old])
-                owners.append(np.repeat(np.arange(first, last), used[first:last])[keep])
-            if len(parts) == 1:
-                cells = parts[0]
-            else:  # each term's cells together, its base ones first
-                order = np.argsort(np.concatenate(owners), kind="stable")
-                cells = [np.concatenate(column)[order] for column in zip(*parts, strict=True)]
-            target = _ranges(start[first:last], live[first:last])
-            for new, values in zip(arrays, cells, strict=True):
-                if values is cells[2] and not values.any():
-                    continue  # stamps of 0, as the new array's are: writing them would only map pages
-                new[target] = values
+            chunks.append((first, last))
             first = last
+        # which of each source's cells are live, chunk by chunk
+        kept = []
+        for first, last in chunks:
+            masks = []
+            for names, starts, used in sources:
+                cells = _ranges(starts[first:last], used[first:last])
+                masks.append(getattr(self, names[2])[cells] == self._stamp[getattr(self, names[0])[cells]])
+            kept.append(masks)
+        arrays = []
+        for column in range(len(_CELL_ARRAYS)):
+            new = np.zeros(max(end + end // 4, 1024), dtype=np.int32)  # and room to move into
+            for (first, last), masks in zip(chunks, kept, strict=True):
+                parts, owners = [], []
+                for (names, starts, used), keep in zip(sources, masks, strict=True):
+                    cells = _ranges(starts[first:last], used[first:last])[keep]
+                    parts.append(getattr(self, names[column])[cells])
+                    owners.append(np.repeat(np.arange(first, last), used[first:last])[keep])
+                if len(parts) == 1:
+                    values = parts[0]
+                else:  # each term's cells together, its base ones first
+                    values = np.concatenate(parts)[np.argsort(np.concatenate(owners), kind="stable")]
+                if column == 2 and not values.any():
+                    continue  # stamps of 0, as the new array's are: writing them would only map pages
+                new[_ranges(start[first:last], live[first:last])] = values
+            setattr(self, _CELL_ARRAYS[column], new)  # the arena's old array let go
+            arrays.append(new)
         return arrays, start, cap, live
 
     def _compact_forward(self, extra: int) -> None:

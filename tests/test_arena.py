@@ -387,6 +387,42 @@ def test_copies_share_the_cells_and_never_write_them(seed):
         assert_same_terms(index, plain)
 
 
+@pytest.mark.parametrize("block_tokens", [1, 7, arena._BLOCK_TOKENS])
+@pytest.mark.parametrize("seed", range(3))
+def test_the_shared_cells_are_the_blocks_used_cells_and_no_room(seed, block_tokens, monkeypatch):
+    """A copy's shared cells hold each term's used cells back to back, none of the room its
+    block had (a copy trimmed a chunk of terms at a time, chunks of one cell and up): a filled
+    template's, and one saved into (its own cells stale in part, then laid out with the ones
+    it shared before) copied again; each copy and template still ranks as a plain index."""
+    monkeypatch.setattr(arena, "_BLOCK_TOKENS", block_tokens)
+    rng = random.Random(seed)
+    docs = [(f"art-{i:06d}", " ".join(rng.sample(WORDS, 3)), text(rng, rng.randint(0, 30))) for i in range(70)]
+    titles = [title for _, title, _ in docs]
+    queries = random_queries(rng, titles, 30)
+    template, plain = ArenaIndex(), plain_of(docs)
+    template.fill_texts(docs)
+    for _ in range(40):
+        change = (rng.choice(docs)[0], rng.choice(titles), text(rng, rng.choice([1, 5, 30])))
+        template.add(*change)
+        plain.add(*change)
+    copies = []
+    for _ in range(2):
+        held = template.postings()
+        copies.append((template.copy(), plain.copy()))
+        assert template._base_slot.size == int(template._base_used.sum())
+        assert template.postings() == held and copies[-1][0].postings() == held
+        ends = template._base_start[: len(template._terms)] + template._base_used[: len(template._terms)]
+        assert (template._base_start[1 : len(template._terms)] == ends[:-1]).all()  # back to back
+        for _ in range(30):
+            change = (rng.choice(docs)[0], rng.choice(titles), text(rng, rng.choice([1, 5, 30])))
+            template.add(*change)
+            plain.add(*change)
+    assert_same(template, plain, queries)
+    assert_same_terms(template, plain)
+    for twin, plain_then in copies:
+        assert_same(twin, plain_then, queries)
+
+
 def test_a_copy_whose_shared_cells_go_stale_lays_its_live_ones_out():
     """Once three in four of the shared cells are stale in a copy (its documents saved since),
     the copy lays its live cells out in an arena of its own and lets the shared ones go; the

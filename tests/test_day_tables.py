@@ -94,3 +94,34 @@ def test_the_days_store_is_let_go_before_its_tables_are_built(monkeypatch, large
         monkeypatch.setattr(day_module, "COLLECT_BEFORE_TABLES_FROM", 1)
     day_module.run_day(DayParams(edit={"delay_s": 60}), 1)
     assert alive == [False]
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_a_large_day_hands_its_free_memory_back_before_its_tables(monkeypatch, large):
+    """A day of many starting articles gives the allocator's free memory back to the system
+    (its store's arrays, freed in the allocator's heap) after it lets its store go and before
+    its tables; a small day does not spend the call; the results are the same either way."""
+    import kbsim.sim.day as day_module
+
+    calls = []
+    real_release, real_tabulate = day_module.release_free_memory, day_module.tabulate
+    monkeypatch.setattr(day_module, "release_free_memory", lambda: calls.append("released") or real_release())
+    monkeypatch.setattr(day_module, "tabulate", lambda *args: calls.append("tables") or real_tabulate(*args))
+    if large:
+        monkeypatch.setattr(day_module, "COLLECT_BEFORE_TABLES_FROM", 1)
+    tables = day_module.run_day(DayParams(), 1)
+    assert calls == (["released", "tables"] if large else ["tables"])
+    monkeypatch.undo()
+    again = day_module.run_day(DayParams(), 1)
+    assert {name: frame.equals(again[name]) for name, frame in tables.items()} == dict.fromkeys(tables, True)
+
+
+def test_free_memory_is_handed_back_where_the_c_library_can():
+    """On glibc (Linux) the call is ``malloc_trim``; it returns nothing and can be repeated."""
+    import sys
+
+    import kbsim.sim.day as day_module
+
+    if sys.platform.startswith("linux"):
+        assert day_module._malloc_trim() is not None
+    assert day_module.release_free_memory() is None and day_module.release_free_memory() is None

@@ -21,8 +21,8 @@ from kbsim.sim.world import streams
 from kbsim.store import MemoryStore, ToolError
 from kbsim.store.arena import ArenaIndex
 from kbsim.store.bm25 import BM25Index
-from kbsim.store.rules import hit_json_size, json_size, read_json_size, read_result, search_hit
-from kbsim.store.written import WrittenArticle, WrittenArticles, content_text, title_text
+from kbsim.store.rules import SNIPPET_CHARS, hit_json_size, json_size, read_json_size, read_result, search_hit
+from kbsim.store.written import WrittenArticle, WrittenArticles, WrittenText, content_text, snippet_text, title_text
 
 
 def written_at_random(seed: int) -> WrittenArticles:
@@ -77,6 +77,34 @@ def test_a_written_content_is_rendered_once_read_and_copies_keep_it_unrendered()
     assert twin == article and type(copy.copy(twin)) is WrittenArticle
     twin.content = "replaced"
     assert twin.content == "replaced" and article.content == "cd ab."
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_snippet_is_the_contents_first_characters_written_from_its_first_words(seed):
+    rng = np.random.default_rng(seed)
+    # words of 1 to 12 letters: a snippet from 14 to 160 words, the content shorter or longer
+    vocabulary = ["".join("abcdefghijkl"[: int(n)]) + str(i) for i, n in enumerate(rng.integers(0, 12, size=40))]
+    for n_words in [0, 1, 5, 31, 32, 33, int(rng.integers(1, 200))]:
+        words = rng.integers(len(vocabulary), size=n_words).astype(np.int32)
+        full = content_text(vocabulary, words.tolist())
+        assert snippet_text(vocabulary, words) == full[:SNIPPET_CHARS]
+        text = WrittenText(vocabulary, words, len(full))
+        assert text.snippet_of() == full[:SNIPPET_CHARS]
+    written = written_at_random(seed)
+    for i in range(len(written)):
+        assert written.snippet_of(i) == written.content_of(i)[:SNIPPET_CHARS]
+
+
+def test_a_search_hit_writes_an_unrendered_snippet_and_keeps_no_text():
+    written = WrittenArticles(["ab", "cd"], np.array([[0]]), np.array([[1, 0] * 60]))
+    (article,) = written.articles(["art-000001"], 0, "kb-1")
+    hit = search_hit("kb-1", article)
+    assert hit["snippet"] == content_text(["ab", "cd"], [1, 0] * 60)[:SNIPPET_CHARS]
+    assert json_size(hit) == article.hit_size("kb-1")
+    with pytest.raises(AttributeError):  # still unrendered
+        WrittenArticle.__mro__[1].__dict__["content"].__get__(article)
+    article.content = "rendered " * 30  # a rendered content: the snippet is its own
+    assert article.snippet() == article.content[:SNIPPET_CHARS]
 
 
 def test_a_vocabulary_whose_words_are_not_tokens_is_refused_and_nothing_is_created():

@@ -11,9 +11,12 @@ same parts (:func:`open_day` over its own store). The world is in
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import gc
 import math
 from collections.abc import Callable, Iterator, Mapping
+from functools import lru_cache
 from statistics import NormalDist
 from typing import Any
 
@@ -40,6 +43,30 @@ _STANDARD_NORMAL = NormalDist()
 #: built, so its store (freed only by a collection) is not kept beside them; a smaller day's
 #: store is small, and a collection would cost more than the day's tables (a few ms).
 COLLECT_BEFORE_TABLES_FROM = 10_000
+
+
+def release_free_memory() -> None:
+    """Hand the allocator's free memory back to the system (glibc's ``malloc_trim``; nothing
+    where there is none).
+
+    Why: much of what a large day's store frees once the day is run lies in glibc's heap
+    (arrays under its mmap threshold, which rises to 32 MiB once such arrays are freed),
+    which glibc does not give back by itself, and the tables were built beside that free
+    memory rather than in it. At 250x the resident set after the run fell from 686 to
+    498 MiB with it.
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@lru_cache(maxsize=1)
+def _malloc_trim():
+    """The C library's ``malloc_trim`` (glibc's), or None on one without it."""
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
 
 
 def open_day(
@@ -240,6 +267,7 @@ def simulate_day(
     del day, env, asking, checking, on_answer, checks
     if len(starting.article_ids) >= COLLECT_BEFORE_TABLES_FROM:
         gc.collect()
+        release_free_memory()
     tables = tabulate(log, params, seed)
     if agents is not None:
         tables.update(agents.tables(seed))

@@ -460,6 +460,9 @@ class ArenaIndex:
             # ones laid out into the arena (costing as much memory as the base's live cells)
             self._compact_cells(with_base=True)
         elif self._cell_end > _COMPACT_MIN and 2 * self._cell_dead > self._cell_end:
+            # half of the arena stale or abandoned. (At a third, the 250x day's arena held
+            # 1.9 cells for each live one at its end rather than 2.9, but its peak rose: a
+            # layout holds the old arena and the new one at once, and it made five more.)
             self._compact_cells()
 
     def _compact_cells(self, *, with_base: bool = False) -> None:
@@ -496,7 +499,10 @@ class ArenaIndex:
         of moving the block and abandoning its old cells.
 
         Made a chunk of terms at a time (each chunk's cells at most a few million), so no
-        array of every cell's position is made on the way.
+        array of every cell's position is made on the way; and one array at a time, each of
+        the arena's own let go once its new one is made (which cells are live is found
+        first, a byte a cell), so the old arena and the new one are not held whole at once:
+        that was the 1,000,000-article day's peak (330 MiB over the rest of its day).
         """
         n_terms = len(self._terms)
         live = self._df[:n_terms].astype(np.int64)
@@ -505,33 +511,44 @@ class ArenaIndex:
         cap = live + np.where(live > 0, np.maximum(_MIN_BLOCK, live), 0)
         start = np.cumsum(cap) - cap
         end = int(cap.sum())
-        arrays = [np.zeros(max(end + end // 4, 1024), dtype=np.int32) for _ in _CELL_ARRAYS]  # and room to move into
-        sources = [([getattr(self, name) for name in _CELL_ARRAYS], self._start, self._used[:n_terms].astype(np.int64))]
+        # each source's arrays by name (read when laid out, so the arena's old ones can go),
+        # its terms' starts, and its cells of each term
+        sources = [(_CELL_ARRAYS, self._start, self._used[:n_terms].astype(np.int64))]
         if with_base:
-            base = [self._base_slot, self._base_tf, self._base_stamp]
-            sources.insert(0, (base, self._base_start, self._base_used[:n_terms].astype(np.int64)))
+            sources.insert(0, (_BASE_ARRAYS, self._base_start, self._base_used[:n_terms].astype(np.int64)))
         ends = sum(np.cumsum(used) for _, _, used in sources)
-        first = 0
+        chunks, first = [], 0
         while first < n_terms:
             done = int(ends[first - 1]) if first else 0
             last = min(n_terms, max(first + 1, int(np.searchsorted(ends, done + _BLOCK_TOKENS, side="right"))))
-            parts, owners = [], []
-            for old, starts, used in sources:
-                cells = _ranges(starts[first:last], used[first:last])
-                keep = old[2][cells] == self._stamp[old[0][cells]]
-                parts.append([array[cells[keep]] for array in old])
-                owners.append(np.repeat(np.arange(first, last), used[first:last])[keep])
-            if len(parts) == 1:
-                cells = parts[0]
-            else:  # each term's cells together, its base ones first
-                order = np.argsort(np.concatenate(owners), kind="stable")
-                cells = [np.concatenate(column)[order] for column in zip(*parts, strict=True)]
-            target = _ranges(start[first:last], live[first:last])
-            for new, values in zip(arrays, cells, strict=True):
-                if values is cells[2] and not values.any():
-                    continue  # stamps of 0, as the new array's are: writing them would only map pages
-                new[target] = values
+            chunks.append((first, last))
             first = last
+        # which of each source's cells are live, chunk by chunk
+        kept = []
+        for first, last in chunks:
+            masks = []
+            for names, starts, used in sources:
+                cells = _ranges(starts[first:last], used[first:last])
+                masks.append(getattr(self, names[2])[cells] == self._stamp[getattr(self, names[0])[cells]])
+            kept.append(masks)
+        arrays = []
+        for column in range(len(_CELL_ARRAYS)):
+            new = np.zeros(max(end + end // 4, 1024), dtype=np.int32)  # and room to move into
+            for (first, last), masks in zip(chunks, kept, strict=True):
+                parts, owners = [], []
+                for (names, starts, used), keep in zip(sources, masks, strict=True):
+                    cells = _ranges(starts[first:last], used[first:last])[keep]
+                    parts.append(getattr(self, names[column])[cells])
+                    owners.append(np.repeat(np.arange(first, last), used[first:last])[keep])
+                if len(parts) == 1:
+                    values = parts[0]
+                else:  # each term's cells together, its base ones first
+                    values = np.concatenate(parts)[np.argsort(np.concatenate(owners), kind="stable")]
+                if column == 2 and not values.any():
+                    continue  # stamps of 0, as the new array's are: writing them would only map pages
+                new[_ranges(start[first:last], live[first:last])] = values
+            setattr(self, _CELL_ARRAYS[column], new)  # the arena's old array let go
+            arrays.append(new)
         return arrays, start, cap, live
 
     def _compact_forward(self, extra: int) -> None:
@@ -1108,10 +1125,10 @@ class ArenaIndex:
         return twin
 
     def _make_base(self) -> None:
-        """This index's arena as its base (never written again), and an empty arena."""
-        end = self._cell_end
-        self._base_slot, self._base_tf, self._base_stamp = (getattr(self, name)[:end] for name in _CELL_ARRAYS)
-        self._base_start, self._base_used = self._start.copy(), self._used.copy()
+        """This index's arena as its base (never written again), and an empty arena. The
+        base holds each term's cells and no room after them (:meth:`_trimmed`)."""
+        (self._base_slot, self._base_tf, self._base_stamp), self._base_start = self._trimmed()
+        self._base_used = self._used.copy()
         self._base_live = self._df.copy()
         self._in_base = self._fwd_len >= 0
         # after a merge every live cell is in a block: the rest of the blocks' cells are stale
@@ -1122,6 +1139,35 @@ class ArenaIndex:
         for name in ("_start", "_cap", "_used"):
             setattr(self, name, np.zeros_like(getattr(self, name)))
         self._cell_end = self._cell_dead = 0
+
+    def _trimmed(self) -> tuple[list[np.ndarray], np.ndarray]:
+        """The arena's blocks, each one's used cells in order and none of its room after
+        them, in new arrays back to back (the stamps left zeros where all of a chunk's are,
+        pages the system maps only when written), and each term's start in them.
+
+        Why: a base is never appended to, so its blocks' room (a fill leaves an eighth more,
+        two cells at least: about a fifth of a 1,000,000-article index's cells, 100 MB) would
+        be held for nothing. Copied a chunk of terms at a time (at most a few million cells),
+        so no array of every cell's position is made on the way.
+        """
+        n_terms = len(self._terms)
+        start, used = self._start[:n_terms], self._used[:n_terms].astype(np.int64)
+        ends = np.cumsum(used)
+        new_start = np.zeros(self._start.size, dtype=np.int64)
+        new_start[:n_terms] = ends - used
+        total = int(ends[-1]) if n_terms else 0
+        arrays = [np.zeros(total, dtype=np.int32) for _ in _CELL_ARRAYS]
+        first = 0
+        while first < n_terms:
+            done = int(ends[first - 1]) if first else 0
+            last = min(n_terms, max(first + 1, int(np.searchsorted(ends, done + _BLOCK_TOKENS, side="right"))))
+            cells = _ranges(start[first:last], used[first:last])
+            for new, name in zip(arrays, _CELL_ARRAYS, strict=True):
+                values = getattr(self, name)[cells]
+                if name != "_cell_stamp" or values.any():
+                    new[done : done + cells.size] = values
+            first = last
+        return arrays, new_start
 
     def postings(self) -> dict[str, dict[str, int]]:
         """Every term's live postings as ``{doc_id: count}`` (terms with none left out): what

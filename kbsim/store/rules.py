@@ -430,6 +430,10 @@ class Article:
         self.updated_at = format_version(version_us)
         self.hit_json_len = self.read_json_len = None
 
+    def snippet(self) -> str:
+        """The content's first :data:`SNIPPET_CHARS` characters: this version's search hit carries them."""
+        return self.content[:SNIPPET_CHARS]
+
     def hit_size(self, kb_id: str) -> int:
         """JSON bytes of this version's search hit, sized once per version."""
         if self.hit_json_len is None:
@@ -452,7 +456,7 @@ def search_hit(kb_id: str, article: Article) -> dict[str, Any]:
     return {
         "article_id": article.article_id,
         "title": article.title,
-        "snippet": article.content[:SNIPPET_CHARS],
+        "snippet": article.snippet(),
         "updated_at": article.updated_at,
         "citation": citation(kb_id, article.article_id, article.updated_at),
     }

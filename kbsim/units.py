@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from dataclasses import dataclass
 
 __all__ = [
@@ -152,7 +153,7 @@ _DURATION_UNITS = {
     "h": 3600.0, "hr": 3600.0, "hrs": 3600.0, "hour": 3600.0, "hours": 3600.0,
     "d": 86400.0, "day": 86400.0, "days": 86400.0,
 }  # fmt: skip
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*([a-z]*)")
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?(?:e[+-]?\d+)?|\.\d+(?:e[+-]?\d+)?)\s*([a-z]*)")
 
 
 def parse_duration(text: str, *, unit_required: bool = False, allow_zero: bool = False) -> float:
@@ -188,11 +189,17 @@ def parse_duration(text: str, *, unit_required: bool = False, allow_zero: bool =
             while position < len(raw) and raw[position] == " ":
                 position += 1
         if position != len(raw):
+            if raw.startswith("-") and raw[1:].strip() and _DURATION_PART.fullmatch(raw[1:].strip()):
+                kind = "a duration of at least 0" if allow_zero else "a positive duration"
+                raise ValueError(f"expected {kind}, got {text!r}") from None
             raise ValueError(f"expected a duration like 15min, 90s or 1.5h, got {text!r}") from None
     else:
         if unit_required and math.isfinite(seconds):
             raise ValueError(f"{str(text).strip()} has no unit: write {str(text).strip()}s or "
                              f"{str(text).strip()}min (or h, d)")
+    if math.isinf(seconds) and _DURATION_PART.match(raw):  # 1e400s, or 1e308d overflowing
+        raise ValueError(f"{text!r} is out of range: a duration must be a finite number of seconds "
+                         f"(at most {sys.float_info.max:.3g})")
     if not (math.isfinite(seconds) and (seconds > 0 or (allow_zero and seconds == 0))):
         kind = "a duration of at least 0" if allow_zero else "a positive duration"
         raise ValueError(f"expected {kind}, got {text!r}")

@@ -34,7 +34,7 @@ def test_durations_parse_with_units(text, seconds):
         ("", "empty"),
         ("soon", "expected a duration"),
         ("15fortnights", "unknown unit 'fortnights'"),
-        ("-5min", "expected a duration"),
+        ("-5min", "expected a positive duration"),
         ("0s", "positive"),
         ("15min later", "expected a duration"),
         ("45", "45 has no unit: write 45s or 45min"),

@@ -36,6 +36,8 @@ NOT_USAGE = {
     "StoreFileError": "a store's file failing (kbsim serve reports it as a ServeConfigError naming --db)",
     "_TooDeep": "inside kbsim serve's check of a line, answered as a JSON-RPC error",
     "YAMLBoundsError": "a yaml.YAMLError inside the bounded YAML loader, reported as an InputError or ConfigError",
+    "JSONTooDeepError": "a ValueError inside the bounded JSON reader, reported as an InputError or a damaged file",
+    "JSONDuplicateKeyError": "a ValueError inside the JSON line reader, reported as an InputError naming the key",
 }
 
 

@@ -368,3 +368,105 @@ def test_a_sqlite_store_that_is_a_fifo_a_device_or_a_link_loop_is_named_so(tmp_p
     (tmp_path / "to-new.db").symlink_to(tmp_path / "new.db")  # a link to a file yet to be made: made
     SQLiteStore(tmp_path / "to-new.db").close()
     assert (tmp_path / "new.db").is_file()
+
+
+# -- a third pass: configs that hold nothing, duplicate JSON keys, late or raw messages ----------
+
+
+@pytest.mark.parametrize("name, text", [
+    ("empty.yaml", ""), ("noext", ""), ("comments.yaml", "# only a comment\n\n# and another\n"),
+    ("null.yaml", "null\n"), ("tilde.yml", "~\n"), ("braces.yaml", "{}\n"),
+])
+def test_a_config_holding_no_experiment_is_refused_not_run_as_the_reference(tmp_path, capsys, name, text):
+    """An empty file, or one of only comments, ``null`` or ``{}``, ran the reference experiment."""
+    config = write(tmp_path / name, text)
+    assert main(["run", str(config), "--out", str(tmp_path / "results"), "--no-progress"]) == 2
+    line = one_error_line(capsys, "kbsim run: error: ")
+    assert line.startswith(f"kbsim run: error: {config}: holds no experiment: the file is empty")
+    assert not (tmp_path / "results").exists()
+
+
+def test_an_empty_file_named_by_extends_is_refused_naming_both(tmp_path, capsys):
+    write(tmp_path / "base.yaml", "")
+    config = write(tmp_path / "child.yaml", "extends: base.yaml\nname: child\n")
+    assert main(["run", str(config), "--out", str(tmp_path / "results"), "--no-progress"]) == 2
+    assert one_error_line(capsys, "kbsim run: error: ").startswith(
+        f"kbsim run: error: {tmp_path / 'base.yaml'}: holds no experiment (extended by {config.resolve()})")
+
+
+@pytest.mark.parametrize("text", ["[1, 2]\n", "5\n", "just text\n"])
+def test_a_config_that_is_a_list_or_a_scalar_is_refused(tmp_path, capsys, text):
+    config = write(tmp_path / "odd.yaml", text)
+    assert main(["run", str(config), "--out", str(tmp_path / "results"), "--no-progress"]) == 2
+    assert "(is it an experiment config?)" in one_error_line(capsys, "kbsim run: error: ")
+
+
+@pytest.mark.parametrize("row", [
+    '{"title": "Reset a password", "title": "Other title", "content": "body text"}',
+    '{"title": "Reset a password", "content": "body", "content": "other body"}',
+    '{"title": "Reset a password", "ti\\u0074le": "Other title", "content": "body text"}',
+])
+def test_a_corpus_row_giving_a_key_twice_is_refused_naming_line_and_key(tmp_path, capsys, row):
+    """JSON keeps the last of two ``title`` keys silently: the article was read retitled."""
+    corpus = write(tmp_path / "kb.jsonl", '{"title": "Change an email", "content": "one two"}\n' + row + "\n")
+    key = "content" if '"content": "other' in row else "title"
+    assert main(["corpus", "check", str(corpus)]) == 2
+    assert one_error_line(capsys, "kbsim corpus check: ") == (
+        f"kbsim corpus check: {corpus}, line 2, field '{key}': the key is given twice in one object (JSON would "
+        "keep the last value silently); expected each key once")
+
+
+def test_a_corpus_row_naming_a_key_inside_its_text_is_read(tmp_path, capsys):
+    """The second reading, key by key, refuses only keys given twice, not a text naming one."""
+    corpus = write(tmp_path / "kb.jsonl", '{"title": "Quote \\"title\\" here", "content": "the \\"title\\" key"}\n'
+                   '{"title": "Caf\\u00e9 menu", "content": "one two"}\n')
+    assert main(["corpus", "check", str(corpus)]) == 0
+    assert "2 articles" in capsys.readouterr().out
+
+
+def test_advise_a_negative_duration_says_it_must_be_positive(capsys):
+    """argparse read ``-5min`` as an option: 'expected one argument'."""
+    assert main(["advise", "--max-latency", "-5min"]) == 2
+    assert one_error_line(capsys, "kbsim advise: error: ") == (
+        "kbsim advise: error: --max-latency: expected a positive duration, got '-5min'")
+
+
+def test_a_duration_in_exponent_form_is_read_and_one_out_of_range_says_so():
+    """``1e308s`` was 'unknown unit 'e''."""
+    from kbsim.units import parse_duration
+
+    assert parse_duration("1e3min") == 60_000.0
+    assert parse_duration("2.5e-1h") == 900.0
+    assert parse_duration("1e308s", unit_required=True) == 1e308
+    for text in ("1e308d", "1e400s"):
+        with pytest.raises(ValueError, match=rf"^'{text}' is out of range: a duration must be a finite number"):
+            parse_duration(text)
+    with pytest.raises(ValueError, match="unknown unit 'e'"):
+        parse_duration("3e")
+
+
+@pytest.mark.parametrize("fmt, problem", [
+    ("markdown", "Not a directory"), ("jsonl", "{afile} is a file, not a folder"),
+    ("csv", "{afile} is a file, not a folder"),
+])
+def test_corpus_sample_into_a_path_inside_a_file_is_the_shared_writer_line(tmp_path, capsys, fmt, problem):
+    """A raw ``[Errno 20] Not a directory`` (or ``[Errno 17] File exists``) before."""
+    afile = write(tmp_path / "afile", "x")
+    target = afile / "sub"
+    assert main(["corpus", "sample", "--format", fmt, str(target)]) == 2
+    assert one_error_line(capsys, "kbsim corpus sample: ") == (
+        f"kbsim corpus sample: {target}: cannot write: {problem.format(afile=afile)}")
+    assert afile.read_text() == "x"
+
+
+def test_a_long_experiment_name_is_refused_when_the_config_is_read(tmp_path, capsys):
+    """A 300-character name failed late, at the results folder: 'File name too long'."""
+    config = write(tmp_path / "long.yaml", "name: " + "a" * 300 + "\nparams: {day_hours: 1}\n")
+    assert main(["run", str(config), "--out", str(tmp_path / "results"), "--no-progress"]) == 2
+    assert one_error_line(capsys, "kbsim run: error: ") == (
+        f"kbsim run: error: {config}: name: a name of 300 characters is over the limit of 100 (it names the "
+        "results directory)")
+    assert not (tmp_path / "results").exists()
+    from kbsim.experiment.load import load_config
+
+    assert load_config(write(tmp_path / "ok.yaml", "name: " + "a" * 100 + "\n")).name == "a" * 100

@@ -77,6 +77,8 @@ ALLOWED: dict[str, dict[str, str]] = {
         "returns (10 hits)": "the title check's search limit (checks.title_search_limit's default)",
         "more than 20,000 checks": "advise's limit (kbsim.model.advise.MAX_CHECKS)",
         "over 256 characters": "the longest id the tools carry (kbsim.inputs)",
+        "quotes at most 256 characters": "the most of a caller's text a tool error repeats "
+                                         "(kbsim.store.errors.MAX_ECHOED_CHARS)",
         "A title holds 2 to 200 characters": RULES,
         "0.75 saves and 0.3 questions per article (the reference day's 300 and 120 for 400 articles)":
             "the reference day's configuration (DayParams.sized_to)",

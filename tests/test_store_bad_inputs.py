@@ -195,3 +195,49 @@ def test_boundary_input_is_accepted(seeded, tool, arguments, count):
     else:
         assert (result["article_id"], result["replayed"]) == (AID, False)
         assert result["title"] == arguments.get("title", "Topic 0")
+
+
+# -- an oversized argument is never echoed whole (issue 24, audited again) -----------------------
+
+HUGE = "x" * 1_000_000
+
+
+@pytest.mark.parametrize(("tool", "changes", "code"), [
+    pytest.param(READ, {"article_id": HUGE}, "not_found", id="read-article_id"),
+    pytest.param(READ, {"knowledge_base_id": HUGE}, "not_found", id="read-knowledge_base_id"),
+    pytest.param(EDIT, {"article_id": HUGE}, "not_found", id="edit-article_id"),
+    pytest.param(POLL, {"resource_id": HUGE}, "not_found", id="poll-resource_id"),
+    pytest.param(POLL, {"resource_type": "y" * 1_000_000}, "invalid_argument", id="poll-resource_type"),
+    pytest.param(READ, {HUGE: 1}, "invalid_argument", id="unknown-argument-name"),
+])
+def test_an_oversized_argument_is_shown_cut_short_in_the_error(seeded, tool, changes, code):
+    """A 1 MB ``article_id`` gave a 2 MB ``not_found`` reply: the message quoted it whole."""
+    s, client = seeded
+    before = s.snapshot()
+    with pytest.raises(kbsim.ToolError) as info:
+        client.call(tool, args(tool, **changes))
+    assert info.value.code == code
+    assert len(info.value.message) < 1_000, len(info.value.message)
+    assert code != "not_found" or "(1,000,000 characters) not found" in info.value.message
+    assert s.snapshot() == before
+
+
+def test_a_reused_long_idempotency_key_is_named_cut_short(seeded):
+    """The schema lets an idempotency key be any length (tools.json sets no maxLength), so
+    a 100,000-character key is accepted; a refusal of its reuse does not echo it whole."""
+    s, client = seeded
+    key = "k" * 100_000
+    assert client.call(EDIT, args(EDIT, idempotency_key=key))["replayed"] is False
+    with pytest.raises(kbsim.ToolError) as info:
+        client.call(EDIT, args(EDIT, idempotency_key=key, content="other body"))
+    assert info.value.code == "idempotency_key_reused"
+    assert info.value.message == (f"idempotency_key '{'k' * 17}...{'k' * 18}' (100,000 characters) was already "
+                                  "used with different arguments")
+
+
+def test_an_id_within_the_echo_limit_is_quoted_whole(seeded):
+    _, client = seeded
+    wanted = "a" * 256
+    with pytest.raises(kbsim.ToolError) as info:
+        client.call(READ, args(READ, article_id=wanted))
+    assert info.value.message == f"article_id {wanted!r} not found in knowledge base {KB!r}"

@@ -14,6 +14,7 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 
 from kbsim.cli import advise_day
@@ -48,6 +49,10 @@ def register(subparsers) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    # A value that starts with a minus and a digit is a value, never an option (Python 3.13's own
+    # rule), so ``--max-latency -5min`` reaches the duration check ("expected a positive
+    # duration") instead of argparse's "expected one argument". advise has no option like -5.
+    parser._negative_number_matcher = re.compile(r"^-\.?\d")
     day = parser.add_argument_group("your day (defaults: the reference day)")
     day.add_argument("--articles", default="400", metavar="N", help="articles in the knowledge base (400)")
     day.add_argument("--saves-per-day", default="300", metavar="N", help="saves by people per day (300)")

@@ -55,6 +55,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from kbsim.errors import first_problem, printable
+    from kbsim.files import FileWriteError
     from kbsim.inputs import InputError, load_corpus
     from kbsim.inputs.corpus import write_corpus
 
@@ -62,7 +63,7 @@ def run(args) -> int:
         sample = load_corpus(args.sample)
         try:
             written = write_corpus(sample.articles(), args.target, args.format, ids=sample.ids)
-        except (FileExistsError, OSError) as exc:
+        except (OSError, FileWriteError) as exc:  # exists already, or cannot be written: one line
             print(f"kbsim corpus sample: {exc}", file=sys.stderr)
             return 2
         language = f" (check or serve it with --language {sample.language})" if sample.language else ""

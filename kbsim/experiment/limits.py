@@ -30,6 +30,7 @@ __all__ = [
     "CONFIRM_DISK_BYTES",
     "CONFIRM_RUNS",
     "CONFIRM_RUN_MEMORY_BYTES",
+    "MAX_NAME_CHARS",
     "MAX_RUNS",
     "MAX_RUN_MEMORY_BYTES",
     "MAX_SEED",
@@ -50,6 +51,9 @@ MAX_SEEDS = 1_000_000
 MAX_RUNS = 1_000_000
 #: Simulated seconds a run may reach: versions are RFC 3339 times, which end with the year 9999.
 MAX_TIMELINE_S = (datetime(9999, 12, 31, tzinfo=UTC) - DAY_START).total_seconds()
+#: Characters in an experiment's name: it names the results folder, and a file name holds at
+#: most 255 bytes (the name is ASCII), with room for kbsim's own suffixes.
+MAX_NAME_CHARS = 100
 #: Estimated memory of one run above which it is refused outright.
 MAX_RUN_MEMORY_BYTES = 64e9
 

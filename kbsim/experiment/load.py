@@ -189,7 +189,11 @@ def _read_file(path: Path, chain: tuple[Path, ...] = ()) -> tuple[dict, dict[tup
     """One file with its ``extends`` chain merged; also the file that set each key path."""
     source = str(path)
     raw = _read_yaml(path, chain[-1] if chain else None)
-    raw = _config_keys({} if raw is None else raw, source)
+    if raw is None or raw == {}:  # empty, only comments, ``null`` or ``{}``: never the defaults
+        extended = f" (extended by {chain[-1]})" if chain else ""
+        raise ConfigError(source, "", f"holds no experiment{extended}: the file is empty (or only comments, "
+                          f"null or {{}}); expected a mapping with keys {', '.join(KEYS)}")
+    raw = _config_keys(raw, source)
     data, origins = _shaped(raw, source, path.parent)
     if raw.get("extends") is None:
         return data, origins

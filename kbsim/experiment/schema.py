@@ -214,8 +214,11 @@ def _check_name(raw: Any, ctx: Checking) -> str:
             ctx.src("name"),
             "name",
             f"expected a name made of letters, digits, '.', '_' or '-' (it names the results "
-            f"directory), got {name!r}",
+            f"directory), got {brief(name)}",
         )
+    if len(name) > limits.MAX_NAME_CHARS:
+        raise ConfigError(ctx.src("name"), "name", f"a name of {len(name):,} characters is over the limit of "
+                          f"{limits.MAX_NAME_CHARS} (it names the results directory)")
     return name
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import errno
 import hashlib
 import io
 import json
@@ -47,7 +48,7 @@ import numpy as np
 import yaml
 
 from kbsim.errors import brief
-from kbsim.files import atomic_write_text, path_problem
+from kbsim.files import FileWriteError, atomic_write_text, path_problem
 from kbsim.inputs import safe_read
 from kbsim.inputs.errors import InputError, decode_utf8
 from kbsim.inputs.loaded import SAMPLE, LoadedCorpus
@@ -462,10 +463,26 @@ def write_corpus(articles: Iterator[tuple[str, str]], target: str | os.PathLike[
     paths read back as the ids), each ``# Title`` then the content; ``jsonl`` or ``csv``:
     one file with ``title`` and ``content`` (and ``id`` first, with ``ids``). Refuses to
     overwrite.
+
+    Raises:
+        FileExistsError: ``target`` exists (a markdown folder: and is not empty).
+        FileWriteError: one line naming ``target`` when it cannot be written (a folder
+            inside a file, a read-only folder, a full disk).
     """
-    if ids is not None:
-        return _write_with_ids(list(zip(ids, articles, strict=True)), Path(target), fmt)
-    target = Path(target)
+    try:
+        if ids is not None:
+            return _write_with_ids(list(zip(ids, articles, strict=True)), Path(target), fmt)
+        return _write_without_ids(articles, Path(target), fmt)
+    except OSError as exc:
+        if exc.errno is None:  # kbsim's own refusal to overwrite, already one line
+            raise
+        strerror = exc.strerror or str(exc)
+        if exc.errno == errno.EEXIST:  # mkdir of a folder on its path that is a file
+            strerror = f"{exc.filename} is a file, not a folder"
+        raise FileWriteError(target, strerror, exc.errno) from None
+
+
+def _write_without_ids(articles: Iterator[tuple[str, str]], target: Path, fmt: str) -> Path:
     if fmt not in WRITE_FORMATS:
         raise ValueError(f"format must be one of {', '.join(WRITE_FORMATS)}, got {fmt!r}")
     if target.exists() and (fmt != "markdown" or any(target.iterdir())):

@@ -41,6 +41,7 @@ from typing import Any
 
 import yaml
 
+from kbsim.errors import brief
 from kbsim.files import read_regular
 from kbsim.inputs.errors import InputError
 
@@ -331,10 +332,42 @@ def json_loads(text: str | bytes, **options: Any) -> Any:
         raise JSONTooDeepError("nested too deeply to read") from None
 
 
+class JSONDuplicateKeyError(ValueError):
+    """A JSON object naming one key twice (``json.loads`` would keep the last value silently)."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        super().__init__(f"the key {brief(key)} is given twice in one object")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` refusing an object that names a key twice."""
+    row = dict(pairs)
+    if len(row) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise JSONDuplicateKeyError(key)
+            seen.add(key)
+    return row
+
+
 def json_line(path: str | os.PathLike[str], text: str, line: int) -> Any:
-    """One line of JSON, refusing (naming the line) what is not JSON or is nested deeper than
-    Python parses; never quotes the line."""
+    """One line of JSON, refusing (naming the line) what is not JSON, is nested deeper than
+    Python parses, or names a key twice in one object (naming the key: read as JSON it
+    would keep the last value silently); never quotes the line."""
     try:
-        return json_loads(text)
+        value = json_loads(text)
+        # A key can be given twice only if its quoted name is in the text twice, or escaped
+        # (``"ti\u0074le"``): only then is the line read again, key by key (that costs half
+        # again as long as json.loads alone).
+        if isinstance(value, dict) and ("\\u" in text or any(text.count(f'"{key}"') > 1 for key in value)):
+            json_loads(text, object_pairs_hook=_unique_keys)
+        return value
+    except JSONDuplicateKeyError as exc:
+        if len(exc.key) <= 60 and exc.key.isprintable():
+            raise InputError(path, "the key is given twice in one object (JSON would keep the last value "
+                             "silently); expected each key once", line=line, field=exc.key) from None
+        raise InputError(path, f"{exc}; expected each key once", line=line) from None
     except ValueError as exc:
         raise InputError(path, f"not a JSON object: {exc}", line=line) from None

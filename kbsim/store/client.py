@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from kbsim.store.errors import ToolError
+from kbsim.store.errors import ToolError, echoed
 from kbsim.store.rules import check_at, json_size, shown
 from kbsim.store.schema import validate_arguments, validate_each
 
@@ -66,7 +66,7 @@ class Client:
         if args["resource_type"] != "knowledge_base":
             raise ToolError(
                 "unsupported",
-                f"resource_type {args['resource_type']!r} is not simulated; "
+                f"resource_type {echoed(args['resource_type'])} is not simulated; "
                 "only 'knowledge_base' is supported",
             )
         kb_id = self._granted(args["resource_id"], argument="resource_id")
@@ -164,5 +164,5 @@ class Client:
 
     def _granted(self, kb_id: str, argument: str = "knowledge_base_id") -> str:
         if kb_id not in self.grants or not self.store.has_knowledge_base(kb_id):
-            raise ToolError("not_found", f"{argument} {kb_id!r} not found")
+            raise ToolError("not_found", f"{argument} {echoed(kb_id)} not found")
         return kb_id

@@ -2,7 +2,28 @@
 
 from __future__ import annotations
 
+import reprlib
 from typing import Any
+
+_short = reprlib.Repr()
+_short.maxstring = 40
+_short.maxother = 40
+
+#: The most characters of a caller's text an error message repeats (an id, a key, a
+#: resource type): the tools' schemas let ids and idempotency keys be any length, and a
+#: refusal must not echo a megabyte back. Longer text is shown cut short, with its length.
+MAX_ECHOED_CHARS = 256
+
+
+def echoed(value: Any) -> str:
+    """``value`` (text a caller sent) quoted for an error message: as it is up to
+    :data:`MAX_ECHOED_CHARS` characters, else cut short and its length said."""
+    if not isinstance(value, str):
+        return f"{type(value).__name__} {_short.repr(value)}"
+    if len(value) > MAX_ECHOED_CHARS:
+        return f"{_short.repr(value)} ({len(value):,} characters)"
+    return repr(value)
+
 
 #: The stable error codes a caller can branch on. ``busy`` (a SQLite file whose
 #: write lock another process held too long) is the one worth retrying as it is.

@@ -22,7 +22,7 @@ from kbsim.store.arena import ArenaIndex
 from kbsim.store.bm25 import BM25Index
 from kbsim.store.bulk import ArticleWords, check_words
 from kbsim.store.client import Client, Clock
-from kbsim.store.errors import ToolError
+from kbsim.store.errors import ToolError, echoed
 from kbsim.store.protocol import SearchIndex
 from kbsim.store.rules import (
     Article,
@@ -595,7 +595,7 @@ class MemoryStore:
         search hits and reads: their sizes are cached per article version."""
         if not isinstance(name, str) or name not in TOOL_NAMES:
             raise ToolError(
-                "invalid_argument", f"name must be one of {', '.join(TOOL_NAMES)}, got {name!r}"
+                "invalid_argument", f"name must be one of {', '.join(TOOL_NAMES)}, got {echoed(name)}"
             )
         if not isinstance(result, dict):
             raise ToolError("invalid_argument", f"result must be a dict, got {type(result).__name__}")

@@ -11,7 +11,8 @@ must read the same on every backend lives here, once:
   argument, never a ``TypeError`` from deep inside and never a half-applied
   change (the tool calls' own arguments are checked earlier, against
   ``tools.json``, by :func:`~kbsim.store.schema.validate_arguments`);
-- the errors each refusal raises, with their messages;
+- the errors each refusal raises, with their messages (a caller's text in them cut
+  short past :data:`~kbsim.store.errors.MAX_ECHOED_CHARS`, :func:`echoed`);
 - article ids, idempotency digests, and the exact shapes of search hits,
   reads and citations, and their size in JSON bytes;
 - the limits on what an article holds (:data:`MAX_TITLE_CHARS`,
@@ -31,7 +32,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from kbsim.store.errors import ToolError
+from kbsim.store.errors import ToolError, echoed
 from kbsim.store.schema import tool_definitions
 from kbsim.store.timefmt import MAX_VERSION_US, MIN_VERSION_US, format_version, in_version_range
 
@@ -267,12 +268,12 @@ def next_article_id(count: int, taken) -> str:
 
 def article_not_found(kb_id: str, article_id: str) -> ToolError:
     return ToolError(
-        "not_found", f"article_id {article_id!r} not found in knowledge base {kb_id!r}"
+        "not_found", f"article_id {echoed(article_id)} not found in knowledge base {echoed(kb_id)}"
     )
 
 
 def kb_not_found(kb_id: str) -> ToolError:
-    return ToolError("not_found", f"knowledge_base_id {kb_id!r} not found")
+    return ToolError("not_found", f"knowledge_base_id {echoed(kb_id)} not found")
 
 
 def arguments_digest(arguments: dict[str, Any]) -> str:
@@ -290,7 +291,7 @@ def check_replay(key: str, first_digest: str, arguments: dict[str, Any]) -> None
     if first_digest != arguments_digest(arguments):
         raise ToolError(
             "idempotency_key_reused",
-            f"idempotency_key {key!r} was already used with different arguments",
+            f"idempotency_key {echoed(key)} was already used with different arguments",
         )
 
 
@@ -315,8 +316,8 @@ def check_save_changes(content: str | None, title: str | None) -> None:
 def version_conflict(arguments: dict[str, Any]) -> ToolError:
     return ToolError(
         "version_conflict",
-        f"expected_version {arguments['expected_version']!r} is not the current "
-        f"version of article {arguments['article_id']!r}; re-read it and retry",
+        f"expected_version {echoed(arguments['expected_version'])} is not the current "
+        f"version of article {echoed(arguments['article_id'])}; re-read it and retry",
     )
 
 

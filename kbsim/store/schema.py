@@ -19,7 +19,7 @@ from typing import Any
 
 import fastjsonschema
 
-from kbsim.store.errors import ToolError
+from kbsim.store.errors import MAX_ECHOED_CHARS, ToolError, echoed
 from kbsim.store.timefmt import is_rfc3339
 
 
@@ -213,7 +213,7 @@ def _validate(name: str, arguments: Any) -> dict[str, Any]:
     if not isinstance(name, str) or name not in definitions:
         raise ToolError(
             "invalid_argument",
-            f"unknown tool {name!r}; expected one of {', '.join(TOOL_NAMES)}",
+            f"unknown tool {echoed(name)}; expected one of {', '.join(TOOL_NAMES)}",
         )
     if not isinstance(arguments, dict):
         raise ToolError(
@@ -228,7 +228,8 @@ def _validate(name: str, arguments: Any) -> dict[str, Any]:
             missing = sorted(definition.required - arguments.keys())
             message = f"missing required argument(s) {', '.join(missing)} for {name}"
         elif exc.rule == "additionalProperties":
-            unknown = sorted(str(k) for k in arguments.keys() - definition.properties)
+            unknown = sorted(str(k) if len(str(k)) <= MAX_ECHOED_CHARS else echoed(str(k))
+                             for k in arguments.keys() - definition.properties)
             message = f"unknown argument(s) {', '.join(unknown)} for {name}"
         else:
             argument = _argument_name(exc)

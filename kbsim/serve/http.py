@@ -245,7 +245,14 @@ def run_http(server, address: HttpAddress, *, allow_hosts: Iterable[str] = (), a
              ", ".join(security.allowed_hosts), ", ".join(security.allowed_origins))
     if on_listening is not None:
         on_listening(bound.url())
+    served = uvicorn.Server(config)
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        served.run(sockets=[sock])
     finally:
         sock.close()
+    if served.should_exit:
+        # Stopped by SIGINT or SIGTERM. uvicorn re-raises the signal once it has shut down,
+        # which is a KeyboardInterrupt (exit 130) as a rule; under load the re-raise was seen
+        # to land as the event loop's own cancellation of a task that then finished, and the
+        # server exited 0. Say here what stopped it, whichever way the re-raise went.
+        raise KeyboardInterrupt

@@ -94,6 +94,16 @@ CONFIGS = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Each test's figures closed after it: pyplot keeps every figure it made until closed
+    (more than 20 open made matplotlib warn in the suite)."""
+    yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+
+
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
     root = tmp_path_factory.mktemp("study")

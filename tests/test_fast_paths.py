@@ -887,16 +887,29 @@ def test_a_day_gives_the_same_tables_with_and_without_the_title_answers_kept(mon
         pd.testing.assert_frame_equal(kept[name], plain[name], check_exact=True)
 
 
-def test_validate_each_remembers_only_the_strings_found_valid(monkeypatch):
-    """A query found valid is not checked again; one found invalid is checked (and refused)
-    every time, and so is any value that is not a plain string."""
-    monkeypatch.setattr(schema_module, "_valid_values", {})
+def test_validate_each_checks_a_batch_of_plain_strings_at_once_and_the_rest_one_by_one(monkeypatch):
+    """A batch of plain strings within the query's lengths never reaches the field's compiled
+    validator; a batch holding a value too short, too long or not a string is checked value by
+    value and refused as the call with that value would be, every time."""
+    compiled = []
+    real = schema_module._field_validator
+
+    def counting(name, field):
+        check = real(name, field)
+
+        def counted(value):
+            compiled.append(value)
+            return check(value)
+        return counted
+
+    monkeypatch.setattr(schema_module, "_field_validator", counting)
     base = {"knowledge_base_id": "kb-1", "limit": 5}
     schema_module.validate_each("search_knowledge_base", base, "query", ["alpha beta", "gamma"])
-    assert schema_module._valid_values == {("search_knowledge_base", "query"): {"alpha beta", "gamma"}}
+    assert compiled == []
     for values in (["alpha beta", "x"], ["gamma", "y" * 201], ["alpha beta", 7]):
+        compiled.clear()
         with pytest.raises(ToolError) as error:
             schema_module.validate_each("search_knowledge_base", base, "query", values)
         assert error.value.to_dict() == outcome_of(schema_module._validate, "search_knowledge_base",
                                                    {**base, "query": values[1]})[1]
-    assert schema_module._valid_values == {("search_knowledge_base", "query"): {"alpha beta", "gamma"}}
+        assert compiled == values

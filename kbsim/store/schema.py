@@ -84,8 +84,6 @@ _REMEMBERED = frozenset({"search_knowledge_base", "read_knowledge_article", "pol
 _REMEMBERED_MAX = 65_536
 #: (tool, ((argument, type of value, value), ...)) of argument sets found valid.
 _valid: set[tuple] = set()
-#: (tool, argument) -> the strings found valid as that argument by its own schema (validate_each).
-_valid_values: dict[tuple[str, str], set[str]] = {}
 _PLAIN = (str, int)
 
 
@@ -190,22 +188,36 @@ def validate_each(name: str, arguments: dict[str, Any], field: str, values: list
     if not values:
         return
     validate_arguments(name, {**arguments, field: values[0]})
+    if _plainly_valid_strings(name, field, values):
+        return
     check = _field_validator(name, field)
-    # a string found valid as this argument is not checked again (as validate_arguments
-    # remembers whole argument sets): a check's searches repeat the titles of the last one
-    valid = _valid_values.setdefault((name, field), set())
     for value in values:
-        if type(value) is str and value in valid:
-            continue
         try:
             check(value)
         except fastjsonschema.JsonSchemaValueException:
             validate_arguments(name, {**arguments, field: value})
             raise AssertionError(f"{name}: {field} {value!r} fails its own schema but not the tool's") from None
-        if type(value) is str:
-            if len(valid) >= _REMEMBERED_MAX:
-                valid.clear()
-            valid.add(value)
+
+
+def _plainly_valid_strings(name: str, field: str, values: list) -> bool:
+    """Whether every one of ``values`` is a plain string within the lengths tool ``name``'s
+    plain schema (:func:`_plain_schema`) gives ``field``: checked for the whole batch at
+    once (their types as a set, their shortest and longest), which is what the field's own
+    schema checks of each. False says only that this check cannot tell; the field's
+    compiled validator then decides, value by value.
+
+    Why it exists: a title check's batch is thousands of queries at 100,000 articles; a
+    batch of 150 queries took 28 us value by value and 10 us so, the first value's whole
+    validation included. It replaces a memory of the strings found valid (5 us), which
+    needed a bound and a reset for about the same saving.
+    """
+    plain = _plain_schema(name)
+    spec = None if plain is None else plain[1].get(field)
+    if spec is None or spec[0] is not str or set(map(type, values)) != {str}:
+        return False
+    low, high = spec[1], spec[2]
+    lengths = list(map(len, values))
+    return (low is None or min(lengths) >= low) and (high is None or max(lengths) <= high)
 
 
 def _validate(name: str, arguments: Any) -> dict[str, Any]:

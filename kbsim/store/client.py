@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from kbsim.store.errors import ToolError, echoed
-from kbsim.store.rules import check_at, json_size, shown
+from kbsim.store.errors import ToolError, echoed, shown
+from kbsim.store.rules import check_at, json_size
 from kbsim.store.schema import validate_arguments, validate_each
 
 if TYPE_CHECKING:

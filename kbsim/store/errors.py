@@ -15,11 +15,21 @@ _short.maxother = 40
 MAX_ECHOED_CHARS = 256
 
 
+def cut_short(value: Any) -> str:
+    """``value``'s repr, cut short at 40 characters (a string) or so (anything else)."""
+    return _short.repr(value)
+
+
+def shown(value: Any) -> str:
+    """``value`` for an error message: its type and a repr cut short."""
+    return f"{type(value).__name__} {_short.repr(value)}"
+
+
 def echoed(value: Any) -> str:
     """``value`` (text a caller sent) quoted for an error message: as it is up to
     :data:`MAX_ECHOED_CHARS` characters, else cut short and its length said."""
     if not isinstance(value, str):
-        return f"{type(value).__name__} {_short.repr(value)}"
+        return shown(value)
     if len(value) > MAX_ECHOED_CHARS:
         return f"{_short.repr(value)} ({len(value):,} characters)"
     return repr(value)

@@ -26,24 +26,14 @@ import hashlib
 import json
 import math
 import numbers
-import reprlib
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from kbsim.store.errors import ToolError, echoed
+from kbsim.store.errors import ToolError, cut_short, echoed, shown
 from kbsim.store.schema import tool_definitions
 from kbsim.store.timefmt import MAX_VERSION_US, MIN_VERSION_US, format_version, in_version_range
-
-_short = reprlib.Repr()
-_short.maxstring = 40
-_short.maxother = 40
-
-
-def shown(value: Any) -> str:
-    """``value`` for an error message: its type and a repr cut short."""
-    return f"{type(value).__name__} {_short.repr(value)}"
 
 
 def check_text(value: Any, name: str) -> str:
@@ -232,7 +222,7 @@ def article_id_problem(article_id: Any) -> str | None:
         return f"the id {article_id!r} has spaces at its start or end"
     bad = next((char for char in article_id if unicodedata.category(char) in _UNCARRIED), None)
     if bad is not None:
-        return (f"the id {_short.repr(article_id)} holds the character U+{ord(bad):04X}, which a tool "
+        return (f"the id {cut_short(article_id)} holds the character U+{ord(bad):04X}, which a tool "
                 "result cannot carry as it is (control characters, line separators, lone surrogates)")
     return None
 

@@ -37,7 +37,7 @@ stable sorts.
 
 from __future__ import annotations
 
-from collections import _count_elements, defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from itertools import chain, count, islice
 
@@ -265,8 +265,7 @@ class ArenaIndex:
                 term = vocabulary[word]
                 table[word] = self._term_id[term] if term in self._term_id else self._new_term(term)
             tids = table[words]
-        counts: dict[int, int] = {}
-        _count_elements(counts, tids.tolist())  # Counter's own counting, without its checks
+        counts = Counter(tids.tolist())
         get, lookup, title_weight = counts.get, self._term_id.get, self.title_weight
         for term in self._tokenize(title):
             tid = lookup(term)  # one probe of the (large) term dict a title term

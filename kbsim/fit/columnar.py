@@ -19,7 +19,6 @@ from __future__ import annotations
 import codecs
 import csv
 import io
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
@@ -38,7 +37,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _BLOCK_BYTES = 16 << 20
 #: Characters Python's ``str.strip`` and pyarrow's trimming disagree on, and the U+FDD0 kbsim reserves:
 #: a file holding any is read row by row.
-_ODD_BYTES = re.compile(rb"[\x0b\x0c\x1c-\x1f]|\xef\xb7\x90")
+_ODD_BYTES = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f", "\ufdd0".encode())
 _SECONDS = r"^[ \t]*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[ \t]*$"
 _ISO = (r"^[ \t]*(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})[T ](?P<h>\d{2}):(?P<mi>\d{2})"
         r"(?::(?P<s>\d{2})(?:\.(?P<f>\d{1,6}))?)?(?P<z>Z|[+-]\d{2}:\d{2})?[ \t]*$")
@@ -111,7 +110,7 @@ class TableBuilder:
             columns = list(zip(*self.rows, strict=True))
             self.parts.append((np.array(columns[0], dtype=np.int64), np.array(columns[1], dtype=np.int64),
                                np.array(columns[2], dtype=np.int32), np.array(columns[3], dtype=np.int8),
-                               np.array(columns[4], dtype=np.int64)))
+                               np.array(columns[4], dtype=np.int32)))
             self.rows = []
 
     def table(self) -> EventTable:
@@ -177,7 +176,7 @@ def csv_table(path: Path, data: bytes, time_column: str, article_column: str, ki
     import pyarrow.compute as pc
     from pyarrow import csv as pa_csv
 
-    if day_start.tzinfo is None or not isinstance(day_start.tzinfo, timezone) or _ODD_BYTES.search(data):
+    if day_start.tzinfo is None or not isinstance(day_start.tzinfo, timezone) or any(b in data for b in _ODD_BYTES):
         return None
     start = 3 if data.startswith(codecs.BOM_UTF8) else 0
     if not _utf8(data):
@@ -206,7 +205,10 @@ def csv_table(path: Path, data: bytes, time_column: str, article_column: str, ki
     day_start_us = (day_start - _EPOCH) // timedelta(microseconds=1)
     start_offset_us = day_start.utcoffset() // timedelta(microseconds=1)
     names: dict[str, int] = {}
-    parts, rows, no_kind = [], 0, 0
+    rows, no_kind, total = 0, 0, len(lines)
+    # filled a block at a time: the table is held once, never as parts and their concatenation
+    all_instant, all_offset = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
+    all_article, all_kind = np.empty(total, dtype=np.int32), np.empty(total, dtype=np.int8)
     try:
         while True:
             try:
@@ -218,6 +220,8 @@ def csv_table(path: Path, data: bytes, time_column: str, article_column: str, ki
             n = batch.num_rows
             if not n:
                 continue
+            if rows + n > total:
+                return None  # lines pyarrow read as more rows than there are: the row reader judges
             times = batch.column(time_column)
             numeric = pc.match_substring_regex(times, _SECONDS)
             instant = np.empty(n, dtype=np.int64)
@@ -254,16 +258,14 @@ def csv_table(path: Path, data: bytes, time_column: str, article_column: str, ki
                 no_kind += missing
             else:
                 kind = np.full(n, KIND_QUESTION, dtype=np.int8)
-            parts.append((instant, offset, article, kind))
+            block = slice(rows, rows + n)
+            all_instant[block], all_offset[block], all_article[block], all_kind[block] = instant, offset, article, kind
             rows += n
     finally:
         reader.close()
-    if rows != len(lines):
-        return None  # a quoted value spanning lines, or lines pyarrow skipped: the row reader counts them
-    if not parts:
-        return None
-    instant, offset, article, kind = (np.concatenate(part) for part in zip(*parts, strict=True))
-    return EventTable(instant, offset, article, list(names), kind, lines), no_kind
+    if rows != total or not rows:
+        return None  # lines pyarrow skipped or joined: the row reader counts them
+    return EventTable(all_instant, all_offset, all_article, list(names), all_kind, lines), no_kind
 
 
 def _utf8(data: bytes) -> bool:
@@ -281,16 +283,22 @@ def _utf8(data: bytes) -> bool:
 def _data_lines(data: bytes) -> np.ndarray:
     """The line numbers of the lines after the header that are not empty (pyarrow skips empty ones)."""
     view = np.frombuffer(data, dtype=np.uint8)
-    ends = [np.flatnonzero(view[at: at + (64 << 20)] == 10) + at for at in range(0, len(view), 64 << 20)]
-    newline = np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64)
-    starts = np.concatenate([[0], newline + 1])
-    stops = np.concatenate([newline, [len(view)]])
-    if starts[-1] == len(view):  # the text after the last newline is no line
-        starts, stops = starts[:-1], stops[:-1]
-    length = stops - starts
-    empty = (length == 0) | ((length == 1) & (view[np.minimum(starts, max(len(view) - 1, 0))] == 13))
-    numbers = np.flatnonzero(~empty) + 1
-    return numbers[numbers > 1].astype(np.int64)
+    step = 64 << 20
+    newline = np.concatenate([np.zeros(0, dtype=np.int64)]
+                             + [np.flatnonzero(view[at: at + step] == 10) + at for at in range(0, len(view), step)])
+    # line i (from 0) runs from newline[i - 1] + 1 to newline[i]; a last line without a newline ends the file
+    ends = newline if len(view) and view[-1] == 10 else np.append(newline, len(view))
+    starts = np.empty_like(ends)
+    starts[0:1] = 0
+    starts[1:] = newline[: len(ends) - 1] + 1
+    length = ends - starts
+    empty = length == 0
+    single = np.flatnonzero(length == 1)
+    empty[single] = view[starts[single]] == 13  # a CRLF line with nothing on it
+    del starts, ends, length
+    numbers = np.flatnonzero(~empty)
+    numbers += 1
+    return numbers[numbers > 1].astype(np.int32)
 
 
 def _codes(column, names: dict[str, int]) -> np.ndarray | None:

@@ -40,6 +40,7 @@ __all__ = [
     "Profile",
     "day_sums",
     "fit_log",
+    "max_articles",
 ]
 
 #: Saves within this many seconds of a save of the same article belong to one burst.
@@ -52,6 +53,22 @@ BURST_RATIO = 1.5
 PEAK_RATIO = 1.5
 #: Shuffles of each day's articles over its save times that give the Poisson reference.
 SHUFFLES = 10
+#: Logs drawn for each goodness-of-fit test.
+REPLICATES = 199
+
+
+def max_articles(replicates: int = REPLICATES, memory_bytes: int | None = None) -> int:
+    """The most articles a fit holds in half of ``memory_bytes`` (default: this machine's
+    memory): the goodness-of-fit test keeps ``replicates`` logs of every article's count,
+    four arrays of 8-byte numbers each."""
+    import os
+
+    if memory_bytes is None:
+        try:
+            memory_bytes = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            memory_bytes = 8 << 30
+    return max(3, int(memory_bytes / 2 // (4 * 8 * (replicates + 1))))
 
 
 def _over_days(result: Estimate) -> Estimate:
@@ -332,15 +349,24 @@ class Fit:
             lines.append(_line("rank correlation, saves to questions", self.rank_correlation, "exponent"))
         for what, b in self.burstiness.items():
             lines.append(_line(f"{what} within {_minutes(b.window_s)} of one of the same article", b.share, "share"))
-            lines.append(f"  a Poisson day gives {_pct(b.poisson_share.value)}; ratio {_value(b.ratio.value)} "
-                         f"{_bracket(b.ratio.low, b.ratio.high)}" + (": BURSTY" if b.bursty else ""))
-            lines.append(_line(f"dispersion index of {what} per article-hour", b.dispersion, "exponent")
-                         + f" (Poisson: {_value(b.poisson_dispersion.value)})")
+            if math.isnan(b.ratio.value):
+                lines.append(f"  a Poisson day gives {_pct(b.poisson_share.value)}; no ratio: on the shuffled days no "
+                             f"{what[:-1]} follows one of the same article within {_minutes(b.window_s)}")
+            else:
+                lines.append(f"  a Poisson day gives {_pct(b.poisson_share.value)}; ratio {_value(b.ratio.value)} "
+                             f"{_bracket(b.ratio.low, b.ratio.high)}" + (": BURSTY" if b.bursty else ""))
+            label = f"dispersion index of {what} per article-hour"
+            if math.isnan(b.dispersion.value):
+                lines.append(f"{label:<46} cannot be estimated: {_no_table(self.log, what)}")
+            else:
+                lines.append(_line(label, b.dispersion, "exponent")
+                             + f" (Poisson: {_value(b.poisson_dispersion.value)})")
         for what, prof in self.profiles.items():
             active = prof.hourly[(prof.hourly["hour"] >= first) & (prof.hourly["hour"] < end)]
             rates = ", ".join(f"{int(h):02d} {r:.3g}" for h, r in zip(active["hour"], active["rate"], strict=True))
             lines.append(f"{what} per hour (local hour, mean over days): {rates}")
-            lines.append(f"  busiest hour / mean hour {prof.peak.value:.2f} {_bracket(prof.peak.low, prof.peak.high)}; "
+            peak = "n/a (no event in the active hours)" if math.isnan(prof.peak.value) else f"{prof.peak.value:.2f}"
+            lines.append(f"  busiest hour / mean hour {peak} {_bracket(prof.peak.low, prof.peak.high)}; "
                          f"flat profile: p = {_p(prof.p_value)} ({prof.test_method})"
                          + ("; FAR FROM FLAT" if prof.far_from_flat else ""))
         gaps = self.model_gaps()
@@ -353,6 +379,16 @@ class Fit:
         if notes:
             lines += [f"Note: {note}" for note in (*log.notes, *self.notes)]
         return lines
+
+
+def _no_table(log: Log, what: str) -> str:
+    """Why no day of ``what`` has an article-by-hour table to test (its dispersion index)."""
+    activity = log.saves if what == "saves" else log.questions
+    articles = len(np.unique(activity.article)) if activity is not None else 0
+    if articles < 2:
+        return f"every one of the {what} is of one article, so there is no article to compare with another"
+    return (f"no day has {what} of two articles in two different hours (one active hour, or one article a day), "
+            "so there is no article-by-hour table")
 
 
 def _apart(a: Estimate, b: Estimate) -> bool:
@@ -402,6 +438,8 @@ def _bracket(low: float, high: float, share: bool = False) -> str:
 
 
 def _line(label: str, value: Estimate, unit: str) -> str:
+    if math.isnan(value.value):  # never a bare nan: what a caller can say more precisely, it says itself
+        return f"{label:<46} cannot be estimated from this log"
     if unit == "share":
         shown = f"{_pct(value.value)} {_bracket(value.low, value.high, share=True)}"
     elif unit == "count":
@@ -484,7 +522,7 @@ def _pearson(article: np.ndarray, hour: np.ndarray) -> tuple[float, float]:
 # -- the fit ------------------------------------------------------------------------------------
 
 
-def fit_log(log: Log, *, window_s: float = BURST_WINDOW_S, replicates: int = 199) -> Fit:
+def fit_log(log: Log, *, window_s: float = BURST_WINDOW_S, replicates: int = REPLICATES) -> Fit:
     """Estimate a day from ``log`` (see the module doc): rates, profiles, popularity, rank
     correlation, save mix and burstiness, each with its 95% interval over the log's days.
 

@@ -239,8 +239,10 @@ def read_table(
     fast = csv_table(path, data, columns.time, columns.article, columns.kind if what == "saves" else None,
                      kind_code, tz, day_start)
     if fast is not None:
+        del data  # before the rows are put in order: the file's bytes and two copies of the table never coexist
         table, no_kind = fast
-        return table, _reading_notes(path, no_kind, seen)
+        del fast
+        return _canonical(table), _reading_notes(path, no_kind, seen)
     return _row_table(path, _csv_records(path, decode_utf8(path, data), columns), what, columns, tz, day_start)
 
 
@@ -322,14 +324,14 @@ def _unpack(path: Path, value: Any, line: int | None) -> Iterator[dict[str, Any]
 
 def _sqlite_records(path: Path, kb_id: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """The event log of a ``kbsim serve --db`` file, paged through ``poll_resource_events``."""
-    from kbsim.store import SQLiteStore, StoreFileError
+    from kbsim.store import SQLiteStore, StoreBusyError, StoreFileError
 
     problem = path_problem(path, "SQLite file")
     if problem is not None:
         raise InputError(path, problem)
     try:
         store = SQLiteStore(path)
-    except StoreFileError as exc:
+    except (StoreFileError, StoreBusyError) as exc:  # busy: another process holds the file's lock
         raise InputError(path, str(exc)) from None
     try:
         if not store.has_knowledge_base(kb_id):
@@ -344,6 +346,8 @@ def _sqlite_records(path: Path, kb_id: str) -> Iterator[tuple[int, dict[str, Any
             cursor = page["next_sequence"]
             if not page["has_more"]:
                 break
+    except StoreBusyError as exc:  # locked while read
+        raise InputError(path, str(exc)) from None
     finally:
         store.close()
     return ((int(event["sequence"]), event) for event in records)
@@ -395,7 +399,7 @@ def _row_table(path: Path, records: Iterable[tuple[int, dict[str, Any]]], what: 
     table = rows.table()
     if not len(table):
         raise InputError(path, f"holds no {what}")
-    return table, _reading_notes(path, no_kind, kinds_seen)
+    return _canonical(table), _reading_notes(path, no_kind, kinds_seen)
 
 
 def _reading_notes(path: Path, no_kind: int, kinds_seen: set[str]) -> list[str]:
@@ -614,7 +618,7 @@ def assemble_log(
         saves = saves.take(~published)
     if not len(saves):
         raise InputError(sources[0], "holds no saves besides publications of new articles")
-    saves = _canonical(saves)
+    saves = _canonical(saves)  # as read_table leaves them: no copy; rows made in memory are put in order here
     questions = None if questions is None else _canonical(questions)
     tables = [saves] + ([questions] if questions is not None else [])
     local_day = [(t.instant_us + t.offset_us) // _DAY_US for t in tables]
@@ -634,14 +638,21 @@ def assemble_log(
     names, n_articles, n_source, codes = _article_names(saves, questions, articles, corpus, sources)
 
     def activity(table: EventTable, days: np.ndarray, code: np.ndarray, source: str, with_kind: bool) -> Activity:
-        time_s = table.instant_us / 1e6 - origin
-        of_day = (table.instant_us + table.offset_us) % _DAY_US
-        hours, minutes = of_day // 3_600_000_000, of_day // 60_000_000 % 60
-        seconds, micros = of_day // 1_000_000 % 60, of_day % 1_000_000
-        hour = hours.astype(float) + minutes / 60 + (seconds + micros / 1e6) / 3600
+        time_s = table.instant_us / 1e6
+        time_s -= origin
+        # the local hour as datetime's fields give it, h + m / 60 + (s + us / 1e6) / 3600, a field at a time
+        of_day = table.instant_us + table.offset_us
+        of_day %= _DAY_US
+        hour = (of_day // 3_600_000_000).astype(float)
+        hour += (of_day // 60_000_000 % 60) / 60
+        rest = (of_day % 1_000_000) / 1e6
+        rest += of_day // 1_000_000 % 60
+        rest /= 3600
+        hour += rest
+        del of_day, rest
         day = np.searchsorted(day_numbers, days).astype(np.int32)
-        kind = table.kind.astype(np.int8) if with_kind else None
-        return Activity(time_s, day, hour, code[table.article], kind, table.line.astype(np.int64), source)
+        kind = table.kind if with_kind else None
+        return Activity(time_s, day, hour, code[table.article], kind, table.line, source)
 
     save_activity = activity(saves, local_day[0], codes[0], sources[0], True)
     question_activity = None if questions is None else activity(questions, local_day[1], codes[1],
@@ -657,10 +668,26 @@ def assemble_log(
 
 
 def _canonical(table: EventTable) -> EventTable:
-    """``table``'s rows in the canonical order: instant, local time, article name, kind."""
+    """``table``'s rows in the canonical order: instant, local time, article name, kind (rows
+    alike in all four keep their order: nothing read from them differs but their lines)."""
     name_rank = np.empty(len(table.names), dtype=np.int64)
     name_rank[np.argsort(np.array(table.names, dtype=object), kind="stable")] = np.arange(len(table.names))
-    order = np.lexsort((table.line, table.kind, name_rank[table.article], table.offset_us, table.instant_us))
+    rank = name_rank[table.article]
+    if not len(table):
+        return table
+    span = int(table.instant_us.max() - table.instant_us.min())
+    rank_bits, kind_bits = max(1, len(table.names)).bit_length(), 3
+    one_offset = bool(np.all(table.offset_us == table.offset_us[0]))
+    if one_offset and span.bit_length() + rank_bits + kind_bits <= 62:
+        # the four keys packed into one integer: one stable sort instead of a sort by each
+        key = (table.instant_us - table.instant_us.min()) << (rank_bits + kind_bits)
+        key |= rank << kind_bits
+        key |= table.kind.astype(np.int64) + 1
+        order = np.argsort(key, kind="stable")
+    else:
+        order = np.lexsort((table.kind, rank, table.offset_us, table.instant_us))
+    if np.all(order[1:] > order[:-1]):
+        return table  # in order already
     return table.take(order)
 
 
@@ -695,7 +722,7 @@ def _article_names(saves: EventTable, questions: EventTable | None, articles, co
                     unknown[i] = f"{exc} in the corpus {corpus}"
             if unknown:  # the first row, in the file, naming an article the corpus does not hold
                 bad = np.isin(table.article, np.fromiter(unknown, dtype=np.int64))
-                first = int(np.argmin(np.where(bad, table.line, np.iinfo(np.int64).max)))
+                first = int(np.argmin(np.where(bad, table.line.astype(np.int64), np.iinfo(np.int64).max)))
                 raise InputError(source or "questions", unknown[int(table.article[first])],
                                  line=int(table.line[first]), column="article")
             codes.append(code.astype(np.int32))

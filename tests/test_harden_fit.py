@@ -233,3 +233,19 @@ def test_property_a_hostile_log_gives_a_fit_or_one_line(tmp_path_factory, rows, 
         assert "nan" not in out.getvalue().split()
     else:
         assert code == 2 and err.getvalue().count("\n") == 1, err.getvalue()
+
+
+def test_a_large_logs_goodness_of_fit_draws_the_same_law_by_rank_counts(monkeypatch):
+    """Above MAX_RUNS_DRAWN_ONE_BY_ONE runs the test draws each run size's runs as one multinomial:
+    the same law, so the same expected rank-frequency curve (within the replicates' noise)."""
+    from kbsim.fit import popularity as pop
+
+    rng = np.random.default_rng(5)
+    n, s = 300, 0.9
+    counts = np.bincount(rng.choice(n, size=6000, p=pop.zipf_weights(n, s)), minlength=n).astype(float)
+    runs = np.concatenate([np.ones(5000), np.full(500, 2.0)])
+    one_by_one = pop.goodness_of_fit(counts, runs, n, s, replicates=99)
+    monkeypatch.setattr(pop, "MAX_RUNS_DRAWN_ONE_BY_ONE", 0)
+    by_size = pop.goodness_of_fit(counts, runs, n, s, replicates=99)
+    assert np.allclose(by_size.expected[:50], one_by_one.expected[:50], rtol=0.05)
+    assert by_size.fits and one_by_one.fits

@@ -485,18 +485,26 @@ def day_sums(activity: Activity, days: int, articles: int, window_s: float, seed
     rng = np.random.default_rng(seed)
     poisson_follows = np.zeros(days)
     chi_square, dof, poisson_chi = np.zeros(days), np.zeros(days), np.zeros(days)
+    in_order = len(activity.time_s) < 2 or bool(np.all(activity.time_s[1:] >= activity.time_s[:-1]))
     for d in range(days):
         mine = np.flatnonzero(activity.day == d)
         if not len(mine):
             continue
         time_s, article, hours = activity.time_s[mine], activity.article[mine], hour_bin[mine]
-        chi_square[d], dof[d] = _pearson(article, hours)
+        # a shuffle moves the articles, not which articles and hours the day has: the table's rows
+        # and columns are found once, and a shuffle of the articles is the same shuffle of their rows
+        _, rows = np.unique(article, return_inverse=True)
+        _, cols = np.unique(hours, return_inverse=True)
+        chi_square[d], dof[d] = _pearson_coded(rows, cols)
         shuffled_follows, shuffled_chi = 0.0, 0.0
         zeros = np.zeros(len(mine), dtype=int)
         for _ in range(SHUFFLES):
-            shuffled = rng.permutation(article)
-            shuffled_follows += pop.bursts(zeros, time_s, shuffled, window_s)[0].sum()
-            shuffled_chi += _pearson(shuffled, hours)[0]
+            shuffled = rng.permutation(rows)
+            if in_order:  # times already in order: sorting by article alone, stably, keeps them so
+                shuffled_follows += _follows_in_order(time_s, shuffled, window_s)
+            else:
+                shuffled_follows += pop.bursts(zeros, time_s, shuffled, window_s)[0].sum()
+            shuffled_chi += _pearson_coded(shuffled, cols)[0]
         poisson_follows[d] = shuffled_follows / SHUFFLES
         poisson_chi[d] = shuffled_chi / SHUFFLES
     kinds = None
@@ -506,15 +514,20 @@ def day_sums(activity: Activity, days: int, articles: int, window_s: float, seed
     return DaySums(totals, counts, hourly, follows, poisson_follows, chi_square, dof, poisson_chi, run_sizes, kinds)
 
 
-def _pearson(article: np.ndarray, hour: np.ndarray) -> tuple[float, float]:
-    """Pearson's chi-square of independence in the article-by-hour table, and its degrees of freedom."""
-    _, rows = np.unique(article, return_inverse=True)
-    _, cols = np.unique(hour, return_inverse=True)
-    r, c = rows.max() + 1, cols.max() + 1
+def _follows_in_order(time_s: np.ndarray, article: np.ndarray, window_s: float) -> int:
+    """How many events follow one of the same article within ``window_s`` (times in order): what
+    :func:`kbsim.fit.popularity.bursts` counts, for one day."""
+    order = np.argsort(article, kind="stable")
+    a, t = article[order], time_s[order]
+    return int(np.count_nonzero((a[1:] == a[:-1]) & (t[1:] - t[:-1] <= window_s)))
+
+
+def _pearson_coded(rows: np.ndarray, cols: np.ndarray) -> tuple[float, float]:
+    """:func:`_pearson` of an article-by-hour table whose rows and columns are coded from 0, each used."""
+    r, c = int(rows.max()) + 1, int(cols.max()) + 1
     if r < 2 or c < 2:
         return 0.0, 0.0
-    table = np.zeros((r, c))
-    np.add.at(table, (rows, cols), 1.0)
+    table = np.bincount(rows * c + cols, minlength=r * c).astype(float).reshape(r, c)
     expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / table.sum()
     return float(((table - expected) ** 2 / expected).sum()), float((r - 1) * (c - 1))
 

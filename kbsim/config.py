@@ -1,15 +1,15 @@
-"""Deprecated: ``kbsim.config`` moved to :mod:`kbsim.experiment.config` (the model),
-:mod:`kbsim.experiment.schema`, :mod:`kbsim.experiment.load` (reading and validating) and
+"""Deprecated: ``kbsim.config`` moved to :mod:`kbsim.runner.config` (the model),
+:mod:`kbsim.runner.config_keys`, :mod:`kbsim.runner.load` (reading and validating) and
 :mod:`kbsim.cli.config_args` (the argparse helpers); this alias goes in the next release."""
 
 import warnings
 
 from kbsim.cli import config_args as _args
-from kbsim.experiment import config as _config
-from kbsim.experiment import load as _load
-from kbsim.experiment import schema as _schema
+from kbsim.runner import config as _config
+from kbsim.runner import config_keys as _schema
+from kbsim.runner import load as _load
 
-warnings.warn("kbsim.config is deprecated: import kbsim.experiment.config", DeprecationWarning, stacklevel=2)
+warnings.warn("kbsim.config is deprecated: import kbsim.runner.config", DeprecationWarning, stacklevel=2)
 
 _MOVED = (_config, _schema, _load, _args)
 

@@ -1,10 +1,10 @@
-"""Deprecated: ``kbsim.limits`` moved to :mod:`kbsim.experiment.limits`; this alias goes in the next release."""
+"""Deprecated: ``kbsim.limits`` moved to :mod:`kbsim.runner.limits`; this alias goes in the next release."""
 
 import warnings
 
-from kbsim.experiment import limits as _moved
+from kbsim.runner import limits as _moved
 
-warnings.warn("kbsim.limits is deprecated: import kbsim.experiment.limits", DeprecationWarning, stacklevel=2)
+warnings.warn("kbsim.limits is deprecated: import kbsim.runner.limits", DeprecationWarning, stacklevel=2)
 
 
 def __getattr__(name: str):

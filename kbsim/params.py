@@ -26,7 +26,7 @@ from pydantic import (
 from kbsim.units import parse_duration
 
 #: Parameters that name input files (relative paths are relative to the config file that
-#: sets them; kbsim.experiment.load resolves them when it reads the file).
+#: sets them; kbsim.runner.load resolves them when it reads the file).
 INPUT_PATHS = ("corpus.source", "saves.trace", "questions.trace")
 #: The store backend a day runs on unless its parameters name another (``store.backend``).
 DEFAULT_STORE_BACKEND = "memory"

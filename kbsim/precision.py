@@ -1,10 +1,10 @@
-"""Deprecated: ``kbsim.precision`` moved to :mod:`kbsim.experiment.precision`; this alias goes in the next release."""
+"""Deprecated: ``kbsim.precision`` moved to :mod:`kbsim.runner.precision`; this alias goes in the next release."""
 
 import warnings
 
-from kbsim.experiment import precision as _moved
+from kbsim.runner import precision as _moved
 
-warnings.warn("kbsim.precision is deprecated: import kbsim.experiment.precision", DeprecationWarning, stacklevel=2)
+warnings.warn("kbsim.precision is deprecated: import kbsim.runner.precision", DeprecationWarning, stacklevel=2)
 
 
 def __getattr__(name: str):

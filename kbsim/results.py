@@ -1,10 +1,10 @@
-"""Deprecated: ``kbsim.results`` moved to :mod:`kbsim.experiment.results`; this alias goes in the next release."""
+"""Deprecated: ``kbsim.results`` moved to :mod:`kbsim.runner.results`; this alias goes in the next release."""
 
 import warnings
 
-from kbsim.experiment import results as _moved
+from kbsim.runner import results as _moved
 
-warnings.warn("kbsim.results is deprecated: import kbsim.experiment.results", DeprecationWarning, stacklevel=2)
+warnings.warn("kbsim.results is deprecated: import kbsim.runner.results", DeprecationWarning, stacklevel=2)
 
 
 def __getattr__(name: str):

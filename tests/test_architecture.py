@@ -36,7 +36,6 @@ PACKAGE = ROOT / "kbsim"
 #: Old import paths kept one release as deprecated re-exports (files at the package top).
 DEPRECATED_ALIASES = (
     "kbsim.config",
-    "kbsim.runner",
     "kbsim.results",
     "kbsim.limits",
     "kbsim.precision",
@@ -58,7 +57,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kbsim.stats",),
     ("kbsim.fit",),
     ("kbsim.model",),
-    ("kbsim.experiment",),
+    ("kbsim.runner",),
     ("kbsim.report",),
     ("kbsim.serve",),
     ("kbsim.cli",),

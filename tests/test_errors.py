@@ -22,7 +22,7 @@ from kbsim.errors import UsageError
 #: Top-level modules that only re-export a new path (importing them warns).
 DEPRECATED_ALIASES = {
     "kbsim.advise", "kbsim.analysis", "kbsim.analytic", "kbsim.config", "kbsim.limits",
-    "kbsim.precision", "kbsim.results", "kbsim.runner", "kbsim.serve_stdio",
+    "kbsim.precision", "kbsim.results", "kbsim.serve_stdio",
 }  # fmt: skip
 
 #: Exceptions of kbsim that are not a user's mistake, and why.

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kbsim.experiment import results as _results
+from kbsim.runner import results as _results
 from kbsim.sim.tables import DAY_TABLES, NATIVE_COLUMNS, key_columns
 from kbsim.stats.intervals import estimate
 from kbsim.stats.summary import STRUCTURE, SUMMARY_VALUES
@@ -42,11 +42,11 @@ TABLE_NAMES = (*DAY_TABLES, "metrics")
 
 
 def load_results(path: str | Path) -> dict[str, pd.DataFrame]:
-    """Deprecated: :func:`kbsim.load_results` (:func:`kbsim.experiment.results.load_results`),
+    """Deprecated: :func:`kbsim.load_results` (:func:`kbsim.runner.results.load_results`),
     the one function of that name, which this calls; this alias goes in the next release."""
     warnings.warn(
         "kbsim.report.frames.load_results is deprecated: use kbsim.load_results "
-        "(kbsim.experiment.results.load_results)",
+        "(kbsim.runner.results.load_results)",
         DeprecationWarning,
         stacklevel=2,
     )

@@ -385,7 +385,7 @@ class DayParams(_Frozen):
     @property
     def uses_design_switches(self) -> bool:
         """Whether any of issue 27's switches is away from today's behaviour (then the day
-        runs :func:`kbsim.sim.agents.run_agents` and writes its extra tables)."""
+        opens :class:`kbsim.sim.agents.Agents` and writes its extra tables)."""
         edit = self.edit
         return not (edit.compare_and_swap and edit.idempotency_key and self.transport.loss_rate == 0
                     and self.citation.carries_version and self.events.log_unpublish and self.agents.count == 1)

@@ -154,19 +154,13 @@ def test_load_results_names_a_missing_directory(tmp_path):
         load_results(tmp_path / "nowhere")
 
 
-def test_there_is_one_load_results_and_the_report_s_is_a_deprecated_alias(tmp_path, monkeypatch):
-    """kbsim.report.frames.load_results was public (kbsim.analysis re-exported it): it stays one
-    release, warning, and calls the one function, kbsim.runner.results.load_results."""
+def test_there_is_one_load_results():
+    """kbsim.report.frames.load_results, the deprecated alias of 0.2, went in 0.3.0."""
     import kbsim
     import kbsim.runner.results
 
     assert kbsim.load_results is kbsim.runner.results.load_results
-    assert "load_results" not in frames.__all__
-    seen = []
-    monkeypatch.setattr(kbsim.runner.results, "load_results", lambda path: seen.append(path) or {})
-    with pytest.warns(DeprecationWarning, match="kbsim.load_results"):
-        assert frames.load_results(tmp_path) == {}
-    assert seen == [tmp_path]
+    assert "load_results" not in frames.__all__ and not hasattr(frames, "load_results")
 
 
 def test_analysis_model_and_pipeline_do_not_import_matplotlib():

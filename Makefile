@@ -52,6 +52,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_template_memory.py
 	$(PY) benchmarks/bench_day_memory.py
 	$(PY) benchmarks/bench_figures.py
+	$(PY) benchmarks/bench_fit.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache build *.egg-info

@@ -10,9 +10,9 @@ import math
 import pandas as pd
 
 from kbsim.cli import main
-from kbsim.experiment.simulated_advice import SimulatedAdvice
 from kbsim.fit.synthetic import KnownDays, generate_events
 from kbsim.model.advise import Target
+from kbsim.runner.simulated_advice import SimulatedAdvice
 
 
 def _simulated(edits: pd.DataFrame, delay: float, low: float, high: float, units: int = 3) -> SimulatedAdvice:

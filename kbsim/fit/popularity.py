@@ -150,9 +150,16 @@ def mle_exponent(counts, n: int, *, near: float | None = None) -> float:
             log_w = -s * log_rank[None, :]
             log_w = log_w - _logsumexp(log_w + log_sizes[None, :], axis=1)[:, None]
             rates = np.exp(log_total + log_w)
-            log_pmf = (values[None, :, None] * (log_total + log_w)[:, None, :] - rates[:, None, :]
-                       + base[None, :, None] + log_sizes[None, None, :])
-            mixture = _logsumexp(log_pmf, axis=2) - math.log(n)
+            # the terms added in place, in the order the expression would add them (the same floats,
+            # without a temporary the size of the work array for each operation)
+            log_pmf = values[None, :, None] * (log_total + log_w)[:, None, :]
+            log_pmf -= rates[:, None, :]
+            log_pmf += base[None, :, None]
+            log_pmf += log_sizes[None, None, :]
+            top = np.max(log_pmf, axis=2, keepdims=True)
+            log_pmf -= top
+            np.exp(log_pmf, out=log_pmf)
+            mixture = (np.log(np.sum(log_pmf, axis=2, keepdims=True)) + top)[:, :, 0] - math.log(n)
             out[i : i + step] = -(mixture @ how_many)
         return out
 

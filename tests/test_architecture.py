@@ -409,6 +409,35 @@ def test_nothing_in_the_package_imports_a_deprecated_alias(edges):
     assert not users, "\n".join(users)
 
 
+def data_path(edges: Graph, start: str, goal: str) -> list[str] | None:
+    """The shortest chain of imports from ``start`` to ``goal`` (breadth first), or None."""
+    previous: dict[str, str | None] = {start: None}
+    queue = deque([start])
+    while queue:
+        here = queue.popleft()
+        if here == goal:
+            chain = [here]
+            while previous[chain[-1]] is not None:
+                chain.append(previous[chain[-1]])  # type: ignore[arg-type]
+            return chain[::-1]
+        for there in sorted(edges.get(here, {})):
+            if there not in previous:
+                previous[there] = here
+                queue.append(there)
+    return None
+
+
+def test_the_experiment_reaches_the_day_by_import_not_by_a_string(edges):
+    """The main data path, experiment -> sim.day, is an edge of the graph: the worker imports
+    the day it runs (no ``"kbsim.sim:run_day"`` string that hides it from this test), and
+    the day's strategies are not reached by a literal import path either."""
+    assert "kbsim.sim.day" in edges["kbsim.experiment.worker"], edges["kbsim.experiment.worker"]
+    path = data_path(edges, "kbsim.experiment.runner", "kbsim.sim.day")
+    assert path is not None and path[:2] == ["kbsim.experiment.runner", "kbsim.experiment.worker"], path
+    source = (PACKAGE / "experiment" / "worker.py").read_text(encoding="utf-8")
+    assert "kbsim.sim:run_day" not in source
+
+
 IMPORT_FIRST = "import importlib, sys; importlib.import_module(sys.argv[1])"
 
 

@@ -88,6 +88,13 @@ def test_a_name_that_names_no_strategy_is_refused_in_one_line_naming_it(tmp_path
     config = {"name": "bad", "params": {**DAY, "checks": {"strategies": ["title", "nope"]}}, "seeds": [1]}
     with pytest.raises(ConfigError, match=r"params\.checks\.strategies: strategy 'nope'"):
         config_from_dict(config)
+    contrast = {"name": "c", "params": DAY, "seeds": [1, 2], "scenarios": {"a": {}, "b": {"zipf_s": 1.2}},
+                "contrasts": [{"metric": "calls_per_check", "strategy": "recent", "baseline": {"scenario": "a"}}]}
+    with pytest.raises(ConfigError, match=r"contrasts\[0\]\.strategy: expected one of the day's strategies "
+                                          r"\(title, reread, poll\), got 'recent'"):
+        config_from_dict(contrast)
+    contrast["params"] = {**DAY, "checks": {**DAY["checks"], "strategies": NAMES}}
+    assert config_from_dict(contrast).contrasts[0]["strategy"] == "recent"
     with pytest.raises(StrategyError, match="'nope'"):  # a day run without a config is refused before it runs
         run_day(DayParams.model_validate({**DAY, "checks": {"strategies": ["nope"]}}), SEED)
 

@@ -314,6 +314,16 @@ def _check_sweep(raw: Any, ctx: Checking) -> dict:
     }
 
 
+def _day_strategy_names(ctx: Checking) -> list[str]:
+    """The names of the strategies the config's days run (the base day's and each scenario's)."""
+    names: list[str] = []
+    params = ctx.checked["params"]
+    for overrides in [{}, *ctx.checked["scenarios"].values()]:
+        day = DayParams.model_validate(deep_merge(params, overrides))
+        names += [s.name for s in resolve(day.checks.strategies) if s.name not in names]
+    return names
+
+
 def _check_contrasts(raw: Any, ctx: Checking) -> list[dict]:
     """Each contrast names a metric, a baseline and optionally where it applies, every key and
     value checked against the metrics, scenarios and sweep values the config has."""
@@ -342,6 +352,10 @@ def _check_contrasts(raw: Any, ctx: Checking) -> list[dict]:
         for key in ("metric", "strategy", "subset", "compare"):
             if key in item and not isinstance(item[key], str):
                 raise ConfigError(source, f"{where}.{key}", f"expected text, got {item[key]!r}")
+        named = _day_strategy_names(ctx)
+        if item.get("strategy") and item["strategy"] not in named:
+            raise ConfigError(source, f"{where}.strategy",
+                              f"expected one of the day's strategies ({', '.join(named)}), got {item['strategy']!r}")
         if item.get("compare", "difference") not in ("difference", "ratio"):
             raise ConfigError(
                 source, f"{where}.compare", f"expected 'difference' or 'ratio', got {item['compare']!r}"

@@ -554,7 +554,7 @@ def alt_check_frontier(exps: dict[str, Experiment]) -> str:
     """Alt text naming the strategies of the Pareto-optimal points."""
     experiment = exps["check_policy"]
     key, volume = "checks.interval_s", "saves.count"
-    frame = _frontier_frame(sweep_frame(experiment, key), key, volume)
+    frame = _frontier_frame(sweep_frame(experiment, key), key, volume, experiment.strategies)
     best = sorted(set(frame.loc[frame["pareto_latency"] | frame["pareto_exposure"], "strategy"]))
     volumes = " and ".join(f"{v:,.0f}" for v in sorted(frame[volume].unique()))
     return (

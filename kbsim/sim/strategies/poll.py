@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from kbsim.params import DayParams
-from kbsim.sim.checks import CheckOutcome, PollState, check_by_polling, poll_by_text
+from kbsim.sim import checks  # called through the module: a test may swap a check for a broken one
+from kbsim.sim.checks import CheckOutcome, PollState
 from kbsim.sim.records import CitationRecord
 from kbsim.sim.strategies import CheckScope, Strategy
 
@@ -25,8 +26,8 @@ def poll_check(scope: CheckScope, held: Sequence[CitationRecord], state: PollSta
     ``state`` (by text without versions)."""
     page_size = scope.params.checks.poll_page_size
     if scope.cited_text is not None:
-        return poll_by_text(scope.client, scope.kb_id, held, scope.cited_text, state, page_size)
-    return check_by_polling(scope.client, scope.kb_id, held, state, page_size)
+        return checks.poll_by_text(scope.client, scope.kb_id, held, scope.cited_text, state, page_size)
+    return checks.check_by_polling(scope.client, scope.kb_id, held, state, page_size)
 
 
 def poll_model(policy: Any) -> dict[str, float]:

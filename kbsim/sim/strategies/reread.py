@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kbsim.sim.checks import CheckOutcome, check_by_rereading, reread_by_text
+from kbsim.sim import checks  # called through the module: a test may swap a check for a broken one
+from kbsim.sim.checks import CheckOutcome
 from kbsim.sim.records import CitationRecord
 from kbsim.sim.strategies import CheckScope, Strategy
 
@@ -16,8 +17,8 @@ __all__ = ["STRATEGY", "reread_check", "reread_model"]
 def reread_check(scope: CheckScope, held: Sequence[CitationRecord], state: None) -> CheckOutcome:
     """:func:`~kbsim.sim.checks.check_by_rereading` at a check (by text without versions)."""
     if scope.cited_text is not None:
-        return reread_by_text(scope.client, scope.kb_id, held, scope.cited_text)
-    return check_by_rereading(scope.client, scope.kb_id, held)
+        return checks.reread_by_text(scope.client, scope.kb_id, held, scope.cited_text)
+    return checks.check_by_rereading(scope.client, scope.kb_id, held)
 
 
 def reread_model(policy: Any) -> dict[str, float]:

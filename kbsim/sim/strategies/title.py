@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kbsim.sim.checks import CheckOutcome, check_by_title
+from kbsim.sim import checks  # called through the module: a test may swap a check for a broken one
+from kbsim.sim.checks import CheckOutcome
 from kbsim.sim.records import CitationRecord
 from kbsim.sim.strategies import CheckScope, Strategy
 
@@ -16,7 +17,7 @@ __all__ = ["STRATEGY", "title_check", "title_model"]
 
 def title_check(scope: CheckScope, held: Sequence[CitationRecord], state: None) -> CheckOutcome:
     """:func:`~kbsim.sim.checks.check_by_title` at a check, with the day's ``checks.title_search_limit``."""
-    return check_by_title(scope.client, scope.kb_id, held, scope.params.checks.title_search_limit)
+    return checks.check_by_title(scope.client, scope.kb_id, held, scope.params.checks.title_search_limit)
 
 
 def title_model(policy: Any) -> dict[str, float]:

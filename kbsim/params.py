@@ -26,7 +26,7 @@ from pydantic import (
 from kbsim.units import parse_duration
 
 #: Parameters that name input files (relative paths are relative to the config file that
-#: sets them; kbsim.experiment.load resolves them when it reads the file).
+#: sets them; kbsim.runner.load resolves them when it reads the file).
 INPUT_PATHS = ("corpus.source", "saves.trace", "questions.trace")
 #: The store backend a day runs on unless its parameters name another (``store.backend``).
 DEFAULT_STORE_BACKEND = "memory"
@@ -293,6 +293,7 @@ class EditParams(_Frozen):
 
     @property
     def enabled(self) -> bool:
+        """Whether the agent edits at all: a delay is set and a share of answers edit."""
         return self.delay_s is not None and self.share > 0
 
 
@@ -401,6 +402,7 @@ class DayParams(_Frozen):
 
     @property
     def day_s(self) -> float:
+        """The day's length in seconds."""
         return self.day_hours * 3600.0
 
     @property

@@ -22,11 +22,11 @@ import pytest
 import yaml
 
 from kbsim.cli import main
-from kbsim.experiment.config import ConfigError
-from kbsim.experiment.load import config_from_dict
-from kbsim.experiment.runner import run_experiment
-from kbsim.experiment.worker import make_job, run_batch
 from kbsim.params import DayParams
+from kbsim.runner.config import ConfigError
+from kbsim.runner.load import config_from_dict
+from kbsim.runner.run import run_experiment
+from kbsim.runner.worker import make_job, run_batch
 from kbsim.sim import StalenessMismatch, StrategyError, run_day
 from kbsim.sim.strategies import DEFAULT, resolve
 from kbsim.stats import MetricSelector, run_metrics, summarize

@@ -9,7 +9,7 @@ stale exposure) and answers from :mod:`kbsim.model.analytic`, in well under a se
 - the runner-up (the cheapest option with another exact strategy), and what the
   title check would miss at the chosen interval;
 - which of the day's strategies (``checks.strategies``) the model has no cost for: those
-  are answered by simulation (``kbsim advise --config``, :mod:`kbsim.experiment.simulated_advice`);
+  are answered by simulation (``kbsim advise --config``, :mod:`kbsim.runner.simulated_advice`);
 - the largest delay between reading an article and editing it that keeps the share of
   edits rejected as a version conflict under a target (5% by default).
 
@@ -22,7 +22,7 @@ so instead of giving a latency. ``--json`` leaves out what the model does not gi
 title check's p90, a missing runner-up) rather than writing null.
 
 :func:`verify_config` turns an answer into an experiment config (the chosen and the
-runner-up's day, and an edit day at the safe delay) for :func:`kbsim.experiment.runner.run_experiment`,
+runner-up's day, and an edit day at the safe delay) for :func:`kbsim.runner.run.run_experiment`,
 and :func:`compare` puts its summary beside the predictions. ``kbsim advise`` is the
 command line (:mod:`kbsim.cli.advise_cmd`), which also reads its options' text
 (durations, shares, counts) into the numbers this module takes.
@@ -90,10 +90,12 @@ def _by_hour(seconds: float) -> str:
 
 
 def format_count(value: float) -> str:
+    """A count for the advice's text: thousands separated from 100 up, three digits below."""
     return "n/a" if math.isnan(value) else f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
 
 def format_share(value: float) -> str:
+    """A share as a percentage for the advice's text (two digits under 10%)."""
     if math.isnan(value):
         return "n/a"
     return f"{100 * value:.2g}%" if value < 0.1 else f"{100 * value:.1f}%"
@@ -166,9 +168,11 @@ class Target:
 
     @property
     def flag(self) -> str:
+        """The ``kbsim advise`` option that sets this target (``--max-latency``, ...)."""
         return TARGETS[self.metric]
 
     def describe(self, value: float | None = None) -> str:
+        """The target in words (``stale exposure at most 2%``), or ``value`` of its metric in words."""
         what = {
             "detection_latency_s": "mean detection latency",
             "detection_latency_p90_s": "90th-percentile detection latency",
@@ -503,7 +507,7 @@ VERIFIED = ("detection_latency_s", "detection_latency_p90_s", "stale_exposure", 
 
 
 def verify_config(advice: Advice, seeds: int = 20) -> dict:
-    """An experiment config (for :func:`kbsim.experiment.load.config_from_dict`) simulating the
+    """An experiment config (for :func:`kbsim.runner.load.config_from_dict`) simulating the
     answer: the chosen interval's day, the runner-up's when its interval differs, and a
     day with edits after the safe delay (one check at its end). Its name hashes the day,
     so the same question reuses its runs."""

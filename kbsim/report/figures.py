@@ -44,6 +44,7 @@ def _edits_note(params: DayParams) -> str:
 
 
 def figure_staleness_over_day(exps: dict[str, Experiment]):
+    """Staleness over the day, Zipf against control, with the model's curves (``reference`` and ``control``)."""
     from kbsim.report import plots
 
     days = staleness_days([exps["reference"], exps["control"]])
@@ -72,6 +73,7 @@ def figure_staleness_over_day(exps: dict[str, Experiment]):
 
 
 def figure_staleness_by_age(exps: dict[str, Experiment]):
+    """How long a citation stays fresh (Kaplan-Meier by age), Zipf against control."""
     from kbsim.report import plots
     from kbsim.stats.survival import survival_by
 
@@ -131,6 +133,7 @@ def _end_staleness_figure(
 
 
 def figure_staleness_vs_zipf(exps: dict[str, Experiment]):
+    """The share stale at the end of the day against the Zipf exponent (``zipf_sweep``)."""
     return _end_staleness_figure(
         exps,
         "staleness_vs_zipf",
@@ -143,6 +146,7 @@ def figure_staleness_vs_zipf(exps: dict[str, Experiment]):
 
 
 def figure_staleness_vs_saves(exps: dict[str, Experiment]):
+    """The share stale at the end of the day against the day's saves (``save_volume_sweep``)."""
     return _end_staleness_figure(
         exps,
         "staleness_vs_saves",
@@ -169,6 +173,7 @@ def _held_model(params: DayParams, by_held: pd.DataFrame) -> pd.DataFrame:
 
 
 def figure_check_cost(exps: dict[str, Experiment]):
+    """What each strategy's checks cost against save volume, and per hourly check of the reference day."""
     from kbsim.report import plots
 
     volume, key = exps["save_volume_sweep"], "saves.count"
@@ -195,6 +200,7 @@ def figure_check_cost(exps: dict[str, Experiment]):
 
 
 def figure_edit_rejections(exps: dict[str, Experiment]):
+    """The agent's edits refused against the read-to-write delay (``edit_delay_sweep``), with the model."""
     from kbsim.report import plots
 
     experiment, key = exps["edit_delay_sweep"], "edit.delay_s"
@@ -220,6 +226,7 @@ def figure_edit_rejections(exps: dict[str, Experiment]):
 
 
 def figure_retention_cost(exps: dict[str, Experiment]):
+    """What an expired poll cursor costs against the event log's retention (``retention_sweep``)."""
     from kbsim.report import plots
 
     experiment = exps["retention_sweep"]
@@ -271,6 +278,8 @@ def _frontier_frame(summary: pd.DataFrame, key: str, volume: str, strategies: tu
 
 
 def figure_check_frontier(exps: dict[str, Experiment]):
+    """Each strategy's cost against its detection latency over check intervals, and the Pareto
+    front (``check_policy``)."""
     from kbsim.report import plots
 
     experiment = exps["check_policy"]
@@ -305,6 +314,7 @@ CONFLICT_TARGETS = (0.01, 0.05, 0.10)
 
 
 def figure_safe_edit_delay(exps: dict[str, Experiment]):
+    """The largest safe edit delay against save volume, simulated and modelled (``edit_delay_by_saves``)."""
     from kbsim.model.advise import largest_delay_below
     from kbsim.report import plots
 
@@ -379,7 +389,7 @@ class Advice:
 
 LOSS, AGENTS = "transport.loss_rate", "agents.count"
 
-#: The five pieces of advice as the ablation study measures them (kbsim/experiments/ablation.yaml).
+#: The five pieces of advice as the ablation study measures them (experiments/ablation.yaml).
 ADVICE: tuple[Advice, ...] = (
     Advice(
         1,
@@ -465,6 +475,8 @@ def design_contrasts(experiment: Experiment) -> pd.DataFrame:
 
 
 def figure_design_choices(exps: dict[str, Experiment]):
+    """What turning each piece of the write-up's advice off costs, seed by seed against the default
+    day (``ablation``)."""
     from kbsim.report import plots
 
     experiment = exps["ablation"]

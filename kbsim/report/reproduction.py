@@ -3,7 +3,7 @@
 kbsim exists because of a short write-up that simulated one support day with a
 stdlib-and-sqlite rebuild of four knowledge-base tools. Its tables were lost;
 the figures in its prose are :data:`CLAIMS`' ``writeup`` values. Each claim is
-set beside kbsim's estimate on the same day (``kbsim/experiments/writeup.yaml``,
+set beside kbsim's estimate on the same day (``experiments/writeup.yaml``,
 95% interval over seeds), the analytic model's prediction where it has one, and
 a verdict:
 
@@ -32,7 +32,7 @@ from kbsim.model import analytic
 from kbsim.report.experiments import Experiment, match
 from kbsim.report.links import write_page
 from kbsim.report.pages import DESIGN_CHOICES_ANCHOR, DESIGN_CHOICES_TITLE
-from kbsim.report.tables import format_estimate, markdown_table
+from kbsim.report.text_tables import format_estimate, markdown_table
 from kbsim.sim.strategies import default_strategies
 from kbsim.sim.strategies.poll import STRATEGY as POLL
 from kbsim.sim.strategies.reread import STRATEGY as REREAD
@@ -91,12 +91,15 @@ class Writeup:
         self.seeds = experiment.seeds
 
     def day(self, scenario: str = LITERAL, delay: float | None = None):
+        """The day parameters of ``scenario`` at edit ``delay`` (None: the day without edits)."""
         return self.params[(scenario, delay)]
 
     def rows(self, scenario: str, delay: float | None) -> pd.DataFrame:
+        """The summary rows of ``scenario`` at edit ``delay``."""
         return match(self.summary, {"scenario": scenario, DELAY: delay})
 
     def estimate(self, selector: MetricSelector, scenario: str = LITERAL, delay: float | None = None) -> Estimate:
+        """The metric ``selector`` picks, in ``scenario`` at ``delay``: its value and interval (NaN if absent)."""
         hit = self.rows(scenario, delay)
         hit = hit[selector.mask(hit)]
         if hit.empty:
@@ -114,14 +117,17 @@ class Writeup:
         return result, float(per_seed["successes"].sum()), float(per_seed["trials"].sum())
 
     def tables(self, name: str, scenario: str = LITERAL, delay: float | None = None) -> pd.DataFrame:
+        """Table ``name``'s rows of ``scenario`` at edit ``delay``."""
         return match(self.experiment.tables[name], {"scenario": scenario, DELAY: delay})
 
 
 def share(result: Estimate) -> str:
+    """A share estimate as a percentage with its 95% interval."""
     return format_estimate(result.value, result.low, result.high, "share")
 
 
 def inside(value: float, result: Estimate) -> bool:
+    """Whether ``value`` lies within the estimate's interval."""
     return bool(result.low <= value <= result.high)
 
 
@@ -150,6 +156,7 @@ VERDICTS = ("reproduced", "differs", "cannot hold as stated", "measured", "not c
 
 
 def pct(value: float, digits: int = 1) -> str:
+    """``value`` as a percentage with ``digits`` decimals."""
     return f"{100 * value:.{digits}f}%"
 
 

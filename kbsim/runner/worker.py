@@ -1,13 +1,13 @@
 """What a worker does with a batch of runs: plain data in, Parquet bytes out, nothing written.
 
-A job is the plain-data form of one :class:`~kbsim.experiment.config.RunSpec`
+A job is the plain-data form of one :class:`~kbsim.runner.config.RunSpec`
 (:func:`make_job`): its id, scenario, seed, its validated parameters (the frozen
 :class:`~kbsim.params.DayParams`, sized to its corpus: validated and sized once, on the
 way down, never again in the worker), and the swept values with the dtype each column
 gets in every run's tables (:func:`column_dtypes`). Both executors
-(:mod:`kbsim.experiment.executors`) ship :func:`run_batch` to their workers with a list of
+(:mod:`kbsim.runner.executors`) ship :func:`run_batch` to their workers with a list of
 jobs; it simulates each day (:func:`kbsim.sim.day.run_day`, imported: the data path
-``experiment -> sim.day``), makes every table tidy (the run's labels on every row) and
+``runner -> sim.day``), makes every table tidy (the run's labels on every row) and
 encodes it as Parquet, and returns the bytes for the parent to write.
 """
 
@@ -24,8 +24,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kbsim.experiment.config import RunSpec
 from kbsim.params import DayParams
+from kbsim.runner.config import RunSpec
 from kbsim.sim import day
 from kbsim.sim.strategies import Strategy, resolve
 from kbsim.stats.metrics import COLUMNS, run_metrics

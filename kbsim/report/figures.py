@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -30,6 +31,9 @@ from kbsim.report.experiments import (
 from kbsim.sim.strategies import strategy_names
 from kbsim.stats.summary import MetricSelector
 from kbsim.units import format_duration
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def _edits_note(params: DayParams) -> str:
@@ -580,7 +584,7 @@ class FigureSpec:
     name: str
     shows: str
     experiments: tuple[str, ...]
-    draw: Callable[[dict[str, Experiment]], object]
+    draw: Callable[[dict[str, Experiment]], Figure]
     model: str = "No model overlay."
     alt: Callable[[dict[str, Experiment]], str] | None = None
 

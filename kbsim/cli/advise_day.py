@@ -24,8 +24,12 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kbsim.cli.advise_options import share_option, target_and_options
+
+if TYPE_CHECKING:
+    from kbsim.fit import Fit
 
 #: Simulated days per day of a replayed log, and of a synthetic day, when --seeds is not given.
 LOG_SEEDS = 1
@@ -91,7 +95,7 @@ def _articles(args) -> int:
     return int(text)
 
 
-def _fitted_config(args, out: str) -> tuple[Path, object]:
+def _fitted_config(args, out: str) -> tuple[Path, Fit]:
     """Fit ``--trace``'s logs and write their config under ``out``; returns its path and the fit."""
     from kbsim.cli.fit_cmd import read_and_fit
     from kbsim.fit.fitted_config import write_config

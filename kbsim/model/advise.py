@@ -334,7 +334,7 @@ def _check_answer(advice: Advice) -> Advice:
     due = ["interval_s", "stale_exposure", "calls_per_hour", "bytes_per_hour"]
     if advice.params.saves.count > 0:
         due += ["detected_share", "detection_latency_s", "detection_latency_p90_s"]
-    checked = [("choice", advice.choice, due)]
+    checked: list[tuple[str, Option | EditAdvice, list[str]]] = [("choice", advice.choice, due)]
     if advice.title is not None:
         checked.append(("title check", advice.title, [name for name in due if name != "detection_latency_p90_s"]))
     if advice.runner_up is not None:
@@ -553,7 +553,7 @@ def compare(advice: Advice, summary: pd.DataFrame) -> pd.DataFrame:
         row = rows.iloc[0]
         return float(row["value"]), float(row["ci_low"]), float(row["ci_high"])
 
-    checked = [("choice", advice.choice, VERIFIED)]
+    checked: list[tuple[str, Option, tuple[str, ...]]] = [("choice", advice.choice, VERIFIED)]
     if advice.runner_up is not None:
         if advice.runner_up.interval_s == advice.choice.interval_s:
             # re-read and poll flag the same citations at the same checks: only the cost differs

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from kbsim.report import frames
+from kbsim.runner.config import ExperimentConfig
 from kbsim.runner.shipped import SHIPPED_DIR
 from kbsim.sim.strategies import Strategy, default_strategies, resolve
 from kbsim.stats import summarize
@@ -42,7 +43,7 @@ class Experiment:
     """One experiment's config and results: tables, per-run metrics, summary, params per point."""
 
     name: str
-    config: object  # kbsim.runner.config.ExperimentConfig
+    config: ExperimentConfig
     tables: Mapping[str, pd.DataFrame]  # a kbsim.runner.results.ResultTables: read on first use
     points: pd.DataFrame  # scenario, swept keys, params (DayParams), derived columns
     per_run: pd.DataFrame = field(default_factory=pd.DataFrame)

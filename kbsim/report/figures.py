@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -32,6 +33,9 @@ from kbsim.sim.strategies.poll import STRATEGY as POLL
 from kbsim.sim.strategies.reread import STRATEGY as REREAD
 from kbsim.stats.summary import MetricSelector
 from kbsim.units import format_duration
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def _edits_note(params: DayParams) -> str:
@@ -585,7 +589,7 @@ class FigureSpec:
     name: str
     shows: str
     experiments: tuple[str, ...]
-    draw: Callable[[dict[str, Experiment]], object]
+    draw: Callable[[dict[str, Experiment]], Figure]
     model: str = "No model overlay."
     alt: Callable[[dict[str, Experiment]], str] | None = None
 

@@ -151,11 +151,13 @@ class _LocalPool:
 @contextlib.contextmanager
 def local_pool(workers: int) -> Iterator[Pool]:
     """A process pool with an explicit start-method context (nothing global is set)."""
+    context: multiprocessing.context.BaseContext
     if "forkserver" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("forkserver")
+        forkserver = multiprocessing.get_context("forkserver")
         # Import the simulation once in the fork server, not once per worker. This only
         # affects a fork server started from now on; the start method stays untouched.
-        context.set_forkserver_preload(_PRELOAD)
+        forkserver.set_forkserver_preload(_PRELOAD)
+        context = forkserver
     else:
         context = multiprocessing.get_context("spawn")
     before = set(multiprocessing.active_children())

@@ -24,7 +24,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -597,7 +597,7 @@ def _summarize(
         point_of[run.run_id] = seen.setdefault(key, len(seen))
     rows: list[tuple] = []
     for run in runs:
-        metric_rows = computed.get(run.run_id)
+        metric_rows: Iterable[tuple] | None = computed.get(run.run_id)
         if metric_rows is None and run.run_id in done:
             path = results.run_dir(run.run_id) / "metrics.parquet"
             table = read_parquet_bytes(path.read_bytes(), columns=list(COLUMNS))

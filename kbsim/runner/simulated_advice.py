@@ -26,6 +26,7 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -319,7 +320,7 @@ def _points(summary: pd.DataFrame) -> pd.DataFrame:
     """One row per strategy and interval, each metric with its interval (end-of-day values)."""
     rows = summary[summary["strategy"] != ""]
     wanted = (*QUANTITIES, "detected_share")
-    out = {}
+    out: dict[tuple[str, float], dict[str, Any]] = {}
     for _, row in rows[rows["metric"].isin(wanted)].iterrows():
         key = (row["strategy"], float(row[_SWEPT_INTERVAL]))
         entry = out.setdefault(key, {"strategy": row["strategy"], "interval_s": key[1]})

@@ -190,7 +190,7 @@ def build_store(params: DayParams, seed: int, db: str | Path | None = None,
         articles = list(starting.articles())
         log.info("filling %s with %d articles (seed %d, analyzer %s)%s", kb_id, len(articles), seed,
                  starting.analyzer.name, f" in {db}" if db is not None else "")
-        own = {} if starting.source_ids is None else {"article_ids": starting.source_ids}
+        own: dict[str, Any] = {} if starting.source_ids is None else {"article_ids": starting.source_ids}
         if not starting.analyzer.is_default:
             own["analyzer"] = starting.analyzer
         try:

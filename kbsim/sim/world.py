@@ -13,6 +13,7 @@ import gc
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import simpy
@@ -160,7 +161,7 @@ def day_store(starting: StartingKnowledgeBase, params: DayParams, store: StoreFa
     if store is None:
         return starting.template.copy(event_retention_s=params.event_retention_s)
     backend = store(params.event_retention_s)
-    own = {} if starting.source_ids is None else {"article_ids": starting.source_ids}
+    own: dict[str, Any] = {} if starting.source_ids is None else {"article_ids": starting.source_ids}
     if not starting.analyzer.is_default:  # a backend without these keywords still runs the study
         own["analyzer"] = starting.analyzer
     ids = backend.create_knowledge_base(KB_ID, starting.articles(), at=0.0, **own)

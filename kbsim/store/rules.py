@@ -29,7 +29,7 @@ import numbers
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from kbsim.store.errors import ToolError, cut_short, echoed, shown
 from kbsim.store.schema import tool_definitions
@@ -363,7 +363,31 @@ _READ_FRAME = len('{"article_id":,"title":,"content":,"updated_at":,"citation":'
 _ERROR_FRAME = len('{"error":{"code":,"message":}}')
 
 
-def hit_json_size(kb_id: str, article: Article) -> int:
+class SizedArticle(Protocol):
+    """What the JSON sizes read of an article: an :class:`Article`, or one with its content left out."""
+
+    @property
+    def article_id(self) -> str:
+        """The article's id."""
+        ...
+
+    @property
+    def title(self) -> str:
+        """The article's title."""
+        ...
+
+    @property
+    def content(self) -> str:
+        """The article's content (empty when left out)."""
+        ...
+
+    @property
+    def updated_at(self) -> str:
+        """The version's RFC 3339 time."""
+        ...
+
+
+def hit_json_size(kb_id: str, article: SizedArticle) -> int:
     """``json_size(search_hit(kb_id, article))``, summed from the sizes of its strings.
 
     Why it exists: every new version of an article is sized once as a hit and once as a
@@ -376,7 +400,7 @@ def hit_json_size(kb_id: str, article: Article) -> int:
             + json_text_size(article.content[:SNIPPET_CHARS]))
 
 
-def read_json_size(kb_id: str, article: Article) -> int:
+def read_json_size(kb_id: str, article: SizedArticle) -> int:
     """``json_size(read_result(kb_id, article))``, summed as :func:`hit_json_size` is."""
     ids = json_text_size(article.article_id) + json_text_size(article.updated_at)
     return (_READ_FRAME + 2 * ids + json_text_size(kb_id) + json_text_size(article.title)

@@ -34,7 +34,7 @@ DEFAULT_STORE_BACKEND = "memory"
 #: particular): each turns on the Unicode analyzer, with that language's stop words and
 #: Snowball stemmer where kbsim has them (kbsim.store.analyzer; docs/model.md).
 CORPUS_LANGUAGES = (
-    "ar", "ca", "cs", "da", "de", "el", "en", "eo", "es", "et", "eu", "fa", "fi", "fr", "ga", "he", "hi",
+    "ar", "az", "ca", "cs", "da", "de", "el", "en", "eo", "es", "et", "eu", "fa", "fi", "fr", "ga", "he", "hi",
     "hu", "hy", "id", "it", "ja", "km", "ko", "lo", "lt", "my", "ne", "nl", "no", "pl", "pt", "ro", "ru",
     "sr", "st", "sv", "ta", "th", "tr", "uk", "und", "vi", "yi", "zh",
 )

@@ -45,9 +45,9 @@ import re
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
-from itertools import chain
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import chain
 
 from kbsim.params import CORPUS_LANGUAGES
 from kbsim.store.stopwords import STOP_WORDS
@@ -305,7 +305,9 @@ def _words(language: str | None) -> _Words:
     return _Words(stop_words, stem, language in _COMPOUNDING)
 
 
-def _unicode_tokenizer(language: str | None) -> tuple[Callable[[str], list[str]], Callable[[str, Known], list[str]] | None]:
+def _unicode_tokenizer(
+    language: str | None,
+) -> tuple[Callable[[str], list[str]], Callable[[str, Known], list[str]] | None]:
     """The tokenizer of ``unicode`` for ``language``, and its query splitter (None for a
     language that writes no compound words)."""
     words = _words(language)

@@ -284,3 +284,24 @@ def test_auto_on_a_mixed_corpus_analyses_each_text_in_its_language():
 def test_an_auto_name_that_is_no_analyzer_is_refused(name):
     with pytest.raises(ValueError, match="unknown analyzer"):
         analyzer_named(name)
+
+
+@pytest.mark.parametrize("backend", [MemoryStore, lambda: SQLiteStore(":memory:")])
+def test_an_id_and_a_query_sent_decomposed_find_their_article(backend):
+    """macOS writes file names decomposed (NFD): an id or query so sent is read as NFC."""
+    import unicodedata
+
+    store = backend()
+    store.create_knowledge_base("kb", [("Café à Zürich", "Le café est ouvert."), ("Other", "Nothing here.")],
+                                article_ids=[unicodedata.normalize("NFD", "café-zürich"), "other"])
+    client = store.client({"kb"}, clock=lambda: 1.0)
+    decomposed = unicodedata.normalize("NFD", "café-zürich")
+    read = client.call("read_knowledge_article", {"knowledge_base_id": "kb", "article_id": decomposed})
+    assert read["article_id"] == "café-zürich" == unicodedata.normalize("NFC", decomposed)
+    edit = client.call("edit_knowledge_article", {"knowledge_base_id": "kb", "article_id": decomposed,
+                                                  "expected_version": read["updated_at"], "idempotency_key": "k1",
+                                                  "content": "Fermé."})
+    assert edit["article_id"] == "café-zürich"
+    for query in (unicodedata.normalize("NFD", "Zürich"), "Zürich"):
+        hits = client.call("search_knowledge_base", {"knowledge_base_id": "kb", "query": query})
+        assert [hit["article_id"] for hit in hits["results"]] == ["café-zürich"]

@@ -92,7 +92,12 @@ def check_report(corpus, language: str | None = None, saves: int | None = None) 
     """
     from kbsim.errors import brief
     from kbsim.inputs import InputError
-    from kbsim.inputs.resolve import corpus_analyzer, largest_title_group, refuse_crowded_titles
+    from kbsim.inputs.resolve import (
+        corpus_analyzer,
+        largest_title_group,
+        refuse_crowded_titles,
+        unsearchable_warnings,
+    )
     from kbsim.params import DayParams
 
     given = {} if saves is None else {"saves": {"count": saves}}
@@ -133,16 +138,7 @@ def check_report(corpus, language: str | None = None, saves: int | None = None) 
             warnings.append(
                 f"{count:,} articles share the title {brief(title)} (or its search terms): a question "
                 "about one may be answered from another; the title check still tells them apart by id")
-    unsearched = sum(1 for title in corpus.titles if not analyzer.tokenize(title))
-    if unsearched:
-        hint = "" if not analyzer.is_default else "; set the corpus's language (--language, corpus.language)"
-        warnings.append(f"{unsearched:,} title(s) give no search term under the {analyzer.name} analyzer, so no "
-                        f"query can find them{hint}")
-    elif analyzer.is_default and any(not text.isascii() for text in corpus.titles):
-        lost = sum(1 for text in corpus.titles + corpus.contents if not text.isascii())
-        warnings.append(f"{lost:,} title(s) and content(s) hold letters outside ASCII, which the ascii analyzer "
-                        "drops (Überprüfen is searched as berpr and fen); set the corpus's language "
-                        "(--language, corpus.language) to search them")
+    warnings += unsearchable_warnings(corpus, analyzer)
     lines += [f"warning: {warning}" for warning in warnings]
     return lines
 

@@ -99,3 +99,19 @@ def test_serve_warns_when_its_analyzer_leaves_articles_unsearchable(tmp_path, ca
         store = build_store(served_corpus(DayParams(), folder), 1)
     assert not [record for record in caplog.records if record.levelno >= logging.WARNING]
     assert store.analyzer_name("kb-1") == "unicode:hi"
+
+
+def test_corpus_check_and_serve_take_language_auto(tmp_path):
+    """``--language auto`` was refused; now corpus check names the analyzer auto picked."""
+    from kbsim.cli.corpus_cmd import check_report
+    from kbsim.serve.server import served_corpus
+
+    folder = _folder(tmp_path, MIXED)
+    report = check_report(load_corpus(folder), "auto")
+    assert "analyzer: auto:de,en,hi (NFKC" in "\n".join(report) and "among de,en,hi" in "\n".join(report)
+    assert not [line for line in report if line.startswith("warning")]
+    params = served_corpus(DayParams(), folder, "auto")
+    assert params.corpus.language == "auto"
+    assert corpus_analyzer(params.corpus, load_corpus(folder)).name == "auto:de,en,hi"
+    with pytest.raises(ValueError, match="or 'auto'"):
+        DayParams.model_validate({"corpus": {"source": folder, "language": "automatic"}})

@@ -39,8 +39,8 @@ def register(subparsers) -> None:
     check.add_argument("--saves", type=int, metavar="N",
                        help="the saves a day makes (saves.count; default: 0.75 per article)")
     check.add_argument("--language", metavar="CODE",
-                       help="the corpus's language (en, de, hi, ja, ...; 'und' for none in particular), as "
-                            "corpus.language or kbsim serve --language sets it")
+                       help="the corpus's language (en, de, hi, ja, ...; 'und' for none in particular; 'auto': "
+                            "from its text, the default), as corpus.language or kbsim serve --language sets it")
     sample = actions.add_parser("sample", help="write a shipped sample help desk (English: 400 articles)")
     sample.add_argument("--sample", default="kbsim:sample",
                         choices=("kbsim:sample", "kbsim:sample-de", "kbsim:sample-hi"),
@@ -147,4 +147,7 @@ def _analyzer_words(analyzer) -> str:
     if analyzer.is_default:
         return "lower-cased runs of ASCII letters and digits"
     words = "NFKC, case folding, Unicode words, bigrams of Chinese, Japanese and Thai"
-    return words + (f", {analyzer.language} stop words and stemming" if analyzer.language else "")
+    if analyzer.name.startswith("auto:"):
+        return words + f"; each text in its own language among {analyzer.name.partition(':')[2]}"
+    words += f", {analyzer.language} stop words and stemming" if analyzer.language else ""
+    return words + (", compound words split" if analyzer.splits_compounds else "")

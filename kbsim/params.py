@@ -34,10 +34,13 @@ DEFAULT_STORE_BACKEND = "memory"
 #: particular): each turns on the Unicode analyzer, with that language's stop words and
 #: Snowball stemmer where kbsim has them (kbsim.store.analyzer; docs/model.md).
 CORPUS_LANGUAGES = (
-    "ar", "ca", "cs", "da", "de", "el", "en", "eo", "es", "et", "eu", "fa", "fi", "fr", "ga", "he", "hi",
+    "ar", "az", "ca", "cs", "da", "de", "el", "en", "eo", "es", "et", "eu", "fa", "fi", "fr", "ga", "he", "hi",
     "hu", "hy", "id", "it", "ja", "km", "ko", "lo", "lt", "my", "ne", "nl", "no", "pl", "pt", "ro", "ru",
     "sr", "st", "sv", "ta", "th", "tr", "uk", "und", "vi", "yi", "zh",
 )
+#: ``corpus.language`` for a corpus whose articles' languages its text tells
+#: (kbsim.store.analyzer.auto_analyzer): each script's language, Latin by its stop words.
+AUTO_LANGUAGE = "auto"
 #: The reference day's saves and questions per article (300 and 120 for 400 articles): a day
 #: on a corpus from files has these per article unless its counts are given.
 SAVES_PER_ARTICLE = 0.75
@@ -96,6 +99,8 @@ class CorpusParams(_Frozen):
         None,
         description="a corpus from files: its language (en, de, hi, fr, es, ja, zh, ...; 'und' for none in "
         "particular), which turns on the Unicode analyzer with that language's stop words and stemmer; "
+        "'auto': each article's language from its script and stop words (one language's analyzer, or one "
+        "per script and language for a mixed corpus; English unstemmed, as the default); "
         "None: the corpus's own (the German and Hindi samples declare theirs), else none",
     )
     analyzer: Literal["ascii", "unicode"] | None = Field(
@@ -135,9 +140,9 @@ class CorpusParams(_Frozen):
                 "(source), not to the synthetic corpus; "
                 "remove them"
             )
-        if self.language is not None and self.language not in CORPUS_LANGUAGES:
+        if self.language is not None and self.language not in (*CORPUS_LANGUAGES, AUTO_LANGUAGE):
             raise ValueError(f"language {self.language!r} is not one kbsim knows; expected one of "
-                             f"{', '.join(CORPUS_LANGUAGES)}")
+                             f"{', '.join(CORPUS_LANGUAGES)}, or {AUTO_LANGUAGE!r}")
         if self.analyzer == "ascii" and self.language is not None:
             raise ValueError(f"the ascii analyzer has no language (language {self.language!r}); use "
                              "analyzer: unicode, or leave the analyzer out")

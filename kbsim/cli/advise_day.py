@@ -180,11 +180,15 @@ def run(args: argparse.Namespace) -> int:
               + (f", {len(scenarios)} days of a log replayed" if replayed else "") + ".")
         print("Predicted by the analytic model (kbsim.model.analytic):", flush=True)
         print("\n".join(answer.lines()), flush=True)
-    simulate = bool(gaps) or args.verify
+    simulate = bool(gaps) or bool(answer.unmodelled) or args.verify
     if gaps and not args.json:
         print("\nThe analytic model does not hold for this day:")
         print("\n".join(f"  - {gap}" for gap in gaps))
         print("so the answer is found again by simulating the day.", flush=True)
+    if answer.unmodelled and not args.json:
+        names = ", ".join(strategy.label for strategy in answer.unmodelled)
+        print(f"\nThe analytic model has no cost for {names}, so the answer is found again by simulating "
+              "the day with every strategy.", flush=True)
     if not simulate:
         if args.json:
             print(json.dumps(output, indent=2, allow_nan=False))

@@ -23,6 +23,7 @@ import pandas as pd
 from kbsim.report import frames
 from kbsim.runner.config import ExperimentConfig
 from kbsim.runner.shipped import SHIPPED_DIR
+from kbsim.sim.strategies import Strategy, default_strategies, resolve
 from kbsim.stats import summarize
 
 QUICK_SEEDS = 3
@@ -58,6 +59,15 @@ class Experiment:
     def seeds(self) -> int:
         """How many seeds each point runs."""
         return len(self.config.seeds)
+
+    @property
+    def strategies(self) -> tuple[Strategy, ...]:
+        """The check strategies its days ran (``checks.strategies`` of every point), in order."""
+        found: dict[str, Strategy] = {}
+        for params in self.points["params"] if "params" in self.points else ():
+            for strategy in resolve(params.checks.strategies):
+                found.setdefault(strategy.name, strategy)
+        return tuple(found.values()) or default_strategies()
 
     def runs_per_point(self) -> str:
         """The runs behind each point of the experiment's figures, from its config:

@@ -35,7 +35,10 @@ from kbsim.report.experiments import Experiment, match
 from kbsim.report.links import write_page
 from kbsim.report.pages import DESIGN_CHOICES_ANCHOR, DESIGN_CHOICES_TITLE
 from kbsim.report.text_tables import format_estimate, markdown_table
-from kbsim.sim.strategies import strategy_names
+from kbsim.sim.strategies import default_strategies
+from kbsim.sim.strategies.poll import STRATEGY as POLL
+from kbsim.sim.strategies.reread import STRATEGY as REREAD
+from kbsim.sim.strategies.title import STRATEGY as TITLE
 from kbsim.stats.intervals import Estimate, estimate
 from kbsim.stats.summary import MetricSelector
 from kbsim.units import format_duration
@@ -391,7 +394,7 @@ def _check_rows(data: Writeup) -> list[Row]:
         )
     )
     checks = data.tables("checks")
-    exact = checks[checks["strategy"].isin(strategy_names(exact=True))]
+    exact = checks[checks["strategy"].isin([s.name for s in default_strategies() if s.exact])]
     agree = bool(
         (exact["flagged"] == exact["true_stale"]).all() and (exact["true_positives"] == exact["true_stale"]).all()
     )
@@ -409,7 +412,7 @@ def _check_rows(data: Writeup) -> list[Row]:
     saves = data.tables("saves")
     hour = (saves["time_s"] // 3600).astype(int)
     per_hour = saves.groupby(["seed", hour]).size()
-    pages = checks[checks["strategy"] == "poll"]
+    pages = checks[checks["strategy"] == POLL.name]
     params = data.day()
     rows.append(
         Row(
@@ -551,7 +554,7 @@ def _counts_rows(data: Writeup, params, model: pd.DataFrame) -> list[Row]:
         )
     )
     checks = data.tables("checks")
-    exact = checks[checks["strategy"].isin(strategy_names(exact=True))]
+    exact = checks[checks["strategy"].isin([s.name for s in default_strategies() if s.exact])]
     labelled = bool((exact["flagged_gone"] == exact["true_gone"]).all())
     rows.append(
         Row(
@@ -578,9 +581,9 @@ def _advice_rows(data: Writeup) -> list[Row]:
 
 def _advice_followed(data: Writeup) -> list[Row]:
     title, reread, poll = (
-        data.estimate(MetricSelector("calls_per_check", strategy=s)) for s in ("title", "reread", "poll")
+        data.estimate(MetricSelector("calls_per_check", strategy=s)) for s in (TITLE.name, REREAD.name, POLL.name)
     )
-    kb = {s: data.estimate(MetricSelector("bytes_per_check", strategy=s)) for s in ("reread", "poll")}
+    kb = {s: data.estimate(MetricSelector("bytes_per_check", strategy=s)) for s in (REREAD.name, POLL.name)}
     gone = data.estimate(MetricSelector("gone_citation_share"))
     hour = data.estimate(MetricSelector("rejection_rate"), LITERAL, 3600.0)
     ten = data.estimate(MetricSelector("rejection_rate"), LITERAL, 600.0)
@@ -602,8 +605,8 @@ def _advice_followed(data: Writeup) -> list[Row]:
             f"calls a check: poll {format_estimate(poll.value, poll.low, poll.high, 'count')} vs re-read "
             f"{format_estimate(reread.value, reread.low, reread.high, 'count')} (title "
             f"{format_estimate(title.value, title.low, title.high, 'count')}); result size: poll "
-            f"{format_estimate(kb['poll'].value, kb['poll'].low, kb['poll'].high, 'bytes')} vs re-read "
-            f"{format_estimate(kb['reread'].value, kb['reread'].low, kb['reread'].high, 'bytes')}; both exact",
+            f"{format_estimate(kb[POLL.name].value, kb[POLL.name].low, kb[POLL.name].high, 'bytes')} vs re-read "
+            f"{format_estimate(kb[REREAD.name].value, kb[REREAD.name].low, kb[REREAD.name].high, 'bytes')}; both exact",
             "-",
             "measured",
         ),

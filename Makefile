@@ -53,6 +53,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_template_memory.py
 	$(PY) benchmarks/bench_day_memory.py
 	$(PY) benchmarks/bench_figures.py
+	$(PY) benchmarks/bench_fit.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache .mypy_cache build *.egg-info

@@ -228,9 +228,15 @@ def article_id_problem(article_id: Any) -> str | None:
     return None
 
 
+def nfc(text: str) -> str:
+    """``text`` in Unicode's composed form (NFC): how ids and queries are kept and looked
+    up, so that an id sent decomposed (as macOS writes file names) finds its article."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
 def check_article_ids(article_ids: Any, count: int) -> list[str]:
-    """The ids a fill gives its ``count`` articles: one each, distinct, each one an id the
-    tools can carry (:func:`article_id_problem`)."""
+    """The ids a fill gives its ``count`` articles: one each, distinct (as NFC, :func:`nfc`,
+    the form they are kept in), each one an id the tools can carry (:func:`article_id_problem`)."""
     if isinstance(article_ids, (str, bytes)) or not isinstance(article_ids, Iterable):
         raise ToolError("invalid_argument", f"article_ids must be a list of strings, got {shown(article_ids)}")
     ids = list(article_ids)
@@ -241,6 +247,7 @@ def check_article_ids(article_ids: Any, count: int) -> list[str]:
         problem = article_id_problem(article_id)
         if problem is not None:
             raise ToolError("invalid_argument", f"article_ids[{i}]: {problem}")
+        article_id = ids[i] = nfc(article_id)
         if article_id in seen:
             raise ToolError("invalid_argument", f"article_ids[{i}]: {article_id!r} is given twice")
         seen.add(article_id)

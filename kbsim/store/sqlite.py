@@ -697,14 +697,21 @@ class SQLiteStore:
     def _rank(
         self, conn: sqlite3.Connection, kb_rowid: int, query: str, limit: int
     ) -> list[bytes]:
-        """The ``limit`` best article ids for ``query``, best first, ties by id."""
-        terms = dict.fromkeys(self._analyzer(conn, kb_rowid).tokenize(query))
+        """The ``limit`` best article ids for ``query``, best first, ties by id (a query's
+        compound words split against the index's terms, where the analyzer splits them)."""
+        analyzer = self._analyzer(conn, kb_rowid)
+        fts = f"fts_{kb_rowid}"
+        if analyzer.splits_compounds:
+            has = f"SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT 1"
+            terms = dict.fromkeys(analyzer.query_terms(
+                query, lambda term: conn.execute(has, (f'"{term}"',)).fetchone() is not None))
+        else:
+            terms = dict.fromkeys(analyzer.tokenize(query))
         if not terms:
             return []
         n_docs = conn.execute(
             "SELECT published FROM knowledge_bases WHERE kb_rowid = ?", (kb_rowid,)
         ).fetchone()[0]
-        fts = f"fts_{kb_rowid}"
         lookup = (
             f"SELECT a.article_id, bm25({fts}) FROM {fts} "
             f"JOIN articles AS a ON a.article_rowid = {fts}.rowid WHERE {fts} MATCH ?"

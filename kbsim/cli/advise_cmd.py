@@ -16,6 +16,7 @@ import math
 import os
 import re
 import sys
+from typing import Any
 
 from kbsim.cli import advise_day
 from kbsim.cli.advise_options import number_option, share_option, target_and_options
@@ -157,7 +158,7 @@ def run(args) -> int:
         f"{p.questions.count:,} questions per {p.day_hours:g}-hour day, Zipf s = {p.zipf_s:g}. "
         "Predicted by the analytic model (kbsim.model.analytic)."
     )
-    output = {"advice": answer.to_dict()}
+    output: dict[str, Any] = {"advice": answer.to_dict()}
     if not args.json:
         print("\n".join([day_line, *answer.lines()]), flush=True)
     code = 0

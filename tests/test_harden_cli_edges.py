@@ -1,19 +1,74 @@
 """Hostile-audit round three (issue 40): the command line's edges.
 
-An empty ``--allow-host`` (defect 12), pages ``kbsim figures --out`` wrote over a user's
-own files (13), and NFC/NFD twin file names shown alike in the duplicate-id message (15).
+A broken pipe (defect 6), an empty ``--allow-host`` (12), pages ``kbsim figures --out``
+wrote over a user's own files (13), and NFC/NFD twin file names shown alike in the
+duplicate-id message (15).
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import unicodedata
 from pathlib import Path
 
 import pytest
+from tiny_configs import TINY_DAY
 
-from kbsim.cli import main
+from kbsim.cli import COMMAND_MODULES, main
 
 REPO = Path(__file__).resolve().parents[1]
+SAVES = REPO / "examples" / "helpdesk-log" / "saves.csv"
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+# -- defect 6: a reader of stdout that goes away ------------------------------------------------
+
+
+def closed_pipe_run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """``python -m kbsim ARGS`` with stdout a pipe whose reader has already gone: the first
+    write meets a broken pipe, whatever the output's size (``| head -1`` as its worst case)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run([sys.executable, "-m", "kbsim", *args], stdout=write_end, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, cwd=cwd, env=ENV, timeout=600, text=True)
+    finally:
+        os.close(write_end)
+
+
+@pytest.mark.slow
+def test_every_command_stops_quietly_when_its_reader_goes_away(tmp_path):
+    """``kbsim tools | head -1`` and the like ended in a BrokenPipeError traceback. Every
+    command, and each one's --help, now stops quietly: no traceback, status 0 or 141."""
+    config = tmp_path / "tiny.yaml"
+    config.write_text(TINY_DAY, encoding="utf-8")
+    names = [module.rsplit(".", 1)[1].removesuffix("_cmd") for module in COMMAND_MODULES]
+    commands = [["--help"], ["--version"], *([name, "--help"] for name in names),
+                ["tools"], ["experiments"], ["corpus", "check", "kbsim:sample"],
+                ["fit", str(SAVES), "--articles", "400", "--json"], ["fit", str(SAVES), "--articles", "400"],
+                ["advise", "--max-latency", "15min"], ["advise", "--max-latency", "15min", "--json"],
+                ["run", str(config), "--out", str(tmp_path / "results"), "--no-progress", "--workers", "1"]]
+    outcomes = {}
+    for args in commands:
+        done = closed_pipe_run(args, tmp_path)
+        outcomes[" ".join(args)] = (done.returncode, done.stderr)
+    run_dir = next((tmp_path / "results").rglob("saves.parquet")).parent
+    done = closed_pipe_run(["trace", "export", str(run_dir), "--out", str(tmp_path / "traces")], tmp_path)
+    outcomes["trace export"] = (done.returncode, done.stderr)
+    loud = {command: (code, err[-300:]) for command, (code, err) in outcomes.items()
+            if code not in (0, 141) or "Traceback" in err or "Broken pipe" in err or "BrokenPipe" in err}
+    assert loud == {}
+    assert outcomes["tools"][0] == 141  # the status a shell reports for a command SIGPIPE stopped
+
+
+@pytest.mark.parametrize("command", ["tools", "experiments", "fit {saves} --articles 400 --json"])
+def test_the_audits_pipes_into_head_end_without_a_traceback(tmp_path, command):
+    line = f"{sys.executable} -m kbsim {command.format(saves=SAVES)} | head -1"
+    done = subprocess.run(["sh", "-c", line], capture_output=True, text=True, cwd=tmp_path, env=ENV, timeout=600)
+    assert done.returncode == 0 and done.stdout.count("\n") == 1
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
 
 
 # -- defect 12: an empty --allow-host or --allow-origin ------------------------------------------

@@ -4,13 +4,16 @@ Each sub-command module exposes ``register(subparsers)``, which adds its
 parser and sets ``func(args) -> int`` as the handler and ``error_prefix``, the
 start of the line that reports a :class:`~kbsim.errors.UsageError` escaping it
 (``kbsim run: error: ``): :func:`main` prints that line and exits 2, for every
-command, in one place.
+command, in one place. It also stops every command quietly when its reader goes away
+(``kbsim tools | head -1``): no traceback for a broken pipe.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
 
 from kbsim.errors import UsageError, printable
@@ -50,7 +53,19 @@ def main(argv: list[str] | None = None) -> int:
     folder) becomes one line on stderr, the command's ``error_prefix`` then the
     message naming what is at fault, and exit status 2. The line is printed with control
     characters escaped (:func:`~kbsim.errors.printable`): a message may quote a file's text.
+
+    A reader of stdout that goes away (``| head -1``) stops the command quietly, as it
+    stops a Unix tool: no traceback, and the status a shell reports for SIGPIPE (141).
     """
+    try:
+        status = _run(argv)
+        sys.stdout.flush()  # here, not at exit: a closed pipe is then seen and handled below
+        return status
+    except BrokenPipeError:
+        return _stdout_gone()
+
+
+def _run(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:
@@ -62,6 +77,20 @@ def main(argv: list[str] | None = None) -> int:
         prefix = getattr(args, "error_prefix", f"kbsim {args.command}: error: ")
         print(printable(f"{prefix}{error}"), file=sys.stderr)
         return 2
+
+
+def _stdout_gone() -> int:
+    """The reader of stdout has gone: point stdout at /dev/null, so that what is still buffered
+    is dropped at exit instead of raising again, and return 128 + SIGPIPE."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        finally:
+            os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # not a file: a test's captured stdout
+        pass
+    return 128 + getattr(signal, "SIGPIPE", 13)
 
 
 if __name__ == "__main__":  # pragma: no cover

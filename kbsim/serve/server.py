@@ -112,7 +112,10 @@ def served_corpus(params: DayParams, corpus: str | None, language: str | None = 
     (``corpus.edits: revise``) unless the config says otherwise, the English sample too."""
     from kbsim.inputs import SAMPLE
 
-    data = params.model_dump(mode="json")
+    # only what was given: a count left unset stays unset, so the day is sized to the corpus
+    # (DayParams.sized_to) exactly as kbsim run sizes it
+    data = params.model_dump(mode="json", exclude_unset=True)
+    data.setdefault("corpus", {})
     if corpus is not None or "corpus" not in params.model_fields_set:
         corpus = SAMPLE if corpus is None else corpus
         if corpus == "synthetic":
@@ -308,11 +311,12 @@ def live_people(env, store, lock: threading.Lock, kb_id: str, params: DayParams,
     return editor(day, repeating_saves(day))
 
 
-def _sized_note(params: DayParams) -> str:
-    """How a corpus from files sized the day's saves, for the log."""
+def _sized_note(params: DayParams, articles: int) -> str:
+    """How a corpus from files sized the day's saves, for the start-up line."""
     if params.corpus.source is None:
         return ""
-    return f" (corpus {params.corpus.source}; a count not given is 0.75 saves per article a day)"
+    return (f" (corpus {params.corpus.source}: {articles} articles; a count not given is 0.75 saves per "
+            "article a day, set saves.count to choose)")
 
 
 def start_live_people(served: ServedKnowledgeBase, params: DayParams,
@@ -332,8 +336,6 @@ def start_live_people(served: ServedKnowledgeBase, params: DayParams,
         env = simpy.rt.RealtimeEnvironment(
             initial_time=clock(), factor=1.0 / clock.speed, strict=False
         )
-        log.info("live: people save %d times per %g simulated hours%s, %gx wall-clock time",
-                 params.saves.count, params.day_hours, _sized_note(params), clock.speed)
         try:
             day = open_day(params, seed, LockedStore(served.store, served.lock), env=env,
                            kb_id=served.kb_id, log=day_log)
@@ -549,7 +551,8 @@ def serve(params: DayParams, *, seed: int = DEFAULT_SEED, db: str | Path | None 
     busy_timeout_s = check_busy_timeout(float(busy_timeout_s))
     store = build_store(params, seed, db=db, kb_id=kb_id, busy_timeout_s=busy_timeout_s,
                         corpus_given=corpus_given)
-    params = params.sized_to(len(starting_knowledge_base(params.corpus, seed).article_ids))
+    articles = len(starting_knowledge_base(params.corpus, seed).article_ids)
+    sized = params.sized_to(articles)
     try:
         start_s = latest_event_time_s(store, kb_id)
         published = len(store.published_article_ids(kb_id))
@@ -570,7 +573,9 @@ def serve(params: DayParams, *, seed: int = DEFAULT_SEED, db: str | Path | None 
     log.info("serving %s (%d published articles, seed %d, day clock from %.1f s) to grants %s",
              kb_id, published, seed, clock.start_s, sorted(served.client.grants))
     if live:
-        start_live_people(served, params, seed)
+        log.info("live: people save %d times per %g simulated hours%s, %gx wall-clock time",
+                 sized.saves.count, sized.day_hours, _sized_note(params, articles), clock.speed)
+        start_live_people(served, sized, seed)
     try:
         if transport is serve_stdio:  # stdio tells its clients when a live day stops, and ends
             serve_stdio(build_server(served, live=live), served if live else None)

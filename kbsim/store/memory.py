@@ -33,6 +33,7 @@ from kbsim.store.rules import (
     check_at,
     check_count,
     check_edit_limits,
+    check_expected_version,
     check_new_kb_id,
     check_next_version,
     check_now_us,
@@ -53,10 +54,9 @@ from kbsim.store.rules import (
     read_result,
     search_hit,
     shown,
-    version_conflict,
 )
 from kbsim.store.schema import TOOL_NAMES, validate_arguments
-from kbsim.store.timefmt import format_version, parse_version, seconds_to_us
+from kbsim.store.timefmt import format_version, seconds_to_us
 from kbsim.store.written import (
     WrittenArticles,
     WrittenText,
@@ -637,9 +637,7 @@ class MemoryStore:
             return {**_json_copy(first_result), "replayed": True}
         article_id = arguments["article_id"]
         article = self._published(kb_id, article_id)
-        expected = parse_version(arguments["expected_version"])
-        if expected != article.version_us:
-            raise version_conflict(arguments)
+        check_expected_version(arguments, article.version_us)
         kb = self._kbs[kb_id]
         updated_at = self._apply_update(kb, article, now_us, arguments["content"], arguments.get("title"))
         result = {

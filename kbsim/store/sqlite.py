@@ -79,6 +79,7 @@ from kbsim.store.rules import (
     check_at,
     check_count,
     check_edit_limits,
+    check_expected_version,
     check_new_kb_id,
     check_next_version,
     check_now_us,
@@ -95,7 +96,6 @@ from kbsim.store.rules import (
     next_article_id,
     read_result,
     search_hit,
-    version_conflict,
 )
 from kbsim.store.schema import validate_arguments
 from kbsim.store.sqlite_files import (
@@ -115,7 +115,7 @@ from kbsim.store.sqlite_schema import (
     encode_text,
     migrate,
 )
-from kbsim.store.timefmt import MIN_VERSION_US, format_version, parse_version, seconds_to_us
+from kbsim.store.timefmt import MIN_VERSION_US, format_version, seconds_to_us
 
 # The schema's version and the file errors are part of this module's API, as before the split.
 __all__ = [
@@ -630,9 +630,7 @@ class SQLiteStore:
                 return {**json.loads(previous[1]), "replayed": True}
             article_id = arguments["article_id"]
             row = self._published(conn, kb_id, article_id)
-            expected = parse_version(arguments["expected_version"])
-            if expected != row.version_us:
-                raise version_conflict(arguments)
+            check_expected_version(arguments, row.version_us)
             title = arguments.get("title")
             version = self._apply_update(conn, row, now_us, arguments["content"], title)
             updated_at = format_version(version)

@@ -56,6 +56,7 @@ from kbsim.store.rules import (
     shown,
 )
 from kbsim.store.schema import TOOL_NAMES, validate_arguments
+from kbsim.store.subscriptions import Subscribable
 from kbsim.store.timefmt import format_version, seconds_to_us
 from kbsim.store.written import (
     WrittenArticles,
@@ -126,7 +127,7 @@ def _json_copy(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-class MemoryStore:
+class MemoryStore(Subscribable):
     """One or more knowledge bases held in memory.
 
     Args:
@@ -387,6 +388,7 @@ class MemoryStore:
         kb.index.remove(article_id)
         if log_event:
             self._append_event(kb, "article.unpublished", article_id, article.version_us)
+        self._article_changed(kb_id, article_id, "article.unpublished", article.version_us)
         return article.updated_at
 
     # -- ground truth (never through the agent's tools) ------------------------
@@ -712,6 +714,7 @@ class MemoryStore:
             article = kb.articles[article.article_id] = write_content(article, written)
             kb.index.add_words(article.article_id, article.title, written.vocabulary, written.words)
         self._append_event(kb, "article.updated", article.article_id, article.version_us)
+        self._article_changed(kb.kb_id, article.article_id, "article.updated", article.version_us)
         return article.updated_at
 
     def _own(self, kb: KnowledgeBase, article: Article) -> Article:

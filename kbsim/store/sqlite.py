@@ -115,6 +115,7 @@ from kbsim.store.sqlite_schema import (
     encode_text,
     migrate,
 )
+from kbsim.store.subscriptions import Subscribable
 from kbsim.store.timefmt import MIN_VERSION_US, format_version, seconds_to_us
 
 # The schema's version and the file errors are part of this module's API, as before the split.
@@ -177,7 +178,7 @@ def fts5_available() -> bool:
     return True
 
 
-class SQLiteStore:
+class SQLiteStore(Subscribable):
     """One or more knowledge bases in a SQLite file: durable and safe to share.
 
     Several threads, and several processes each opening the same path, may
@@ -450,6 +451,7 @@ class SQLiteStore:
         with self._write() as conn:
             row = self._published(conn, kb_id, article_id)
             version = self._apply_update(conn, row, at_us, content, title)
+        self._article_changed(kb_id, article_id, "article.updated", version)  # once committed
         return format_version(version)
 
     def unpublish_article(self, kb_id: str, article_id: str, *, at: float, log_event: bool = True) -> str:
@@ -477,6 +479,7 @@ class SQLiteStore:
             )
             if log_event:
                 self._append_event(conn, row.kb_rowid, "article.unpublished", article_id, version)
+        self._article_changed(kb_id, article_id, "article.unpublished", version)
         return format_version(version)
 
     # -- ground truth (never through the agent's tools) ------------------------------
@@ -646,6 +649,7 @@ class SQLiteStore:
                 "VALUES (?, ?, ?)",
                 (encode_text(key), arguments_digest(arguments), json.dumps(result)),
             )
+        self._article_changed(kb_id, article_id, "article.updated", version)
         return result
 
     def tool_poll(self, kb_id: str, after_sequence: int, limit: int, now_us: int) -> dict[str, Any]:

@@ -65,3 +65,54 @@ def test_served_corpus_keeps_a_count_not_given_unset():
     assert params.sized_to(52).saves.count == 39
     given = served_corpus(DayParams.model_validate({"saves": {"count": 7}}), "kbsim:sample-de")
     assert given.sized_to(52).saves.count == 7
+
+
+def test_a_live_day_that_stops_tells_every_http_session_and_exits_non_zero(tmp_path):
+    """Over HTTP as over stdio: a critical log notification to every open session, then exit 2
+    with one line (before, the server kept serving errors until SIGTERM, and told no one)."""
+    import re
+    import signal
+
+    from mcp import types
+
+    from tests.test_serve_resources import session_to
+
+    config = tmp_path / "live.yaml"  # every person's save is a retitle, 333 a wall second
+    config.write_text("corpus: {articles: 3}\nday_hours: 1\nsaves:\n  count: 20000\n"
+                      "  mix: {content: 0.0, content_and_title: 1.0, unpublish: 0.0}\n")
+    errlog = tmp_path / "stderr.log"
+    with errlog.open("w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "kbsim", "serve", "--http", "127.0.0.1:0", "--live",
+                                 "--config", str(config)], cwd=REPO, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        deadline = time.monotonic() + 60
+        while (found := re.search(r"listening on (http://\S+/mcp)", errlog.read_text())) is None:
+            assert proc.poll() is None and time.monotonic() < deadline, errlog.read_text()
+            time.sleep(0.1)
+        heard: list = []
+        with session_to(found.group(1), heard) as (portal, session, _), session_to(found.group(1), heard):
+            for number in (1, 2, 3):  # the agent sets each title to "": a retitle has no word to rework
+                for attempt in range(500):
+                    read = portal.call(session.call_tool, "read_knowledge_article",
+                                       {"knowledge_base_id": "kb-1", "article_id": f"art-{number:06d}"})
+                    edit = portal.call(session.call_tool, "edit_knowledge_article", {
+                        "knowledge_base_id": "kb-1", "article_id": f"art-{number:06d}", "content": "emptied",
+                        "title": "", "expected_version": read.structured_content["updated_at"],
+                        "idempotency_key": f"empty-{number}-{attempt}"})
+                    if not edit.is_error:
+                        break
+            deadline = time.monotonic() + 60
+            while proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.1)
+        assert proc.wait(timeout=30) == 2
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=15)
+    told = [note for note in heard if isinstance(note, types.LoggingMessageNotification)]
+    assert len(told) == 2, heard  # both sessions
+    assert {note.params.level for note in told} == {"critical"}
+    assert all("the live day stopped" in note.params.data for note in told)
+    last = errlog.read_text(errors="replace").strip().splitlines()[-1]
+    assert last.startswith("kbsim serve: --live: the live day stopped at simulated"), last

@@ -22,7 +22,7 @@ import pytest
 from kbsim.report import pages
 
 ROOT = Path(__file__).resolve().parents[1]
-LIMITS = "a limit kbsim enforces (kbsim.experiment.limits)"
+LIMITS = "a limit kbsim enforces (kbsim.runner.limits)"
 FILES = "a bound of kbsim's readers (kbsim.files, kbsim.inputs.safe_read)"
 RULES = "a limit of every article (kbsim.store.rules)"
 
@@ -87,7 +87,7 @@ ALLOWED: dict[str, dict[str, str]] = {
     },
     "docs/fit.md": {
         "nine delays from 15 s to an hour": "the delays the simulated advice tries "
-                                            "(kbsim.experiment.simulated_advice.EDIT_DELAYS_S)",
+                                            "(kbsim.runner.simulated_advice.EDIT_DELAYS_S)",
         "default 2026-01-05T09:00:00Z": "the day's start by default (kbsim.params)",
         "(199 logs)": "the bootstrap's replicates (kbsim.fit), configuration",
         "199 of them": "the bootstrap's replicates (kbsim.fit), configuration",
@@ -98,6 +98,7 @@ ALLOWED: dict[str, dict[str, str]] = {
         "260 saves a day in sessions of 2.5 on average (80 s apart), 150 questions a day, Zipf 1.0":
             "the example log's generator (kbsim.fit.synthetic.EXAMPLE)",
         "copula at 0.6 between": "the example log's generator (kbsim.fit.synthetic.EXAMPLE)",
+        "about 30 bytes a row": "the columns a log row keeps (kbsim.fit.columnar.EventTable: 8 + 8 + 4 + 1 + 4)",
     },
     "docs/model.md": {
         "85% content only, 10% content and title, 5% unpublish": "the default save mix (DayParams)",

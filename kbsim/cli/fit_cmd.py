@@ -5,7 +5,7 @@ it cited) in any format :mod:`kbsim.fit.logs` knows, prints each estimate with i
 interval over the log's days and the method that made it, says where the analytic
 model's assumptions fail, and with ``--write-config`` writes an experiment that
 ``kbsim run``, ``kbsim advise --config`` and ``kbsim serve --config`` take
-(:mod:`kbsim.fit.config`). ``--figure`` draws the rank-frequency curves against the
+(:mod:`kbsim.fit.fitted_config`). ``--figure`` draws the rank-frequency curves against the
 fitted law, and the hourly profile.
 
 Exit codes: 0 fitted; 2 a bad log (the file, line and column named) or option, or a
@@ -98,6 +98,12 @@ def read_and_fit(args):
         if not text.isdigit():
             raise FitInputError("--articles", f"expected a whole number of articles, got {args.articles!r}")
         articles = int(text)
+        from kbsim.fit.estimates import REPLICATES, max_articles
+
+        if articles > max_articles():
+            raise FitInputError("--articles", f"{articles:,} articles is more than a fit can hold on this machine (its "
+                                f"goodness-of-fit test keeps {REPLICATES} logs of every article's count); at most "
+                                f"{max_articles():,}")
     day_start = DAY_START
     if getattr(args, "day_start", None):
         try:
@@ -143,11 +149,13 @@ def run(args) -> int:
         log, fit = read_and_fit(args)
     except (InputError, FitInputError, AdviceError) as exc:
         return _error(str(exc))
+    except MemoryError:
+        return _error("out of memory: the log, or the number of articles, is more than this machine can fit")
     output = fit.to_dict()
     if not args.json:
         print("\n".join(fit.lines(notes=not args.quiet)), flush=True)
     if args.write_config:
-        from kbsim.fit.config import write_config
+        from kbsim.fit.fitted_config import write_config
 
         command = "kbsim fit " + " ".join(shlex.quote(part) for part in sys.argv[2:]) if len(sys.argv) > 2 \
             else "kbsim fit"

@@ -8,6 +8,7 @@ import sys
 
 
 def register(subparsers) -> None:
+    """Add the ``kbsim serve`` parser to ``subparsers``, handled by :func:`run`."""
     from kbsim.serve.server import DEFAULT_BUSY_TIMEOUT_S, DEFAULT_KB_ID, DEFAULT_SEED, DEFAULT_SPEED, MAX_SPEED
 
     parser = subparsers.add_parser(
@@ -27,8 +28,8 @@ def register(subparsers) -> None:
     parser.add_argument("--language", metavar="CODE",
                         help="the corpus's language (en, de, hi, fr, es, ja, zh, ...; 'und' for none in "
                              "particular): search with the Unicode analyzer and that language's stop words "
-                             "and stemmer (default: the corpus's own, as the German and Hindi samples "
-                             "declare, else the ascii analyzer)")
+                             "and stemmer; 'auto': each article's language from its script and stop words "
+                             "(default: the corpus's own, as the German and Hindi samples declare, else auto)")
     parser.add_argument("--config", metavar="CONFIG",
                         help="YAML file of day parameters, nested or dotted as in a config's "
                              "params (corpus.articles, saves.count, zipf_s, ...), or an experiment "
@@ -73,6 +74,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Serve the knowledge base over stdio or Streamable HTTP until stopped; the exit status."""
     from kbsim.cli.day_config import load_day
     from kbsim.extras import require
     from kbsim.params import DayParams

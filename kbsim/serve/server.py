@@ -35,6 +35,7 @@ from typing import Any
 
 from kbsim.errors import UsageError, first_problem
 from kbsim.inputs import InputError
+from kbsim.inputs.resolve import unsearchable_warnings
 from kbsim.params import DayParams
 from kbsim.serve.shapes import json_text, output_schema, served_payload, unicode_only
 from kbsim.sim.activity import repeating_saves
@@ -194,7 +195,10 @@ def build_store(params: DayParams, seed: int, db: str | Path | None = None,
         articles = list(starting.articles())
         log.info("filling %s with %d articles (seed %d, analyzer %s)%s", kb_id, len(articles), seed,
                  starting.analyzer.name, f" in {db}" if db is not None else "")
-        own = {} if starting.source_ids is None else {"article_ids": starting.source_ids}
+        if starting.loaded is not None:  # as kbsim corpus check warns
+            for warning in unsearchable_warnings(starting.loaded, starting.analyzer):
+                log.warning("the corpus %s: %s", params.corpus.source, warning)
+        own: dict[str, Any] = {} if starting.source_ids is None else {"article_ids": starting.source_ids}
         if not starting.analyzer.is_default:
             own["analyzer"] = starting.analyzer
         try:
@@ -268,6 +272,7 @@ class DayClock:
         self._wall_start = time.monotonic()
 
     def __call__(self) -> float:
+        """The simulated time now, in seconds: the wall time since start, sped up, stopped at the last."""
         return min(self.start_s + (time.monotonic() - self._wall_start) * self.speed, LAST_CLOCK_S)
 
 

@@ -230,7 +230,7 @@ class SQLiteStore(Subscribable):
             raise ValueError(
                 f"synchronous must be one of {', '.join(_SYNCHRONOUS)}, got {synchronous!r}"
             )
-        self.path = os.fspath(path)
+        self.path: str = os.fspath(path)
         if not self.path:
             raise ValueError("path must be a file path or ':memory:', got ''")
         if not fts5_available():
@@ -239,24 +239,24 @@ class SQLiteStore(Subscribable):
                 "without FTS5, which SQLiteStore needs for search; use a Python whose sqlite3 "
                 "has FTS5 (the python.org and most Linux builds do) or MemoryStore"
             )
-        self.event_retention_s = event_retention_s
-        self.event_retention_us = (
+        self.event_retention_s: float | None = event_retention_s
+        self.event_retention_us: int | None = (
             None if event_retention_s is None else seconds_to_us(event_retention_s)
         )
-        self.busy_timeout_s = float(busy_timeout_s)
-        self.synchronous = str(synchronous).upper()
-        self.shared_clock = bool(shared_clock)
-        self._in_memory = self.path == ":memory:"
-        self._pid = os.getpid()
-        self._local = threading.local()
+        self.busy_timeout_s: float = float(busy_timeout_s)
+        self.synchronous: str = str(synchronous).upper()
+        self.shared_clock: bool = bool(shared_clock)
+        self._in_memory: bool = self.path == ":memory:"
+        self._pid: int = os.getpid()
+        self._local: threading.local = threading.local()
         self._connections: list[sqlite3.Connection] = []
-        self._connections_lock = threading.Lock()
+        self._connections_lock: threading.Lock = threading.Lock()
         # An in-memory database lives in one connection, shared behind this lock.
-        self._shared_lock = threading.RLock() if self._in_memory else None
+        self._shared_lock: threading.RLock | None = threading.RLock() if self._in_memory else None
         self._kb_rowids: dict[str, int] = {}
         # kb_rowid -> its analyzer (recorded when the knowledge base was made; never changes)
         self._analyzers: dict[int, Analyzer] = {}
-        self._closed = False
+        self._closed: bool = False
         if not self._in_memory:
             check_existing_file(self.path, self.busy_timeout_s)
         self._initialise()
@@ -416,6 +416,7 @@ class SQLiteStore(Subscribable):
             return self._analyzer(conn, self._kb_rowid(conn, kb_id)).name
 
     def knowledge_base_ids(self) -> list[str]:
+        """Every knowledge base's id, in creation order."""
         with self._read() as conn:
             rows = conn.execute("SELECT kb_id FROM knowledge_bases ORDER BY kb_rowid").fetchall()
         return [decode_text(kb_id) for (kb_id,) in rows]
@@ -513,9 +514,11 @@ class SQLiteStore(Subscribable):
         return Article(article_id, decode_text(title), decode_text(content), bool(published), version)
 
     def published_article_ids(self, kb_id: str) -> list[str]:
+        """Every published article's id, in publication order."""
         return self._article_ids(kb_id, published=True)
 
     def unpublished_article_ids(self, kb_id: str) -> list[str]:
+        """Every unpublished article's id, sorted."""
         return sorted(self._article_ids(kb_id, published=False))
 
     def _article_ids(self, kb_id: str, *, published: bool) -> list[str]:
@@ -530,6 +533,7 @@ class SQLiteStore(Subscribable):
         return [decode_text(article_id) for (article_id,) in rows]
 
     def latest_sequence(self, kb_id: str) -> int:
+        """The sequence number of the knowledge base's latest event (0 before any)."""
         with self._read() as conn:
             return self._kb(conn, kb_id)[3] - 1
 
@@ -578,12 +582,14 @@ class SQLiteStore(Subscribable):
         return Client(self, grants, clock)
 
     def has_knowledge_base(self, kb_id: str) -> bool:
+        """Whether a knowledge base ``kb_id`` exists."""
         if check_text(kb_id, "kb_id") in self._kb_rowids:
             return True
         with self._read() as conn:
             return self._kb_row(conn, kb_id) is not None
 
     def tool_search(self, kb_id: str, query: str, limit: int) -> dict[str, Any]:
+        """``search_knowledge_base``: the ``limit`` best-ranked published articles for ``query``."""
         check_text(kb_id, "kb_id")
         check_text(query, "query")
         limit = check_count(limit, "limit", 1)
@@ -607,6 +613,7 @@ class SQLiteStore(Subscribable):
         return {"results": results}
 
     def tool_read(self, kb_id: str, article_id: str) -> dict[str, Any]:
+        """``read_knowledge_article``: a published article's title, content and version."""
         check_text(kb_id, "kb_id")
         check_text(article_id, "article_id")
         with self._read() as conn:
@@ -617,6 +624,7 @@ class SQLiteStore(Subscribable):
         return read_result(kb_id, article)
 
     def tool_edit(self, arguments: dict[str, Any], now_us: int) -> dict[str, Any]:
+        """``edit_knowledge_article``: apply the agent's edit, or replay the result its idempotency key recorded."""
         arguments = validate_arguments("edit_knowledge_article", arguments)
         check_edit_limits(arguments)
         now_us = check_now_us(now_us)
@@ -653,6 +661,7 @@ class SQLiteStore(Subscribable):
         return result
 
     def tool_poll(self, kb_id: str, after_sequence: int, limit: int, now_us: int) -> dict[str, Any]:
+        """``poll_resource_events``: up to ``limit`` events after ``after_sequence`` still kept at ``now_us``."""
         check_text(kb_id, "kb_id")
         after_sequence = check_count(after_sequence, "after_sequence", 0)
         limit = check_count(limit, "limit", 1)
@@ -690,14 +699,21 @@ class SQLiteStore(Subscribable):
     def _rank(
         self, conn: sqlite3.Connection, kb_rowid: int, query: str, limit: int
     ) -> list[bytes]:
-        """The ``limit`` best article ids for ``query``, best first, ties by id."""
-        terms = dict.fromkeys(self._analyzer(conn, kb_rowid).tokenize(query))
+        """The ``limit`` best article ids for ``query``, best first, ties by id (a query's
+        compound words split against the index's terms, where the analyzer splits them)."""
+        analyzer = self._analyzer(conn, kb_rowid)
+        fts = f"fts_{kb_rowid}"
+        if analyzer.splits_compounds:
+            has = f"SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT 1"
+            terms = dict.fromkeys(analyzer.query_terms(
+                query, lambda term: conn.execute(has, (f'"{term}"',)).fetchone() is not None))
+        else:
+            terms = dict.fromkeys(analyzer.tokenize(query))
         if not terms:
             return []
         n_docs = conn.execute(
             "SELECT published FROM knowledge_bases WHERE kb_rowid = ?", (kb_rowid,)
         ).fetchone()[0]
-        fts = f"fts_{kb_rowid}"
         lookup = (
             f"SELECT a.article_id, bm25({fts}) FROM {fts} "
             f"JOIN articles AS a ON a.article_rowid = {fts}.rowid WHERE {fts} MATCH ?"

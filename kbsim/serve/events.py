@@ -31,8 +31,10 @@ class RecentEvents(EventStore):
 
     @property
     def held(self) -> int:
-        """How many events are kept now. (No ``__len__``: the SDK tests an event store's
-        truth, and an empty store must still count as one.)"""
+        """How many events are kept now.
+
+        Not ``__len__``: the SDK tests an event store's truth, and an empty one must count.
+        """
         return len(self._events)
 
     async def store_event(self, stream_id: StreamId, message: Any) -> EventId:

@@ -26,17 +26,13 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 from typing import Any
-from urllib.parse import quote, unquote
 
 from kbsim.serve.sessions import OpenSessions
 from kbsim.serve.shapes import json_text
 from kbsim.store import ToolError
+from kbsim.store.subscriptions import URI_TEMPLATE, article_uri, parse_article_uri
 
-#: The scheme and shape of an article's URI.
-URI_TEMPLATE = "kbsim://knowledge-bases/{knowledge_base_id}/articles/{article_id}"
-_URI = re.compile(r"kbsim://knowledge-bases/([^/]+)/articles/([^/]+)")
 #: Articles per ``resources/list`` page.
 PAGE_SIZE = 100
 #: Completion values per ``completion/complete`` answer (MCP's limit).
@@ -44,19 +40,6 @@ MAX_COMPLETIONS = 100
 #: MCP's "resource not found" (2025-06-18 and 2025-11-25); later versions answer invalid params.
 RESOURCE_NOT_FOUND = -32002
 MIME_TYPE = "application/json"
-
-
-def article_uri(kb_id: str, article_id: str) -> str:
-    """The resource URI of an article."""
-    return URI_TEMPLATE.format(knowledge_base_id=quote(kb_id, safe=""), article_id=quote(article_id, safe=""))
-
-
-def parse_article_uri(uri: str) -> tuple[str, str] | None:
-    """``(knowledge_base_id, article_id)`` of an article's URI, or None if ``uri`` is not one."""
-    match = _URI.fullmatch(uri)
-    if match is None:
-        return None
-    return unquote(match.group(1), errors="strict"), unquote(match.group(2), errors="strict")
 
 
 def _cursor(kb_id: str, article_id: str) -> str:

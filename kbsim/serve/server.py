@@ -519,7 +519,7 @@ def _lifespan(served: ServedKnowledgeBase, sessions, articles):
         import anyio
 
         loop = asyncio.get_running_loop()
-        send, receive = anyio.create_memory_object_stream(math.inf)
+        send, receive = anyio.create_memory_object_stream[tuple[Any, frozenset[str]]](math.inf)
 
         def queue(item) -> None:
             with contextlib.suppress(anyio.ClosedResourceError):
@@ -597,7 +597,7 @@ def serve(params: DayParams, *, seed: int = DEFAULT_SEED, db: str | Path | None 
           kb_id: str = DEFAULT_KB_ID, grants: Iterable[str] | None = None, live: bool = False,
           speed: float = DEFAULT_SPEED,
           busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S, corpus_given: bool = False,
-          transport: Callable[[Any], None] = serve_stdio) -> None:
+          transport: Callable[..., None] = serve_stdio) -> None:
     """Build the store and serve it until the transport returns.
 
     ``transport`` runs the MCP server :func:`build_server` makes: :func:`serve_stdio` (until

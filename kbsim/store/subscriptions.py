@@ -13,13 +13,38 @@ another process sharing the file is in the event log (``poll_resource_events``),
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from urllib.parse import quote, unquote
 
 from kbsim.store.errors import ToolError, echoed
 from kbsim.store.timefmt import format_version
 
-__all__ = ["ArticleChange", "Listener", "Subscribable", "Subscriptions"]
+__all__ = ["URI_TEMPLATE", "ArticleChange", "Listener", "Subscribable", "Subscriptions", "article_uri",
+           "parse_article_uri"]
+
+#: How a subscriber names an article (MCP's resource URI, ``kbsim serve``'s): both ids
+#: percent-encoded (RFC 6570's simple expansion), so an id with ``/`` stays one segment.
+URI_TEMPLATE = "kbsim://knowledge-bases/{knowledge_base_id}/articles/{article_id}"
+_URI = re.compile(r"kbsim://knowledge-bases/([^/]+)/articles/([^/]+)")
+
+
+def article_uri(kb_id: str, article_id: str) -> str:
+    """The URI of an article."""
+    return URI_TEMPLATE.format(knowledge_base_id=quote(kb_id, safe=""), article_id=quote(article_id, safe=""))
+
+
+def parse_article_uri(uri: str) -> tuple[str, str] | None:
+    """``(knowledge_base_id, article_id)`` of an article's URI, or None if ``uri`` is not one.
+
+    Raises:
+        UnicodeDecodeError: a percent-encoded id that is not UTF-8.
+    """
+    match = _URI.fullmatch(uri)
+    if match is None:
+        return None
+    return unquote(match.group(1), errors="strict"), unquote(match.group(2), errors="strict")
 
 
 @dataclass(frozen=True, slots=True)

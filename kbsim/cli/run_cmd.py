@@ -111,7 +111,7 @@ def run(args) -> int:
     from kbsim.cli.config_args import config_from_args
     from kbsim.errors import UsageError
     from kbsim.experiment.precision import DEFAULT_MAX_SEEDS, PrecisionTarget, run_until_precise
-    from kbsim.experiment.runner import Interrupted, run_experiment
+    from kbsim.experiment.runner import Interrupted, RunsFailedError, run_experiment
     from kbsim.experiment.shipped import experiment_path
     from kbsim.extras import require
     from kbsim.report.tables import format_contrasts, format_summary, seed_warnings
@@ -148,6 +148,12 @@ def run(args) -> int:
         note(line)
 
     def run_once(config, fresh: bool = args.fresh):
+        try:
+            return _run_experiment(config, fresh)
+        except RunsFailedError as exc:  # reported below as any failed runs are: exit 1
+            return exc.result
+
+    def _run_experiment(config, fresh: bool):
         return run_experiment(
             config,
             args.out,

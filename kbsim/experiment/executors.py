@@ -41,6 +41,7 @@ __all__ = [
     "execute",
     "execute_dask",
     "execute_local",
+    "in_process_pool",
     "local_pool",
 ]
 
@@ -122,6 +123,43 @@ def execute(
             opened.cancel(list(futures))
             raise
     return opened.workers, len(batches[0]) if batches else 0
+
+
+# ------------------------------------------------------------- in this process
+
+
+class _InProcessPool:
+    """One worker: this process. A batch is computed when its future is asked for, so each
+    batch's outcomes are handled (written) before the next starts."""
+
+    workers = 1
+
+    def __init__(self) -> None:
+        self._pending: dict[concurrent.futures.Future, tuple[list[dict], str]] = {}
+
+    def submit(self, batch: list[dict], run_day: str, index: int) -> concurrent.futures.Future:
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        self._pending[future] = (batch, run_day)
+        return future
+
+    def as_completed(self, futures: Iterable[concurrent.futures.Future]) -> Iterator[concurrent.futures.Future]:
+        for future in futures:
+            batch, run_day = self._pending.pop(future)
+            future.set_result(run_batch(batch, run_day))  # a KeyboardInterrupt stops the loop here
+            yield future
+
+    def release(self, future: concurrent.futures.Future) -> None:
+        pass
+
+    def cancel(self, futures: list[concurrent.futures.Future]) -> None:
+        self._pending.clear()
+
+
+@contextlib.contextmanager
+def in_process_pool() -> Iterator[Pool]:
+    """Runs computed in this process, one batch after another: no process is started, so a
+    script without an ``if __name__ == "__main__":`` guard, or read from stdin, runs as is."""
+    yield _InProcessPool()
 
 
 # ----------------------------------------------------------- a local process pool
@@ -289,7 +327,10 @@ def dask_pool(workers: int, scheduler: str | None, log: Callable[[str], None] | 
 def execute_local(
     jobs: list[dict], workers: int, batch_size: int | None, run_day: str, handle: Callable[[list[dict]], None]
 ) -> tuple[int, int]:
-    """:func:`execute` on a :func:`local_pool` of ``workers`` processes."""
+    """:func:`execute` on a :func:`local_pool` of ``workers`` processes; with one worker, in this
+    process (:func:`in_process_pool`, one run a batch unless ``batch_size`` says otherwise)."""
+    if workers == 1:
+        return execute(in_process_pool(), jobs, batch_size or 1, run_day, handle)
     return execute(local_pool(workers), jobs, batch_size, run_day, handle)
 
 

@@ -41,7 +41,6 @@ DEPRECATED_ALIASES = (
     "kbsim.limits",
     "kbsim.precision",
     "kbsim.analytic",
-    "kbsim.advise",
     "kbsim.analysis",
     "kbsim.serve_stdio",
 )

@@ -21,12 +21,13 @@ from kbsim.errors import UsageError
 
 #: Top-level modules that only re-export a new path (importing them warns).
 DEPRECATED_ALIASES = {
-    "kbsim.advise", "kbsim.analysis", "kbsim.analytic", "kbsim.config", "kbsim.limits",
+    "kbsim.analysis", "kbsim.analytic", "kbsim.config", "kbsim.limits",
     "kbsim.precision", "kbsim.results", "kbsim.runner", "kbsim.serve_stdio",
 }  # fmt: skip
 
 #: Exceptions of kbsim that are not a user's mistake, and why.
 NOT_USAGE = {
+    "RunsFailedError": "every run raised: the day's code or the machine, named by the first failure",
     "Interrupted": "a signal, reported as 128 + its number",
     "StalenessMismatch": "an internal invariant (AssertionError)",
     "ReplayError": "an internal invariant (AssertionError)",

@@ -33,11 +33,12 @@ examples:
 
 def register(subparsers) -> None:
     """Add ``kbsim fit`` to the command line."""
+    from kbsim.cli import command_help
     from kbsim.cli.config_args import add_quiet_argument
 
     parser = subparsers.add_parser(
         "fit",
-        help="estimate a day (rates, profile, popularity, bursts) from your logs, and write it as a config",
+        help=command_help("fit"),
         description="Estimate a day from logs of saves (and questions): saves and questions per day, the hourly "
         "profile, the Zipf exponent of each popularity (maximum likelihood over ranks, the number of articles "
         "known) and its goodness of fit, the rank correlation between them, the save mix and how bursty the saves "

@@ -30,12 +30,13 @@ examples:
 
 
 def register(subparsers) -> None:
+    from kbsim.cli import command_help
     from kbsim.cli.config_args import add_config_arguments, add_quiet_argument
 
     parser = subparsers.add_parser(
         "run",
         aliases=["sweep"],
-        help="run an experiment config (scenarios x sweep x seeds), resumably",
+        help=command_help("run"),
         description="Run every scenario x sweep point x seed of CONFIG that is not done yet, "
         "write each run's tables as Parquet under OUT/<experiment>/, then summarise all runs "
         "into summary.csv and print it.",

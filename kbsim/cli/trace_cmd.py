@@ -21,9 +21,11 @@ examples:
 
 
 def register(subparsers) -> None:
+    from kbsim.cli import command_help
+
     parser = subparsers.add_parser(
         "trace",
-        help="export a simulated day's saves and questions as trace files",
+        help=command_help("trace"),
         description="Write the saves and questions of one run of a results directory as saves.csv and "
         "questions.csv, the trace files a config replays.",
         epilog=EPILOG,

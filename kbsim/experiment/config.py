@@ -19,7 +19,7 @@ import itertools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, field_validator
 
@@ -28,8 +28,12 @@ from kbsim.experiment import limits
 from kbsim.inputs import load_corpus
 from kbsim.inputs.resolve import refuse_crowded_titles
 from kbsim.params import INPUT_PATHS, DayParams
-from kbsim.sim.replay import input_digests
-from kbsim.stats.summary import ContrastSpec, MetricSelector
+
+if TYPE_CHECKING:
+    from kbsim.stats.summary import ContrastSpec
+
+# kbsim.sim.replay and kbsim.stats.summary (pandas, SimPy) are imported where a config needs
+# them, so that listing the shipped experiments (kbsim experiments) does not load them.
 
 __all__ = [
     "ConfigError",
@@ -156,6 +160,8 @@ def _input_digests(params: DayParams) -> dict[str, dict[str, str]]:
     """What a run id adds for the input files a day reads: nothing for a synthetic day."""
     if all(get_dotted(params, dotted) is None for dotted in INPUT_PATHS):
         return {}
+    from kbsim.sim.replay import input_digests
+
     return {"inputs": input_digests(params)}
 
 
@@ -179,6 +185,8 @@ def contrast_spec(item: dict) -> ContrastSpec:
     Raises:
         ValueError: a metric, time or strategy :mod:`kbsim.stats` does not know.
     """
+    from kbsim.stats.summary import ContrastSpec, MetricSelector
+
     selector = MetricSelector(
         item["metric"], at=item.get("at"), strategy=item.get("strategy", ""), subset=item.get("subset", "")
     )

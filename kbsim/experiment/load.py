@@ -29,7 +29,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from kbsim.experiment.config import ConfigError, ExperimentConfig, deep_merge
+from kbsim.experiment.config import ConfigError, ExperimentConfig, deep_merge, expand_sweep
 from kbsim.experiment.paths import nest_params, unknown
 from kbsim.experiment.schema import KEYS, Setting, check_config, parse_seeds, set_param, validation_error
 from kbsim.files import FileReadError, read_regular
@@ -298,6 +298,27 @@ def load_config(
         data["seeds"] = parse_seeds(seeds, seeds_flag, "seeds")
         origins[("seeds",)] = seeds_flag
     return check_config(data, origins, str(path), default_name=path.stem, yes=yes)
+
+
+def config_outline(path: str | Path) -> tuple[str, int]:
+    """A config file's description and number of runs (scenarios x sweep points x seeds), read
+    with its ``extends`` chain but not validated: what ``kbsim experiments`` lists, without the
+    statistics and simulation modules a full :func:`load_config` imports to check contrasts.
+
+    Raises:
+        ConfigError: a file that cannot be read as a config, or a bad ``seeds`` or sweep.
+    """
+    path = Path(path)
+    data, _ = _read_file(path)
+    seeds = parse_seeds(data["seeds"], str(path)) if "seeds" in data else ExperimentConfig.model_fields[
+        "seeds"].get_default(call_default_factory=True)
+    scenarios = data.get("scenarios") or ExperimentConfig.model_fields["scenarios"].get_default(
+        call_default_factory=True)
+    try:
+        points = len(expand_sweep(data.get("sweep") or {}))
+    except ValueError as exc:
+        raise ConfigError(str(path), "sweep", str(exc)) from None
+    return str(data.get("description", "")), len(scenarios) * points * len(seeds)
 
 
 def config_from_dict(data: dict, name: str | None = None, source: str = "<dict>") -> ExperimentConfig:

@@ -60,7 +60,6 @@ from kbsim.experiment.config import (
 from kbsim.experiment.paths import check_leaf, flatten_sweep, get_nested, has_path, model_at, nest_params, unknown
 from kbsim.inputs import InputError
 from kbsim.params import INPUT_PATHS, DayParams, in_seconds, nested_in_seconds
-from kbsim.sim.replay import check_inputs
 from kbsim.store import store_backend
 
 __all__ = ["CONFIG_KEYS", "CONTRAST_KEYS", "KEYS", "Key", "parse_seeds"]
@@ -623,6 +622,8 @@ def _check_inputs(
     named = {dotted: get_dotted(params, dotted) for dotted in INPUT_PATHS}
     if all(value is None for value in named.values()):
         return
+    from kbsim.sim.replay import check_inputs  # SimPy and pandas: only for a day that reads files
+
     try:
         check_inputs(params, list(config.seeds))
     except InputError as exc:

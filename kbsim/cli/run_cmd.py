@@ -145,7 +145,7 @@ def run(args) -> int:
         if not args.quiet:
             log(message)
 
-    for line in _sized_notes(config):
+    for line in [*config.notes, *_sized_notes(config)]:
         note(line)
 
     def run_once(config, fresh: bool = args.fresh):

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel, PrivateAttr, field_validator
 
 from kbsim.errors import UsageError
 from kbsim.experiment import limits
@@ -205,6 +205,14 @@ class ExperimentConfig(BaseModel):
     """
 
     model_config = {"extra": "forbid", "frozen": True}
+    #: What the loader found worth saying that is not an error (which shipped experiment an
+    #: ``extends: NAME`` used); not part of the config, its runs or its fingerprint.
+    _notes: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def notes(self) -> list[str]:
+        """The loader's notes on this config (``kbsim run`` prints them)."""
+        return self._notes
 
     name: str
     description: str = ""

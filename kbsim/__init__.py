@@ -40,11 +40,11 @@ from typing import TYPE_CHECKING, Any
 from kbsim.version import __version__
 
 if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers and readers
-    from kbsim.experiment.results import load_results
-    from kbsim.experiment.runner import RunsFailedError, run_experiment
     from kbsim.fit import fit_log, read_log
     from kbsim.model.advise import Target, advise, day_params
     from kbsim.report.study import Study, study
+    from kbsim.runner.results import load_results
+    from kbsim.runner.run import RunsFailedError, run_experiment
     from kbsim.sim.day import run_day
     from kbsim.stats.summary import summarize
     from kbsim.store import (
@@ -75,9 +75,9 @@ _LAZY = {
         "kbsim.store",
     ),
     "run_day": "kbsim.sim.day",
-    "run_experiment": "kbsim.experiment.runner",
-    "RunsFailedError": "kbsim.experiment.runner",
-    "load_results": "kbsim.experiment.results",
+    "run_experiment": "kbsim.runner.run",
+    "RunsFailedError": "kbsim.runner.run",
+    "load_results": "kbsim.runner.results",
     "summarize": "kbsim.stats.summary",
     "study": "kbsim.report.study",
     "Study": "kbsim.report.study",

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from kbsim.experiment.config import ConfigError
-from kbsim.experiment.load import config_from_dict, load_config
-from kbsim.experiment.shipped import shipped_experiments
+from kbsim.runner.config import ConfigError
+from kbsim.runner.load import config_from_dict, load_config
+from kbsim.runner.shipped import shipped_experiments
 
 
 def test_extends_a_shipped_experiment_by_name_from_any_folder(tmp_path, monkeypatch):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kbsim.experiment.schema import KEYS
 from kbsim.params import DayParams
 from kbsim.report.config_page import TOP_LEVEL, _rows, config_page
+from kbsim.runner.config_keys import KEYS
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "config.md"
 

@@ -1,8 +1,8 @@
 """``docs/config.md``: every key of an experiment config, written from the schema that validates it.
 
-The top-level keys are :data:`kbsim.experiment.schema.KEYS` (what each does is said in
+The top-level keys are :data:`kbsim.runner.config_keys.KEYS` (what each does is said in
 :data:`TOP_LEVEL`, which must name exactly those keys), the keys of a contrast are
-:data:`kbsim.experiment.schema.CONTRAST_KEYS`, and the parameters of a day are the fields of
+:data:`kbsim.runner.config_keys.CONTRAST_KEYS`, and the parameters of a day are the fields of
 :class:`kbsim.params.DayParams`, each with its type, default and description. ``python -m
 kbsim.report.config_page docs/config.md`` rewrites the page; ``tests/test_config_page.py`` fails
 when the page and the schema differ.
@@ -17,9 +17,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from kbsim.experiment.schema import CONTRAST_KEYS, KEYS
 from kbsim.files import atomic_write_text
 from kbsim.params import DayParams
+from kbsim.runner.config_keys import CONTRAST_KEYS, KEYS
 
 #: What each top-level key does; its keys are exactly those of ``KEYS``.
 TOP_LEVEL = {
@@ -77,7 +77,7 @@ def config_page() -> str:
     lines = [
         "# Experiment configs: every key",
         "",
-        "<!-- written by `python -m kbsim.report.config_page docs/config.md` from kbsim.experiment.schema.KEYS "
+        "<!-- written by `python -m kbsim.report.config_page docs/config.md` from kbsim.runner.config_keys.KEYS "
         "and kbsim.params.DayParams; tests/test_config_page.py fails when they differ -->",
         "",
         "An experiment is a YAML file (`kbsim run FILE`, `kbsim.study(FILE)`) or a dict "

@@ -22,13 +22,13 @@ from typing import Any
 
 import pandas as pd
 
-from kbsim.experiment.config import ExperimentConfig
-from kbsim.experiment.load import config_from_dict, load_config
-from kbsim.experiment.results import load_results
-from kbsim.experiment.runner import ExperimentResult, run_experiment
-from kbsim.experiment.shipped import experiment_path
 from kbsim.report.experiments import Experiment, experiment_of, load_experiment
-from kbsim.report.tables import summary_cells
+from kbsim.report.text_tables import summary_cells
+from kbsim.runner.config import ExperimentConfig
+from kbsim.runner.load import config_from_dict, load_config
+from kbsim.runner.results import load_results
+from kbsim.runner.run import ExperimentResult, run_experiment
+from kbsim.runner.shipped import experiment_path
 from kbsim.stats.summary import MetricSelector
 
 __all__ = ["Study", "study"]
@@ -38,7 +38,7 @@ class Study:
     """An experiment's results: run where missing on creation, then read on first use.
 
     Attributes:
-        config: the validated :class:`~kbsim.experiment.config.ExperimentConfig`.
+        config: the validated :class:`~kbsim.runner.config.ExperimentConfig`.
         result: what :func:`kbsim.run_experiment` did (runs reused, computed, failed).
         out: the folder holding ``<experiment name>/`` (and the other experiments a figure needs).
     """
@@ -77,7 +77,7 @@ class Study:
         """The study of a config file, a config dict (as a YAML file would hold it) or a config.
 
         Args:
-            config: a path, a dict or an :class:`~kbsim.experiment.config.ExperimentConfig`.
+            config: a path, a dict or an :class:`~kbsim.runner.config.ExperimentConfig`.
             seeds: replaces the config's seeds (a count N means seeds 1 to N, or a list).
             overrides: ``KEY=VALUE`` strings, as ``kbsim run --set`` takes them.
             out: results go to ``out/<experiment name>/``; runs already there are reused.

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from kbsim.errors import UsageError, printable
+from kbsim.extras import MissingExtraError
 from kbsim.version import __version__
 
 
@@ -152,6 +153,14 @@ def _refuse_unknown_flags(parser: argparse.ArgumentParser, argv: Sequence[str]) 
             chosen.error(f"unrecognized arguments: {word}{did_you_mean(name, list(flags))}")
 
 
+def _missing_extra_line(command: str, error: MissingExtraError) -> str:
+    """``kbsim run: error: --executor dask needs the 'dask' extra (...): pip install ...``, the
+    feature left out when it is the command itself (``kbsim serve: error: needs the ...``)."""
+    feature = error.feature.removeprefix(f"kbsim {command}").strip()
+    return (f"kbsim {command}: error: {feature + ' ' if feature else ''}needs the {error.extra!r} extra "
+            f"({error.module} is not installed): pip install 'kbsim[{error.extra}]'")
+
+
 def _main(argv: list[str]) -> int:
     parser = build_parser(argv)
     _refuse_unknown_flags(parser, argv)
@@ -163,6 +172,9 @@ def _main(argv: list[str]) -> int:
         return int(args.func(args) or 0)
     except UsageError as error:
         prefix = getattr(args, "error_prefix", f"kbsim {args.command}: error: ")
+        if isinstance(error, MissingExtraError):  # one form for every command and extra
+            print(_missing_extra_line(args.command, error), file=sys.stderr)
+            return 2
         print(printable(f"{prefix}{error}"), file=sys.stderr)
         return 2
 

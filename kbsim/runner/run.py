@@ -182,7 +182,7 @@ def run_experiment(
         scheduler: a Dask scheduler address (``tcp://host:port``); implies ``"dask"``.
         fresh: discard existing results of this experiment instead of resuming.
         progress: show a progress bar (only when stderr is a terminal).
-        batch_size: runs per task (default: about four tasks per worker, at most 16 runs).
+        batch_size: runs per task (default: about four tasks per worker, at most 4 runs; 1 run in this process).
         run_day: import path ``"module:function"`` of the day simulation.
         log: called with one-line status messages (the CLI prints them).
         yes: run an experiment above :mod:`kbsim.runner.limits`' confirmation thresholds.

@@ -134,12 +134,9 @@ def run(args) -> int:
     if args.figure and Path(args.figure).suffix.lower() not in (".png", ".svg", ".pdf"):
         return _error(f"--figure: expected a .png, .svg or .pdf file name, got {args.figure!r}")
     if args.figure:  # before the fit, so that nothing is printed or written when the figure cannot be drawn
-        from kbsim.extras import MissingExtraError, require
+        from kbsim.extras import require
 
-        try:
-            require("plots", "matplotlib", "kbsim fit --figure")
-        except MissingExtraError as exc:
-            return _error(str(exc))
+        require("plots", "matplotlib", "kbsim fit --figure")  # kbsim.cli.main reports it, in one form
     try:
         log, fit = read_and_fit(args)
     except (InputError, FitInputError, AdviceError) as exc:

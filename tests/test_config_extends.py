@@ -41,3 +41,19 @@ def test_a_set_error_names_the_key_as_written(override, message):
         load_config(shipped_experiments()["reference"], [override])
     assert str(error.value).startswith(message)
     assert "sweep.edit" not in str(error.value) and "params.saves" not in str(error.value)
+
+
+def test_validation_reports_every_error_at_once_up_to_a_limit(tmp_path):
+    from kbsim.runner.config import MAX_REPORTED, ConfigErrors
+
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: bad\nparams:\n  saves: {count: -5}\n  edit: {delay_s: soon}\nseeds: 0-x\n",
+                    encoding="utf-8")
+    with pytest.raises(ConfigErrors) as error:
+        load_config(path)
+    assert [e.key_path for e in error.value.errors] == ["params.saves.count", "params.edit.delay_s", "seeds"]
+    text = str(error.value)
+    assert "\n" not in text and "and 2 more: params.edit.delay_s: expected a duration" in text
+    errors = [ConfigError("f.yaml", f"params.k{i}", "bad") for i in range(MAX_REPORTED + 3)]
+    text = str(ConfigErrors(errors))
+    assert text.count("params.k") == MAX_REPORTED and text.endswith("... and 3 more not shown")

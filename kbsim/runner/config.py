@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ConfigError",
+    "ConfigErrors",
     "TooLargeError",
     "ExperimentConfig",
     "Point",
@@ -59,6 +60,33 @@ class ConfigError(UsageError):
         self.problem = problem
         where = f"{self.source}: {key_path}" if key_path else self.source
         super().__init__(f"{where}: {problem}")
+
+
+class ConfigErrors(ConfigError):
+    """Several problems in one config, reported at once (at most :data:`MAX_REPORTED` of them),
+    on one line: the first as a :class:`ConfigError` says it, then each other's key path."""
+
+    def __init__(self, errors: list[ConfigError]) -> None:
+        self.errors = list(errors)
+        first, rest = self.errors[0], self.errors[1:MAX_REPORTED]
+        more = len(self.errors) - MAX_REPORTED
+        others = "; ".join(
+            f"{'' if error.source == first.source else error.source + ': '}{error.key_path}: {error.problem}"
+            for error in rest
+        )
+        problem = first.problem + (f"; and {len(self.errors) - 1} more: {others}" if rest else "")
+        problem += f"; ... and {more} more not shown" if more > 0 else ""
+        super().__init__(first.source, first.key_path, problem)
+
+
+#: The most problems of one config that :class:`ConfigErrors` reports.
+MAX_REPORTED = 10
+
+
+def all_errors(errors: list[ConfigError]) -> ConfigError:
+    """One error for ``errors``: itself when there is one, else a :class:`ConfigErrors`."""
+    flat = [inner for error in errors for inner in (error.errors if isinstance(error, ConfigErrors) else [error])]
+    return flat[0] if len(flat) == 1 else ConfigErrors(flat)
 
 
 class TooLargeError(ConfigError):

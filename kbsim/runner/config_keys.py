@@ -50,6 +50,7 @@ from kbsim.runner.config import (
     ConfigError,
     ExperimentConfig,
     TooLargeError,
+    all_errors,
     contrast_spec,
     deep_merge,
     expand_sweep,
@@ -435,10 +436,19 @@ def check_config(data: dict, origins: dict[tuple, str], source: str, default_nam
             ``kbsim run`` without ``--yes`` would refuse after validating them all).
     """
     ctx = Checking(origins, source, default_name)
+    errors: list[ConfigError] = []
     for name, key in KEYS.items():
         if key.check is not None:
             ctx.key = name
-            ctx.checked[name] = key.check(data.get(name, ABSENT), ctx)
+            try:
+                ctx.checked[name] = key.check(data.get(name, ABSENT), ctx)
+            except ConfigError as exc:  # reported with the others, every key checked
+                errors.append(exc)
+            except KeyError:  # it reads a key that failed above: nothing more to say of it
+                if not errors:
+                    raise
+    if errors:
+        raise all_errors(errors)
     config = ExperimentConfig(**ctx.checked, source=source)
     if not yes:
         _confirm_size(config, source)
@@ -518,8 +528,12 @@ def origin(origins: dict[tuple, str], path: tuple, default: str) -> str:
 def validation_error(
     exc: ValidationError, prefix: str, origins: dict, origin_prefix: tuple, default: str
 ) -> ConfigError:
-    """The first of pydantic's validation errors as a ConfigError with a dotted key path."""
-    err = exc.errors()[0]
+    """Pydantic's validation errors as one ConfigError with dotted key paths (every one of them,
+    up to :data:`~kbsim.runner.config.MAX_REPORTED`)."""
+    return all_errors([_one_error(err, prefix, origins, origin_prefix, default) for err in exc.errors()])
+
+
+def _one_error(err: dict, prefix: str, origins: dict, origin_prefix: tuple, default: str) -> ConfigError:
     loc = [str(part) for part in err["loc"]]
     key_path = ".".join([prefix, *loc]) if loc else prefix
     msg = err["msg"]

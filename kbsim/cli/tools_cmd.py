@@ -6,6 +6,7 @@ import json
 
 
 def register(subparsers) -> None:
+    """Add the ``kbsim tools`` parser to ``subparsers``, handled by :func:`run`."""
     from kbsim.cli import command_help
 
     parser = subparsers.add_parser(
@@ -18,6 +19,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    """Print the four tool definitions as JSON; the exit status."""
     from kbsim.spec import tools_document
 
     print(json.dumps(tools_document(), indent=2))

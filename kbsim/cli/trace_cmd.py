@@ -21,6 +21,7 @@ examples:
 
 
 def register(subparsers) -> None:
+    """Add the ``kbsim trace`` parser to ``subparsers``, handled by :func:`run`."""
     from kbsim.cli import command_help
 
     parser = subparsers.add_parser(
@@ -41,6 +42,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    """Write the run's day as ``saves.csv`` and ``questions.csv``, checked against its tables; the exit status."""
     from kbsim.sim.export import export_run
 
     run_dir = Path(args.run_dir)

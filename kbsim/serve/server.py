@@ -190,7 +190,7 @@ def build_store(params: DayParams, seed: int, db: str | Path | None = None,
         articles = list(starting.articles())
         log.info("filling %s with %d articles (seed %d, analyzer %s)%s", kb_id, len(articles), seed,
                  starting.analyzer.name, f" in {db}" if db is not None else "")
-        own = {} if starting.source_ids is None else {"article_ids": starting.source_ids}
+        own: dict[str, Any] = {} if starting.source_ids is None else {"article_ids": starting.source_ids}
         if not starting.analyzer.is_default:
             own["analyzer"] = starting.analyzer
         try:
@@ -264,6 +264,7 @@ class DayClock:
         self._wall_start = time.monotonic()
 
     def __call__(self) -> float:
+        """The simulated time now, in seconds: the wall time since start, sped up, stopped at the last."""
         return min(self.start_s + (time.monotonic() - self._wall_start) * self.speed, LAST_CLOCK_S)
 
 

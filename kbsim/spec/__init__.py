@@ -1,4 +1,5 @@
-"""The tools' specification: ``tools.json``, the four tool definitions the store serves."""
+"""The tools' definitions as data: ``tools.json``, a copy of the service's own listing (read by
+:mod:`kbsim.store.schema`, and by ``kbsim tools`` without importing the store)."""
 
 from __future__ import annotations
 

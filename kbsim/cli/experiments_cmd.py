@@ -32,11 +32,11 @@ def run(args) -> int:
     rows = []
     for name, path in shipped.items():
         try:  # read, not validated (tests validate every shipped config): no pandas or SimPy
-            description, runs = config_outline(path)
+            description, count = config_outline(path)
         except ConfigError as exc:
             print(f"kbsim experiments: {exc}", file=sys.stderr)
             return 2
-        rows.append((name, f"{runs:,} runs", description))
+        rows.append((name, f"{count:,} runs", description))
     name_width = max(len(name) for name, _, _ in rows)
     runs_width = max(len(runs) for _, runs, _ in rows)
     for name, runs, description in rows:

@@ -562,7 +562,7 @@ def validation_error(
     return all_errors([_one_error(err, prefix, origins, origin_prefix, default) for err in exc.errors()])
 
 
-def _one_error(err: dict, prefix: str, origins: dict, origin_prefix: tuple, default: str) -> ConfigError:
+def _one_error(err: Any, prefix: str, origins: dict, origin_prefix: tuple, default: str) -> ConfigError:
     loc = [str(part) for part in err["loc"]]
     key_path = ".".join([prefix, *loc]) if loc else prefix
     msg = err["msg"]

@@ -135,12 +135,11 @@ class _InProcessPool:
     """One worker: this process. A batch is computed when its future is asked for, so each
     batch's outcomes are handled (written) before the next starts."""
 
-    workers = 1
-
     def __init__(self) -> None:
-        self._pending: dict[concurrent.futures.Future, tuple[list[dict], str]] = {}
+        self.workers = 1
+        self._pending: dict[concurrent.futures.Future, tuple[list[dict], Callable | str]] = {}
 
-    def submit(self, batch: list[dict], run_day: str, index: int) -> concurrent.futures.Future:
+    def submit(self, batch: list[dict], run_day: Callable | str, index: int) -> concurrent.futures.Future:
         future: concurrent.futures.Future = concurrent.futures.Future()
         self._pending[future] = (batch, run_day)
         return future

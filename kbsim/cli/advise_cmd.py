@@ -38,11 +38,12 @@ examples:
 
 def register(subparsers) -> None:
     """Add the ``kbsim advise`` parser to ``subparsers``, handled by :func:`run`."""
+    from kbsim.cli import command_help
     from kbsim.cli.config_args import add_quiet_argument
 
     parser = subparsers.add_parser(
         "advise",
-        help="the cheapest check strategy and interval for your day, and a safe edit delay",
+        help=command_help("advise"),
         description="Answer from the analytic model, instantly: the cheapest exact strategy (re-read or "
         "poll) and check interval meeting a detection-latency or stale-exposure target, with its calls "
         "and bytes per hour; the runner-up; what the title check would miss; and the largest delay "

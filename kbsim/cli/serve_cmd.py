@@ -9,11 +9,12 @@ import sys
 
 def register(subparsers) -> None:
     """Add the ``kbsim serve`` parser to ``subparsers``, handled by :func:`run`."""
+    from kbsim.cli import command_help
     from kbsim.serve.server import DEFAULT_BUSY_TIMEOUT_S, DEFAULT_KB_ID, DEFAULT_SEED, DEFAULT_SPEED, MAX_SPEED
 
     parser = subparsers.add_parser(
         "serve",
-        help="serve the knowledge base as an MCP server (the four tools), over stdio or HTTP",
+        help=command_help("serve"),
         description=(
             "Serve a knowledge base as an MCP server over stdio, or over Streamable HTTP with "
             "--http: the shipped sample help desk, your own articles (--corpus), or the synthetic "

@@ -61,6 +61,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kbsim.experiment",),
     ("kbsim.report",),
     ("kbsim.serve",),
+    ("kbsim.drive",),
     ("kbsim.cli",),
     ("kbsim", "kbsim.__main__", *DEPRECATED_ALIASES),
 )

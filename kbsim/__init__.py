@@ -48,8 +48,8 @@ from kbsim.store import (
 from kbsim.version import __version__
 
 if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers and readers
-    from kbsim.experiment.results import load_results
-    from kbsim.experiment.runner import run_experiment
+    from kbsim.runner.results import load_results
+    from kbsim.runner.run import run_experiment
     from kbsim.sim.day import run_day
     from kbsim.stats.summary import summarize
 
@@ -84,9 +84,9 @@ def __getattr__(name: str) -> Any:
     if name == "run_day":
         from kbsim.sim.day import run_day as value
     elif name == "run_experiment":
-        from kbsim.experiment.runner import run_experiment as value
+        from kbsim.runner.run import run_experiment as value
     elif name == "load_results":
-        from kbsim.experiment.results import load_results as value
+        from kbsim.runner.results import load_results as value
     elif name == "summarize":
         from kbsim.stats.summary import summarize as value
     else:

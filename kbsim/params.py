@@ -26,7 +26,7 @@ from pydantic import (
 from kbsim.units import parse_duration
 
 #: Parameters that name input files (relative paths are relative to the config file that
-#: sets them; kbsim.experiment.load resolves them when it reads the file).
+#: sets them; kbsim.runner.load resolves them when it reads the file).
 INPUT_PATHS = ("corpus.source", "saves.trace", "questions.trace")
 #: The store backend a day runs on unless its parameters name another (``store.backend``).
 DEFAULT_STORE_BACKEND = "memory"
@@ -385,7 +385,7 @@ class DayParams(_Frozen):
     @property
     def uses_design_switches(self) -> bool:
         """Whether any of issue 27's switches is away from today's behaviour (then the day
-        runs :func:`kbsim.sim.agents.run_agents` and writes its extra tables)."""
+        opens :class:`kbsim.sim.agents.Agents` and writes its extra tables)."""
         edit = self.edit
         return not (edit.compare_and_swap and edit.idempotency_key and self.transport.loss_rate == 0
                     and self.citation.carries_version and self.events.log_unpublish and self.agents.count == 1)

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from kbsim.params import DayParams
-from kbsim.report.tables import format_summary, seed_warnings
+from kbsim.report.text_tables import format_summary, seed_warnings
 from kbsim.sim import run_day
 from kbsim.sim.popularity import ATTEMPTS, UNIFORMS_PER_DRAW, Popularity
 from kbsim.stats import ContrastSpec, MetricSelector, contrast, contrasts, estimate, run_metrics, summarize

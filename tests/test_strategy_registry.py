@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from kbsim.params import DayParams
-from kbsim.report.tables import headline_rows
+from kbsim.report.text_tables import headline_rows
 from kbsim.sim import StalenessMismatch, run_day
 from kbsim.sim.checks import CheckOutcome, flag_citations, reread_articles
 from kbsim.sim.strategies import (

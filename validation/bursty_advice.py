@@ -8,7 +8,7 @@ or 4 saves on average (an article saved again and again, 90 s apart). Each is fi
 ``kbsim fit`` and replayed, day by day, by the config the fit writes; the analytic model
 answers from the fitted numbers (``kbsim advise``'s question: a mean detection latency of at
 most 15 minutes, cheapest in calls, edits keeping conflicts under 5%), and the same frontier
-search runs on the simulated days (:func:`kbsim.experiment.simulated_advice.simulate_advice`,
+search runs on the simulated days (:func:`kbsim.runner.simulated_advice.simulate_advice`,
 2 seeds per log day, the log's 10 days the unit of replication).
 
     python validation/bursty_advice.py            # about 6 minutes on 2 cores
@@ -27,14 +27,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from kbsim.cli.day_config import load_day_config
-from kbsim.experiment.simulated_advice import simulate_advice
 from kbsim.fit import fit_log
-from kbsim.fit.config import write_config
+from kbsim.fit.fitted_config import write_config
 from kbsim.fit.from_config import model_day
 from kbsim.fit.synthetic import KnownDays, generate_log
 from kbsim.model import advise
 from kbsim.model.advise import Target, format_share
 from kbsim.report.pages import KEPT_MARKER
+from kbsim.runner.simulated_advice import simulate_advice
 from kbsim.sim.strategies import get_strategy
 from kbsim.units import format_duration
 

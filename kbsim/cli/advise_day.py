@@ -7,7 +7,7 @@ of day parameters) or a log of your own (fitted on the spot, its config written 
 not what the model assumes (:meth:`kbsim.fit.Fit.model_gaps`: bursty saves, a profile
 far from flat, a Zipf law that does not fit, saves that follow the questions' ranking
 only in part), the answer says so and is found again by simulating the day
-(:mod:`kbsim.experiment.simulated_advice`), with where the model and the simulation
+(:mod:`kbsim.runner.simulated_advice`), with where the model and the simulation
 disagree. ``--verify`` simulates even when the model holds.
 
 The simulation is kept small for a laptop: one seed per day of a replayed log (the log's
@@ -94,7 +94,7 @@ def _articles(args) -> int:
 def _fitted_config(args, out: str) -> tuple[Path, object]:
     """Fit ``--trace``'s logs and write their config under ``out``; returns its path and the fit."""
     from kbsim.cli.fit_cmd import read_and_fit
-    from kbsim.fit.config import write_config
+    from kbsim.fit.fitted_config import write_config
     from kbsim.model.advise import AdviceError
 
     if len(args.trace) > 2:
@@ -120,7 +120,7 @@ def _load(path: str):
     """The experiment config at ``path`` (or one made of a file of day parameters): one day,
     its scenarios being the days of a log."""
     from kbsim.cli.day_config import load_day_config
-    from kbsim.experiment.config import ConfigError
+    from kbsim.runner.config import ConfigError
 
     config = load_day_config(path)
     if config.sweep:
@@ -131,15 +131,15 @@ def _load(path: str):
 
 def run(args: argparse.Namespace) -> int:
     """Advise for the day a config or a log gives; simulate it where the analytic model does not hold."""
-    from kbsim.experiment.config import ConfigError
-    from kbsim.experiment.results import ResultsError
-    from kbsim.experiment.runner import TooLargeError
-    from kbsim.experiment.simulated_advice import EDIT_DELAYS_S, simulate_advice
     from kbsim.fit import FitInputError
     from kbsim.fit.from_config import model_day, replayed_fit, synthetic_gaps
     from kbsim.inputs import InputError
     from kbsim.model import advise
     from kbsim.model.advise import AdviceError
+    from kbsim.runner.config import ConfigError
+    from kbsim.runner.results import ResultsError
+    from kbsim.runner.run import TooLargeError
+    from kbsim.runner.simulated_advice import EDIT_DELAYS_S, simulate_advice
 
     changed = [flag for flag, default in _DAY_FLAGS.items() if str(getattr(args, flag)) != default]
     if changed:

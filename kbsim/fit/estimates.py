@@ -14,7 +14,7 @@ With one day there is no interval (the spread between days is unknown) and the f
 :func:`fit_log` also judges what the analytic model (:mod:`kbsim.model.analytic`) needs:
 saves that are not bursty, a flat profile over the day, a Zipf law that fits, and the
 same ranking for saves and questions. What it finds decides what
-:mod:`kbsim.fit.config` writes.
+:mod:`kbsim.fit.fitted_config` writes.
 """
 
 from __future__ import annotations

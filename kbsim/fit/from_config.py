@@ -1,7 +1,7 @@
 """A config's day, read back: the fit of the traces it replays, and the numbers the analytic model takes.
 
 ``kbsim advise --config`` answers for the day of a config. When the config replays a log
-(scenarios naming traces, as :mod:`kbsim.fit.config` writes), the log is fitted again from
+(scenarios naming traces, as :mod:`kbsim.fit.fitted_config` writes), the log is fitted again from
 those traces, so that advise knows what the analytic model's assumptions meet
 (:meth:`kbsim.fit.Fit.model_gaps`); the model then takes the fitted numbers. A synthetic
 day is the model's own, but for a save ranking only partly the questions'.

@@ -20,7 +20,7 @@ so instead of giving a latency. ``--json`` leaves out what the model does not gi
 title check's p90, a missing runner-up) rather than writing null.
 
 :func:`verify_config` turns an answer into an experiment config (the chosen and the
-runner-up's day, and an edit day at the safe delay) for :func:`kbsim.experiment.runner.run_experiment`,
+runner-up's day, and an edit day at the safe delay) for :func:`kbsim.runner.run.run_experiment`,
 and :func:`compare` puts its summary beside the predictions. ``kbsim advise`` is the
 command line (:mod:`kbsim.cli.advise_cmd`), which also reads its options' text
 (durations, shares, counts) into the numbers this module takes.
@@ -474,7 +474,7 @@ VERIFIED = ("detection_latency_s", "detection_latency_p90_s", "stale_exposure", 
 
 
 def verify_config(advice: Advice, seeds: int = 20) -> dict:
-    """An experiment config (for :func:`kbsim.experiment.load.config_from_dict`) simulating the
+    """An experiment config (for :func:`kbsim.runner.load.config_from_dict`) simulating the
     answer: the chosen interval's day, the runner-up's when its interval differs, and a
     day with edits after the safe delay (one check at its end). Its name hashes the day,
     so the same question reuses its runs."""

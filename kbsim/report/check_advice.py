@@ -1,7 +1,7 @@
 """The README's answer to "What should my agent do?", written from results by ``kbsim figures``.
 
 Two blocks of README.md: what the check-policy sweep says of the strategies' costs
-(``kbsim/experiments/check_policy.yaml``), and what ``kbsim advise`` answers for the
+(``experiments/check_policy.yaml``), and what ``kbsim advise`` answers for the
 reference day, with its ``--verify`` simulation (the same runs ``kbsim advise
 --max-latency 15min --verify`` keeps under ``results/advise-<hash>/``). Every number in
 them comes from those results or from :func:`kbsim.model.advise.advise`, so none of it
@@ -61,8 +61,8 @@ def verify_reference_advice(
 ) -> pd.DataFrame:
     """``kbsim advise --verify`` for ``answer``: its days simulated (or reused) under
     ``results_dir`` and set beside the model (:func:`kbsim.model.advise.compare`)."""
-    from kbsim.experiment.load import config_from_dict
-    from kbsim.experiment.runner import run_experiment
+    from kbsim.runner.load import config_from_dict
+    from kbsim.runner.run import run_experiment
 
     config = config_from_dict(model_advise.verify_config(answer, VERIFY_SEEDS))
     result = run_experiment(config, results_dir, workers=workers, progress=progress, log=log)

@@ -375,7 +375,7 @@ class Advice:
 
 LOSS, AGENTS = "transport.loss_rate", "agents.count"
 
-#: The five pieces of advice as the ablation study measures them (kbsim/experiments/ablation.yaml).
+#: The five pieces of advice as the ablation study measures them (experiments/ablation.yaml).
 ADVICE: tuple[Advice, ...] = (
     Advice(
         1,

@@ -3,7 +3,7 @@
 kbsim exists because of a short write-up that simulated one support day with a
 stdlib-and-sqlite rebuild of four knowledge-base tools. Its tables were lost;
 the figures in its prose are :data:`CLAIMS`' ``writeup`` values. Each claim is
-set beside kbsim's estimate on the same day (``kbsim/experiments/writeup.yaml``,
+set beside kbsim's estimate on the same day (``experiments/writeup.yaml``,
 95% interval over seeds), the analytic model's prediction where it has one, and
 a verdict:
 
@@ -32,7 +32,7 @@ from kbsim.model import analytic
 from kbsim.report.experiments import Experiment, match
 from kbsim.report.links import write_page
 from kbsim.report.pages import DESIGN_CHOICES_ANCHOR, DESIGN_CHOICES_TITLE
-from kbsim.report.tables import format_estimate, markdown_table
+from kbsim.report.text_tables import format_estimate, markdown_table
 from kbsim.sim.strategies import strategy_names
 from kbsim.stats.intervals import Estimate, estimate
 from kbsim.stats.summary import MetricSelector

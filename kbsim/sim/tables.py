@@ -6,7 +6,7 @@ are tabulated from the log's flags, one row per citation and strategy), ``seed``
 then the record's fields, then :data:`DERIVED_COLUMNS`. Every layer above reads these
 names from here (:mod:`kbsim.stats.metrics`, :mod:`kbsim.report.frames`), and
 :func:`schema_digest` hashes them, with their types, so that a results directory can tell
-a run written with other tables (:func:`kbsim.experiment.results.results_layout`).
+a run written with other tables (:func:`kbsim.runner.results.results_layout`).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ edit delay, with the delays where the interval's ends cross it as its interval.
 
 :func:`compare_with_model` then says, quantity by quantity, where the model's answer
 falls outside what the simulation gives. Both run through
-:func:`kbsim.experiment.runner.run_experiment`, so asking again reuses every run.
+:func:`kbsim.runner.run.run_experiment`, so asking again reuses every run.
 """
 
 from __future__ import annotations
@@ -29,9 +29,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from kbsim.experiment.load import config_from_dict
-from kbsim.experiment.results import load_results
-from kbsim.experiment.runner import run_experiment
 from kbsim.model import analytic
 from kbsim.model.advise import (
     Advice,
@@ -42,6 +39,9 @@ from kbsim.model.advise import (
     show_value,
 )
 from kbsim.params import DayParams
+from kbsim.runner.load import config_from_dict
+from kbsim.runner.results import load_results
+from kbsim.runner.run import run_experiment
 from kbsim.sim.strategies import get_strategy, strategy_names
 from kbsim.stats.intervals import no_interval
 from kbsim.stats.summary import summarize
@@ -92,7 +92,7 @@ class SimulatedAdvice:
                     if v is not None and not (isinstance(v, float) and not math.isfinite(v))}
 
         return {
-            "source": f"simulation: {self.units} {self.unit} per point, {self.runs} runs (kbsim.experiment.runner)",
+            "source": f"simulation: {self.units} {self.unit} per point, {self.runs} runs (kbsim.runner.run)",
             **{name: clean(row) for name, row in (("choice", self.choice), ("runner_up", self.runner_up))
                if row is not None},
             "edit": {"max_conflict_rate": self.max_conflict_rate,

@@ -17,8 +17,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from kbsim.errors import brief
-from kbsim.experiment.config import ConfigError, deep_merge
 from kbsim.params import DayParams
+from kbsim.runner.config import ConfigError, deep_merge
 
 
 def unknown(key: Any, expected: Sequence[str], what: str = "") -> str:

@@ -19,13 +19,13 @@ contrasts:                     # comparisons paired on common seeds -> contrasts
     compare: difference                   # or ratio
 ```
 
-Each :class:`Key` says everything :mod:`kbsim.experiment.load` does with its key: the
+Each :class:`Key` says everything :mod:`kbsim.runner.load` does with its key: the
 canonical shape it is merged in, whether a file that ``extends`` another inherits it,
 how ``--set`` changes it, and how its value is checked. Adding a top-level key is one
-entry here and its field on :class:`~kbsim.experiment.config.ExperimentConfig` (which
+entry here and its field on :class:`~kbsim.runner.config.ExperimentConfig` (which
 holds its type and default); ``CONFIG_KEYS``, the unknown-key message, merging,
 ``--set`` and validation all follow from the entry. Every check raises a
-:class:`~kbsim.experiment.config.ConfigError` naming the file that set the key (a
+:class:`~kbsim.runner.config.ConfigError` naming the file that set the key (a
 config's keys may come from the files it extends, or from ``--set``), the key path and
 what was expected.
 """
@@ -43,8 +43,10 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from kbsim.errors import brief, printable
-from kbsim.experiment import limits
-from kbsim.experiment.config import (
+from kbsim.inputs import InputError
+from kbsim.params import INPUT_PATHS, DayParams, in_seconds, nested_in_seconds
+from kbsim.runner import limits
+from kbsim.runner.config import (
     ConfigError,
     ExperimentConfig,
     TooLargeError,
@@ -57,9 +59,7 @@ from kbsim.experiment.config import (
     short_hash,
     with_point,
 )
-from kbsim.experiment.paths import check_leaf, flatten_sweep, get_nested, has_path, model_at, nest_params, unknown
-from kbsim.inputs import InputError
-from kbsim.params import INPUT_PATHS, DayParams, in_seconds, nested_in_seconds
+from kbsim.runner.paths import check_leaf, flatten_sweep, get_nested, has_path, model_at, nest_params, unknown
 from kbsim.sim.replay import check_inputs
 from kbsim.store import store_backend
 
@@ -431,7 +431,7 @@ def check_config(data: dict, origins: dict[tuple, str], source: str, default_nam
         origins: the file (or ``--set``) that set each key path, for error messages.
         source: the config's own file.
         default_name: the name when no file sets one.
-        yes: False to refuse, with :class:`~kbsim.experiment.config.TooLargeError` and before
+        yes: False to refuse, with :class:`~kbsim.runner.config.TooLargeError` and before
             any point is validated, a grid of more runs than ``limits.CONFIRM_RUNS`` (what
             ``kbsim run`` without ``--yes`` would refuse after validating them all).
     """
@@ -450,7 +450,7 @@ def check_config(data: dict, origins: dict[tuple, str], source: str, default_nam
 def parse_seeds(value: Any, source: str = "seeds", key_path: str = "seeds") -> list[int]:
     """Seeds from a count N (1..N), a list of ints, or text: ``"20"``, ``"1-5"``, ``"3,7"``.
 
-    At most :data:`~kbsim.experiment.limits.MAX_SEEDS` seeds, each below 2**63; a longer range is
+    At most :data:`~kbsim.runner.limits.MAX_SEEDS` seeds, each below 2**63; a longer range is
     refused before it is listed.
     """
     if isinstance(value, str):
@@ -643,7 +643,7 @@ def _check_backend(
 
 
 def _check_runs(config: ExperimentConfig, source: str, origins: dict) -> None:
-    """Validate every scenario x point (cross-field rules and :mod:`kbsim.experiment.limits`' hard
+    """Validate every scenario x point (cross-field rules and :mod:`kbsim.runner.limits`' hard
     limits) and reject duplicate runs."""
     seen: dict[str, tuple[str, dict]] = {}
     several = len(config.scenarios) > 1 or bool(config.sweep)

@@ -1,9 +1,9 @@
 """What a worker does with a batch of runs: plain data in, Parquet bytes out, nothing written.
 
-A job is the plain-data form of one :class:`~kbsim.experiment.config.RunSpec`
+A job is the plain-data form of one :class:`~kbsim.runner.config.RunSpec`
 (:func:`make_job`): its id, scenario, seed, parameters as JSON, and the swept values with
 the dtype each column gets in every run's tables (:func:`column_dtypes`). Both executors
-(:mod:`kbsim.experiment.executors`) ship :func:`run_batch` to their workers with a list of
+(:mod:`kbsim.runner.executors`) ship :func:`run_batch` to their workers with a list of
 jobs; it simulates each day, makes every table tidy (the run's labels on every row) and
 encodes it as Parquet, and returns the bytes for the parent to write.
 """
@@ -21,8 +21,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kbsim.experiment.config import RunSpec
 from kbsim.params import DayParams
+from kbsim.runner.config import RunSpec
 from kbsim.stats.metrics import COLUMNS, run_metrics
 
 __all__ = ["DEFAULT_RUN_DAY", "column_dtypes", "error_outcome", "make_job", "run_batch", "run_files"]

@@ -1,7 +1,7 @@
 """Where runs are computed: a local process pool or a Dask cluster, behind one loop.
 
 Both executors do the same thing: split the jobs into batches, ship each batch to a
-worker as :func:`kbsim.experiment.worker.run_batch`, and hand the outcomes of each batch
+worker as :func:`kbsim.runner.worker.run_batch`, and hand the outcomes of each batch
 to the caller as it completes (a batch whose worker died becomes one error outcome per
 job). :func:`execute` is that loop, once; a :class:`Pool` is what differs (how tasks are
 submitted, waited for, released and cancelled), opened by :func:`local_pool` or
@@ -27,8 +27,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
 from kbsim.errors import UsageError
-from kbsim.experiment.worker import error_outcome, run_batch
 from kbsim.extras import require
+from kbsim.runner.worker import error_outcome, run_batch
 
 __all__ = [
     "EXECUTORS",
@@ -44,11 +44,11 @@ __all__ = [
     "local_pool",
 ]
 
-#: The executors :func:`kbsim.experiment.runner.run_experiment` can use.
+#: The executors :func:`kbsim.runner.run.run_experiment` can use.
 EXECUTORS = ("local", "dask")
 _MAX_BATCH = 16
 #: Imported once in the fork server rather than in every worker: what a worker runs.
-_PRELOAD = ["__main__", "kbsim.experiment.worker", "kbsim.sim", "kbsim.stats.metrics"]
+_PRELOAD = ["__main__", "kbsim.runner.worker", "kbsim.sim", "kbsim.stats.metrics"]
 
 
 class SchedulerUnavailable(UsageError, ConnectionError):

@@ -37,9 +37,9 @@ from typing import Any
 import pandas as pd
 
 from kbsim.errors import UsageError
-from kbsim.experiment.config import ConfigError
 from kbsim.files import FileReadError, FileWriteError, atomic_write_bytes, read_regular
 from kbsim.inputs.safe_read import MAX_DATA_FILE_BYTES, json_loads
+from kbsim.runner.config import ConfigError
 from kbsim.sim.strategies import strategy_names
 from kbsim.sim.tables import schema_digest
 from kbsim.sim.world import STREAMS

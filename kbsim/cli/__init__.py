@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "kbsim.cli.run_cmd",
     "kbsim.cli.experiments_cmd",
     "kbsim.cli.serve_cmd",
+    "kbsim.cli.drive_cmd",
     "kbsim.cli.figures_cmd",
     "kbsim.cli.corpus_cmd",
     "kbsim.cli.trace_cmd",

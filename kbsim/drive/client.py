@@ -44,8 +44,8 @@ __all__ = [
 
 #: How long one call may take before the server is deemed to have stopped answering.
 DEFAULT_CALL_TIMEOUT_S = 30.0
-#: How long connecting (the transport and the MCP handshake) may take.
-DEFAULT_CONNECT_TIMEOUT_S = 30.0
+#: The least time a stdio server's process is given to start and answer the handshake.
+STDIO_START_S = 60.0
 
 
 class DriveError(UsageError):
@@ -172,7 +172,7 @@ class McpConnection:
 
     def __init__(self, address: ServerAddress, recorder: CallRecorder, *,
                  timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
-                 connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+                 connect_timeout_s: float | None = None,
                  max_calls_per_second: float | None = None) -> None:
         if not timeout_s > 0:
             raise DriveError(f"--timeout {timeout_s!r}: expected seconds > 0")
@@ -181,6 +181,10 @@ class McpConnection:
         self.address = address
         self.recorder = recorder
         self.timeout_s = float(timeout_s)
+        #: connecting (the transport and the handshake) is bounded by the call timeout unless given;
+        #: a stdio server is a process that must start first, and gets at least STDIO_START_S
+        if connect_timeout_s is None:
+            connect_timeout_s = max(timeout_s, STDIO_START_S) if address.transport == "stdio" else timeout_s
         self.connect_timeout_s = float(connect_timeout_s)
         self._min_gap_s = 0.0 if max_calls_per_second is None else 1.0 / max_calls_per_second
         self._pace_lock = threading.Lock()

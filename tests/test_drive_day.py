@@ -4,10 +4,13 @@ twin; and every refusal one line, exit 2, nothing written."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -16,6 +19,7 @@ import pytest
 from drive_servers import REPO, http_server, serve_command, silent_server, status_server
 
 from kbsim.cli import main
+from kbsim.drive.client import DriveError
 from kbsim.drive.compare import against_model, model_page
 from kbsim.drive.history import read_history
 from kbsim.sim.tables import DAY_TABLES
@@ -178,56 +182,82 @@ def test_a_field_map_naming_fields_the_server_lacks_is_refused_at_the_probe(tmp_
         _refused(capsys, [*argv, str(tmp_path / "bad.yaml")], "citation_versoin", out)
 
 
+class _Drive:
+    """``kbsim drive`` over stdio in its own process, its stderr collected by a thread."""
+
+    def __init__(self, config: Path, out: Path, *extra: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "kbsim", "drive", "--corpus", "synthetic", "--seed", str(SEED), "--config",
+             str(config), "--out", str(out), "--yes-edit-this-server", *extra, "--",
+             *serve_command(*_serve_args(config))],
+            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.err: list[str] = []
+        self.reader = threading.Thread(target=lambda: self.err.extend(self.process.stderr), daemon=True)
+        self.reader.start()
+
+    def wait_for_the_day(self) -> None:
+        deadline = time.monotonic() + 120
+        while not any("the day starts" in line for line in self.err):
+            assert time.monotonic() < deadline and self.process.poll() is None, self.err
+            time.sleep(0.1)
+
+    def finish(self) -> tuple[int, str]:
+        try:
+            code = self.process.wait(timeout=120)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+        self.reader.join(timeout=10)
+        return code, "".join(self.err)
+
+
 def test_a_server_that_stops_answering_mid_day_keeps_a_partial_history(tmp_path, config):
     """The stdio server is stopped (SIGSTOP) mid-day: the call times out, the day stops,
     the history so far is written and marked partial, exit 2."""
     out = tmp_path / "day"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "kbsim", "drive", "--corpus", "synthetic", "--seed", str(SEED), "--config",
-         str(config), "--speed", "120", "--timeout", "2", "--out", str(out), "--yes-edit-this-server", "--",
-         *serve_command(*_serve_args(config))],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    drive = _Drive(config, out, "--speed", "120", "--timeout", "2")
+    drive.wait_for_the_day()
+    time.sleep(3)
+    server = [int(p) for p in subprocess.run(["pgrep", "-P", str(drive.process.pid)], capture_output=True,
+                                              text=True).stdout.split()]
+    assert server
+    for pid in server:
+        os.kill(pid, signal.SIGSTOP)
     try:
-        deadline = time.monotonic() + 60
-        err = ""
-        while "the day starts" not in err:
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.2)
-            err = _children_err(process)
-        time.sleep(3)
-        for child in _children(process.pid):
-            child_stop(child)
-        _, err_rest = process.communicate(timeout=60)
+        code, err = drive.finish()
     finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == 2, err_rest
-    assert "stopped (server_timeout): " in err_rest and "no answer within 2 s" in err_rest
+        for pid in server:  # the SDK's shutdown may have killed it already
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+    assert code == 2, err
+    assert "stopped (server_timeout): " in err and "no answer within 2 s" in err
     history = read_history(out)
     assert not history.complete and history.meta["stopped_because"] == "server_timeout"
     assert (history.calls["error_code"] == "transport:timeout").sum() == 1
 
 
-def _children_err(process) -> str:
-    import os
-    import select
-
-    chunks = []
-    while select.select([process.stderr], [], [], 0)[0]:
-        chunk = os.read(process.stderr.fileno(), 65536).decode()
-        if not chunk:
-            break
-        chunks.append(chunk)
-    _children_err.seen = getattr(_children_err, "seen", "") + "".join(chunks)
-    return _children_err.seen
-
-
-def _children(pid: int) -> list[int]:
-    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
-    return [int(p) for p in out.split()]
+def test_ctrl_c_stops_the_day_and_keeps_the_partial_history(tmp_path, config):
+    out = tmp_path / "day"
+    drive = _Drive(config, out, "--speed", "60")
+    drive.wait_for_the_day()
+    time.sleep(3)
+    drive.process.send_signal(signal.SIGINT)
+    code, err = drive.finish()
+    assert code == 130, err
+    assert "stopped (interrupted)" in err and "never counted as a day" in err
+    history = read_history(out)
+    assert not history.complete and history.meta["stopped_because"] == "interrupted"
+    assert len(history.calls) > 25 and history.calls["sim_s"].max() < 3600
+    with pytest.raises(DriveError, match="no complete driven day"):
+        against_model([out])
 
 
-def child_stop(pid: int) -> None:
-    import os
-
-    os.kill(pid, signal.SIGSTOP)
+def test_a_speed_the_server_cannot_keep_up_with_is_refused_with_the_measured_lag(tmp_path, config, capsys):
+    out = tmp_path / "day"
+    assert _drive(config, out, "--", *serve_command(*_serve_args(config)),
+                  extra=("--speed", "100000", "--max-lag", "0.001", "--max-late", "3")) == 2
+    err = capsys.readouterr().err
+    assert "stopped (too_late): --speed 100000: 4 events started more than 0.001 s late (worst " in err
+    assert "the server cannot keep up; lower --speed" in err
+    history = read_history(out)
+    assert history.meta["stopped_because"] == "too_late" and (history.tables["lateness"]["lag_s"] > 0.001).sum() == 4

@@ -178,7 +178,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"kbsim drive: server checked ({report['corpus_sampled']} articles match the corpus; one probe "
               "per tool); the day starts", file=sys.stderr, flush=True)
 
-    result = drive_day(address, params, args.seed, out, options, on_ready=ready)
+    try:
+        result = drive_day(address, params, args.seed, out, options, on_ready=ready)
+    except KeyboardInterrupt:
+        print("kbsim drive: interrupted before the day started; nothing written", file=sys.stderr)
+        return 130
     late = result.report["lateness"]
     print(f"kbsim drive: {result.calls} calls in {result.report['wall_s']:.1f} s wall; events late by p50 "
           f"{late['lag_p50_s']:.2f} s, p99 {late['lag_p99_s']:.2f} s, worst {late['lag_max_s']:.2f} s "

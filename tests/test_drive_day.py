@@ -79,7 +79,7 @@ def test_a_small_day_driven_over_http_with_admin_tools_is_the_model_day(tmp_path
     calls = history.calls
     assert set(calls["client"]) == {"agent", "people", "truth"}
     assert {"probe", "person_read", "person_save", "ask_search", "ask_read", "check:title", "check:reread",
-            "check:poll", "agent_edit", "admin"} <= set(calls["actor"])
+            "check:poll", "agent_edit", "agent_replay", "admin", "truth:sequence"} <= set(calls["actor"])
     assert calls["call_id"].tolist() == list(range(len(calls))) and history.meta["calls"] == len(calls)
     day_calls = calls[calls["actor"] != "probe"]
     assert day_calls["sim_s"].notna().all() and calls["ok"].sum() >= len(calls) - 10

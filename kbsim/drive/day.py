@@ -300,6 +300,7 @@ def _drive(connection, recorder, env, address, params, seed, out, options, start
     stopped, message = None, None
     env.sync()
     started = time.monotonic()
+    report["day_start_s"] = recorder.now_s()  # a call's lateness: started_s - (day_start_s + sim_s / speed)
     try:
         env.process(editor(day, saves(day)))
         asking = env.process(labelled(asker(day, questions(day), on_answer), client, "ask"))

@@ -227,13 +227,17 @@ class RemoteClient:
         self.actor = "agent"
         #: within a check: whether the poll has started (its re-reads are the poll's)
         self.polling = False
+        self._keys_sent: set[str] = set()
 
     def call_sized(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], int]:
         """One tool call: ``(result in kbsim's shape, JSON bytes of the server's result)``."""
         actor = self._actor_for(name)
         sent = dict(arguments)
         if name == EDIT and "idempotency_key" in sent:
-            sent["idempotency_key"] = f"{self.token}:{sent['idempotency_key']}"
+            sent["idempotency_key"] = key = f"{self.token}:{sent['idempotency_key']}"
+            if key in self._keys_sent:  # the same edit again: the replay check
+                actor = "agent_replay"
+            self._keys_sent.add(key)
         payload, size = self.session.call_sized(name, sent, actor=actor)
         result = self.field_map.normalised(name, payload)
         if name == READ:

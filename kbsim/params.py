@@ -272,6 +272,7 @@ class EditParams(_Frozen):
 
     @property
     def enabled(self) -> bool:
+        """Whether the agent edits at all: a delay is set and a share of answers edit."""
         return self.delay_s is not None and self.share > 0
 
 
@@ -380,6 +381,7 @@ class DayParams(_Frozen):
 
     @property
     def day_s(self) -> float:
+        """The day's length in seconds."""
         return self.day_hours * 3600.0
 
     @property

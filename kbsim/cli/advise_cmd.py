@@ -36,6 +36,7 @@ examples:
 
 
 def register(subparsers) -> None:
+    """Add the ``kbsim advise`` parser to ``subparsers``, handled by :func:`run`."""
     from kbsim.cli.config_args import add_quiet_argument
 
     parser = subparsers.add_parser(
@@ -141,6 +142,7 @@ def _question(args):
 
 
 def run(args) -> int:
+    """Print the advised check policy and edit delay (and, with ``--verify``, the simulated values); the exit status."""
     from kbsim.model import advise
 
     if advise_day.given(args):  # a config or a log gives the day

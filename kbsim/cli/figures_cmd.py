@@ -22,6 +22,7 @@ examples:
 
 
 def register(subparsers) -> None:
+    """Add the ``kbsim figures`` parser to ``subparsers``, handled by :func:`run`."""
     from kbsim.cli.config_args import add_quiet_argument
     from kbsim.report.figures import FIGURE_NAMES
 
@@ -101,6 +102,7 @@ def _readme_with_results(path: Path) -> Path | None:
 
 
 def run(args) -> int:
+    """Run the missing results, then draw the figures and write the pages; the exit status."""
     from kbsim.errors import UsageError
     from kbsim.extras import require
     from kbsim.report.build import build_figures

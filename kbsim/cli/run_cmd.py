@@ -30,6 +30,7 @@ examples:
 
 
 def register(subparsers) -> None:
+    """Add the ``kbsim run`` parser to ``subparsers``, handled by :func:`run`."""
     from kbsim.cli.config_args import add_config_arguments, add_quiet_argument
 
     parser = subparsers.add_parser(
@@ -108,6 +109,7 @@ def _error(message: str) -> int:
 
 
 def run(args) -> int:
+    """Run the config's missing runs and print its summary; the exit status."""
     from kbsim.cli.config_args import config_from_args
     from kbsim.errors import UsageError
     from kbsim.extras import require

@@ -97,6 +97,7 @@ class ArticleIndex:
             self.by_title.setdefault(title, []).append(article_id)
 
     def copy(self) -> ArticleIndex:
+        """A copy whose titles can change without changing this index's (the ids are shared)."""
         twin = object.__new__(ArticleIndex)
         twin.by_id = self.by_id
         twin.title_of = self.title_of
@@ -104,7 +105,7 @@ class ArticleIndex:
         return twin
 
     def resolve(self, reference: str) -> str:
-        """kbsim's id of the article ``reference`` names; ValueError says why none."""
+        """The kbsim id of the article ``reference`` names; ValueError says why none."""
         if reference in self.by_id:
             return self.by_id[reference]
         found = self.by_title.get(reference, [])
@@ -116,6 +117,7 @@ class ArticleIndex:
         raise ValueError(f"unknown article {brief(reference)}: no article has this id or (current) title")
 
     def retitle(self, article_id: str, old: str | None, new: str | None) -> None:
+        """Record that ``article_id``'s title changed from ``old`` to ``new`` (None: no title)."""
         if old is not None and article_id in self.by_title.get(old, []):
             self.by_title[old].remove(article_id)
         if new is not None:

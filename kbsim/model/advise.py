@@ -88,10 +88,12 @@ def _by_hour(seconds: float) -> str:
 
 
 def format_count(value: float) -> str:
+    """A count for the advice's text: thousands separated from 100 up, three digits below."""
     return "n/a" if math.isnan(value) else f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
 
 def format_share(value: float) -> str:
+    """A share as a percentage for the advice's text (two digits under 10%)."""
     if math.isnan(value):
         return "n/a"
     return f"{100 * value:.2g}%" if value < 0.1 else f"{100 * value:.1f}%"
@@ -164,9 +166,11 @@ class Target:
 
     @property
     def flag(self) -> str:
+        """The ``kbsim advise`` option that sets this target (``--max-latency``, ...)."""
         return TARGETS[self.metric]
 
     def describe(self, value: float | None = None) -> str:
+        """The target in words (``stale exposure at most 2%``), or ``value`` of its metric in words."""
         what = {
             "detection_latency_s": "mean detection latency",
             "detection_latency_p90_s": "90th-percentile detection latency",
@@ -207,6 +211,7 @@ class Option:
     bytes_per_hour: float
 
     def describe(self) -> str:
+        """The option in words: its strategy's label and check interval (``poll every 30 min``)."""
         return f"{get_strategy(self.strategy).label} every {format_duration(self.interval_s)}"
 
 

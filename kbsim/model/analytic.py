@@ -134,6 +134,7 @@ class ResultSizes:
 
     @classmethod
     def from_params(cls, params: DayParams) -> ResultSizes:
+        """The sizes for the corpus and title-search limit of ``params``."""
         corpus = params.corpus
         title = corpus.title_words * (_TITLE_WORD_CHARS + 1.0) - 1.0
         content = corpus.body_words * (_BODY_WORD_CHARS + 1.0)

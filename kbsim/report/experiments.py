@@ -50,10 +50,12 @@ class Experiment:
 
     @property
     def swept(self) -> list[str]:
+        """The parameters the experiment sweeps, by dotted name."""
         return list(self.config.swept)
 
     @property
     def seeds(self) -> int:
+        """How many seeds each point runs."""
         return len(self.config.seeds)
 
     def runs_per_point(self) -> str:

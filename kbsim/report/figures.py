@@ -42,6 +42,7 @@ def _edits_note(params: DayParams) -> str:
 
 
 def figure_staleness_over_day(exps: dict[str, Experiment]):
+    """Staleness over the day, Zipf against control, with the model's curves (``reference`` and ``control``)."""
     from kbsim.report import plots
 
     days = staleness_days([exps["reference"], exps["control"]])
@@ -70,6 +71,7 @@ def figure_staleness_over_day(exps: dict[str, Experiment]):
 
 
 def figure_staleness_by_age(exps: dict[str, Experiment]):
+    """How long a citation stays fresh (Kaplan-Meier by age), Zipf against control."""
     from kbsim.report import plots
     from kbsim.stats.survival import survival_by
 
@@ -129,6 +131,7 @@ def _end_staleness_figure(
 
 
 def figure_staleness_vs_zipf(exps: dict[str, Experiment]):
+    """The share stale at the end of the day against the Zipf exponent (``zipf_sweep``)."""
     return _end_staleness_figure(
         exps,
         "staleness_vs_zipf",
@@ -141,6 +144,7 @@ def figure_staleness_vs_zipf(exps: dict[str, Experiment]):
 
 
 def figure_staleness_vs_saves(exps: dict[str, Experiment]):
+    """The share stale at the end of the day against the day's saves (``save_volume_sweep``)."""
     return _end_staleness_figure(
         exps,
         "staleness_vs_saves",
@@ -167,6 +171,7 @@ def _held_model(params: DayParams, by_held: pd.DataFrame) -> pd.DataFrame:
 
 
 def figure_check_cost(exps: dict[str, Experiment]):
+    """What each strategy's checks cost against save volume, and per hourly check of the reference day."""
     from kbsim.report import plots
 
     volume, key = exps["save_volume_sweep"], "saves.count"
@@ -193,6 +198,7 @@ def figure_check_cost(exps: dict[str, Experiment]):
 
 
 def figure_edit_rejections(exps: dict[str, Experiment]):
+    """The agent's edits refused against the read-to-write delay (``edit_delay_sweep``), with the model."""
     from kbsim.report import plots
 
     experiment, key = exps["edit_delay_sweep"], "edit.delay_s"
@@ -218,6 +224,7 @@ def figure_edit_rejections(exps: dict[str, Experiment]):
 
 
 def figure_retention_cost(exps: dict[str, Experiment]):
+    """What an expired poll cursor costs against the event log's retention (``retention_sweep``)."""
     from kbsim.report import plots
 
     experiment = exps["retention_sweep"]
@@ -269,6 +276,8 @@ def _frontier_frame(summary: pd.DataFrame, key: str, volume: str) -> pd.DataFram
 
 
 def figure_check_frontier(exps: dict[str, Experiment]):
+    """Each strategy's cost against its detection latency over check intervals, and the Pareto
+    front (``check_policy``)."""
     from kbsim.report import plots
 
     experiment = exps["check_policy"]
@@ -301,6 +310,7 @@ CONFLICT_TARGETS = (0.01, 0.05, 0.10)
 
 
 def figure_safe_edit_delay(exps: dict[str, Experiment]):
+    """The largest safe edit delay against save volume, simulated and modelled (``edit_delay_by_saves``)."""
     from kbsim.model.advise import largest_delay_below
     from kbsim.report import plots
 
@@ -461,6 +471,8 @@ def design_contrasts(experiment: Experiment) -> pd.DataFrame:
 
 
 def figure_design_choices(exps: dict[str, Experiment]):
+    """What turning each piece of the write-up's advice off costs, seed by seed against the default
+    day (``ablation``)."""
     from kbsim.report import plots
 
     experiment = exps["ablation"]

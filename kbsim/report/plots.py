@@ -314,6 +314,8 @@ def staleness_by_age(
             ``ci_low``, ``ci_high``) with ``scenario_column``.
         labels: scenario -> legend label (and the order of the lines).
         day_hours: the day's length, marked on the age axis (no citation is older).
+        caption: the caption line under the figure (names the config that made it).
+        scenario_column: the column telling the scenarios (the lines) apart.
     """
     labels = dict(labels or {s: s for s in observed[scenario_column].unique()})
     fig, axes = _figure(width=7.6, height=5.0)
@@ -365,6 +367,10 @@ def end_staleness_vs(
         analytic: columns ``x``, ``stale_citation_share``, ``stale_answer_share``.
         control: optional summary rows (same metrics) of a uniform-saves control,
             also with column ``x``, drawn dotted.
+        caption: the caption line under the figure (names the config that made it).
+        xlabel: the x axis's label.
+        title: the figure's title.
+        logx: whether the x axis is logarithmic.
     """
     fig, axes = _figure(width=7.6, height=5.2)
     ax = axes[0, 0]
@@ -435,6 +441,8 @@ def check_cost(
         by_held: :func:`kbsim.report.frames.cost_by_citations_held` output.
         analytic_saves: columns ``saves_column``, ``reread_calls``, ``poll_calls``.
         analytic_held: columns ``held``, ``reread_calls``, ``poll_calls``.
+        caption: the caption line under the figure (names the config that made it).
+        saves_column: the column of ``by_saves`` holding the saves a day.
     """
     fig, axes = _figure(ncols=2, nrows=2, width=10.0, height=7.4)
     for row, measure in enumerate(("calls", "bytes")):
@@ -543,6 +551,9 @@ def edit_rejections(
             ``retry_success`` with column ``delay_column`` (and ``trials``: the retries).
         analytic: columns ``delay_s`` and the same three rates.
         control: optional ``rejection_rate`` rows of the uniform-saves control (dotted).
+        caption: the caption line under the figure (names the config that made it).
+        delay_column: the column holding the approval delay (seconds).
+        min_retries: the fewest retries (over all seeds) that a delay's retry success is drawn from.
     """
     fig, axes = _figure(ncols=2, width=11.0, height=5.4, gridspec_kw={"width_ratios": (1.25, 1)})
     ax, right = axes[0, 0], axes[0, 1]
@@ -614,6 +625,9 @@ def retention_cost(
         analytic: columns ``retention_column``, ``interval_column``,
             ``poll_calls``, ``cursor_expired_rate``.
         reread: summary rows of ``calls_per_check`` for re-read (drawn for reference).
+        caption: the caption line under the figure (names the config that made it).
+        retention_column: the column holding the event log's retention window (seconds).
+        interval_column: the column holding the check interval (seconds), one line each.
     """
     fig, axes = _figure(ncols=2, width=10.0, height=5.2)
     finite = observed[retention_column].dropna()
@@ -749,6 +763,9 @@ def check_frontier(
             each with ``_low`` and ``_high`` (95% interval), and ``pareto_latency``,
             ``pareto_exposure`` (booleans).
         analytic: :func:`kbsim.model.analytic.predict_check_policy` rows with ``volume_column``.
+        caption: the caption line under the figure (names the config that made it).
+        interval_column: the column holding the check interval (seconds).
+        volume_column: the column holding the saves a day, one column of panels each.
     """
     volumes = sorted(observed[volume_column].unique())
     fig, axes = _figure(ncols=len(volumes), nrows=2, width=5.0 * len(volumes) + 0.6, height=8.6)
@@ -904,6 +921,8 @@ def safe_edit_delay(observed: pd.DataFrame, volume_column: str, analytic: pd.Dat
         observed: per volume and ``target``: ``delay_s`` with ``low`` and ``high`` (NaN low:
             the target is crossed at the shortest delay swept, ``shortest``), ``longest``.
         analytic: :func:`kbsim.model.analytic.predict_safe_edit_delay` rows with ``volume_column``.
+        caption: the caption line under the figure (names the config that made it).
+        volume_column: the column holding the saves a day (the x axis).
     """
     fig, axes = _figure(width=7.6, height=5.4)
     ax = axes[0, 0]
@@ -944,6 +963,7 @@ def fit_rank_frequency(curves: pd.DataFrame, hourly: pd.DataFrame, caption: str)
             ``expected`` with ``low``/``high``, ``law``, ``exponent``, ``p_value``).
         hourly: :meth:`kbsim.fit.Fit.hourly_profile` (per ``what`` and ``hour``: ``rate`` with
             ``low``/``high``).
+        caption: the caption line under the figure (names the config that made it).
     """
     kinds = list(dict.fromkeys(curves["what"]))
     fig, axes = _figure(ncols=len(kinds) + 1, width=4.0 * (len(kinds) + 1), height=4.6)
@@ -991,6 +1011,7 @@ def design_choices(contrasts: pd.DataFrame, advice: Sequence, caption: str) -> F
             and ``ci_high`` (scenario minus baseline, paired on common seeds).
         advice: the :class:`kbsim.report.figures.Advice` entries; each panel plots its
             harms against ``x`` with its ``at`` keys fixed.
+        caption: the caption line under the figure (names the config that made it).
     """
     fig, axes = _figure(ncols=len(advice), width=3.1 * len(advice), height=5.2)
     for index, (item, ax) in enumerate(zip(advice, axes[0], strict=True)):

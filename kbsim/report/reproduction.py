@@ -88,12 +88,15 @@ class Writeup:
         self.seeds = experiment.seeds
 
     def day(self, scenario: str = LITERAL, delay: float | None = None):
+        """The day parameters of ``scenario`` at edit ``delay`` (None: the day without edits)."""
         return self.params[(scenario, delay)]
 
     def rows(self, scenario: str, delay: float | None) -> pd.DataFrame:
+        """The summary rows of ``scenario`` at edit ``delay``."""
         return match(self.summary, {"scenario": scenario, DELAY: delay})
 
     def estimate(self, selector: MetricSelector, scenario: str = LITERAL, delay: float | None = None) -> Estimate:
+        """The metric ``selector`` picks, in ``scenario`` at ``delay``: its value and interval (NaN if absent)."""
         hit = self.rows(scenario, delay)
         hit = hit[selector.mask(hit)]
         if hit.empty:
@@ -111,14 +114,17 @@ class Writeup:
         return result, float(per_seed["successes"].sum()), float(per_seed["trials"].sum())
 
     def tables(self, name: str, scenario: str = LITERAL, delay: float | None = None) -> pd.DataFrame:
+        """Table ``name``'s rows of ``scenario`` at edit ``delay``."""
         return match(self.experiment.tables[name], {"scenario": scenario, DELAY: delay})
 
 
 def share(result: Estimate) -> str:
+    """A share estimate as a percentage with its 95% interval."""
     return format_estimate(result.value, result.low, result.high, "share")
 
 
 def inside(value: float, result: Estimate) -> bool:
+    """Whether ``value`` lies within the estimate's interval."""
     return bool(result.low <= value <= result.high)
 
 
@@ -147,6 +153,7 @@ VERDICTS = ("reproduced", "differs", "cannot hold as stated", "measured", "not c
 
 
 def pct(value: float, digits: int = 1) -> str:
+    """``value`` as a percentage with ``digits`` decimals."""
     return f"{100 * value:.{digits}f}%"
 
 

@@ -130,6 +130,7 @@ def reference_table(
         columns: column key -> heading, in display order.
         edits: column key -> the summary rows of its days with edits (a ``delay_column``
             per delay), added as one row per metric and delay, then the replay invariant.
+        delay_column: the column of ``edits`` holding the edit delay (seconds).
         survival: column key -> its :func:`kbsim.stats.survival.stale_within` frame at
             :data:`SURVIVAL_AGES_S`, shown after the first two rows.
     """

@@ -265,6 +265,7 @@ class DayClock:
         self._wall_start = time.monotonic()
 
     def __call__(self) -> float:
+        """The simulated time now, in seconds: the wall time since start, sped up, stopped at the last."""
         return min(self.start_s + (time.monotonic() - self._wall_start) * self.speed, LAST_CLOCK_S)
 
 

@@ -186,7 +186,10 @@ def run_day(
             seconds or with a unit, ``{"edit": {"delay_s": "10min"}}``), validated.
         seed: the day's seed (0 to 2**63 - 1).
         trace: also keep the day's event trace (see :func:`simulate_day`).
-        env, store, saves, questions: swap a part of the day (see :func:`simulate_day`).
+        env: the day's environment (see :func:`simulate_day`).
+        store: the day's backend (see :func:`simulate_day`).
+        saves: the source of people's saves (see :func:`simulate_day`).
+        questions: the source of the agent's questions (see :func:`simulate_day`).
 
     Returns:
         ``{"citations": ..., "checks": ..., "detections": ..., "edits": ..., "saves": ...}``,
@@ -225,12 +228,16 @@ def simulate_day(
     """Like :func:`run_day`, also returning the :class:`DayLog` (with the trace if asked).
 
     Args:
+        params: the day, validated.
+        seed: the day's seed (0 to 2**63 - 1).
+        trace: also keep the day's event trace in the log.
         env: a fresh environment of the caller's (e.g. one that counts scheduled
             events for a benchmark).
         store: builds the empty backend the day runs on, from the retention window
             (default: in memory); it is filled with the starting knowledge base.
-        saves, questions: sources of people's activity (default: what ``params``
-            says: the model's synthetic arrivals, or the traces it names, replayed).
+        saves: the source of people's saves (default: what ``params`` says: the model's
+            synthetic arrivals, or the trace it names, replayed).
+        questions: the source of the agent's questions, as ``saves``.
         keep_activity: also keep each save's text and each question's query in the
             log (what :func:`kbsim.sim.export.export_day` writes).
     """

@@ -122,6 +122,7 @@ class DayLog:
     last_check_s: float | None = None
 
     def add_save(self, save: SaveRecord) -> None:
+        """Record a save, and keep people's save times by article for :meth:`people_saves_between`."""
         self.saves.append(save)
         if save.actor == "people":
             self.people_save_times.setdefault(save.article_id, []).append(save.time_s)

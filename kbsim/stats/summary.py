@@ -136,6 +136,7 @@ class MetricSelector:
         at_seconds(self.at)
 
     def mask(self, frame: pd.DataFrame) -> pd.Series:
+        """The rows of a summary or metrics frame this selector picks."""
         mask = (frame["metric"] == self.metric) & (frame["strategy"] == self.strategy) & (
             frame["subset"] == self.subset
         )
@@ -146,6 +147,7 @@ class MetricSelector:
 
     @property
     def label(self) -> str:
+        """The selector as text: ``metric@at[strategy]{subset}``."""
         text = self.metric
         if self.at is not None and self.at != "end":
             text += f"@{self.at}"
@@ -198,6 +200,7 @@ class ContrastSpec:
 
     @property
     def label(self) -> str:
+        """The comparison as text: the selector's label ``vs`` its baseline."""
         against = ", ".join(f"{k}={_show(v)}" for k, v in self.baseline.items())
         return f"{self.selector.label} vs {against}"
 

@@ -55,6 +55,7 @@ def check_texts(values: Any, name: str) -> list[str]:
 
 
 def check_optional_text(value: Any, name: str) -> str | None:
+    """``value`` checked as :func:`check_text`, or None."""
     return None if value is None else check_text(value, name)
 
 
@@ -257,12 +258,14 @@ def next_article_id(count: int, taken) -> str:
 
 
 def article_not_found(kb_id: str, article_id: str) -> ToolError:
+    """The ``not_found`` refusal of an article missing from (or unpublished in) a knowledge base."""
     return ToolError(
         "not_found", f"article_id {echoed(article_id)} not found in knowledge base {echoed(kb_id)}"
     )
 
 
 def kb_not_found(kb_id: str) -> ToolError:
+    """The ``not_found`` refusal of an unknown knowledge base."""
     return ToolError("not_found", f"knowledge_base_id {echoed(kb_id)} not found")
 
 
@@ -286,6 +289,7 @@ def check_replay(key: str, first_digest: str, arguments: dict[str, Any]) -> None
 
 
 def check_new_kb_id(kb_id: Any) -> str:
+    """A new knowledge base's id, checked to be a non-empty string."""
     if not isinstance(kb_id, str) or not kb_id:
         raise ToolError(
             "invalid_argument", f"kb_id must be a non-empty string, got {kb_id!r}"
@@ -294,6 +298,7 @@ def check_new_kb_id(kb_id: Any) -> str:
 
 
 def kb_exists(kb_id: str) -> ToolError:
+    """The refusal to create a knowledge base whose id is taken."""
     return ToolError("invalid_argument", f"knowledge_base_id {kb_id!r} already exists")
 
 
@@ -304,6 +309,7 @@ def check_save_changes(content: str | None, title: str | None) -> None:
 
 
 def version_conflict(arguments: dict[str, Any]) -> ToolError:
+    """The ``version_conflict`` refusal of an edit whose ``expected_version`` is not current."""
     return ToolError(
         "version_conflict",
         f"expected_version {echoed(arguments['expected_version'])} is not the current "
@@ -417,6 +423,7 @@ class Article:
         return twin
 
     def set_version(self, version_us: int) -> None:
+        """Set the article's version (and its ``updated_at``); the cached result sizes no longer hold."""
         self.version_us = version_us
         self.updated_at = format_version(version_us)
         self.hit_json_len = self.read_json_len = None
@@ -439,6 +446,7 @@ class Article:
 
 
 def citation(kb_id: str, article_id: str, updated_at: str) -> dict[str, str]:
+    """The citation a tool result carries: knowledge base, article and version."""
     return {"knowledge_base_id": kb_id, "article_id": article_id, "updated_at": updated_at}
 
 

@@ -34,10 +34,12 @@ class ToolDefinition:
 
     @property
     def required(self) -> frozenset[str]:
+        """The argument names the tool's input schema requires."""
         return frozenset(self.input_schema.get("required", ()))
 
     @property
     def properties(self) -> frozenset[str]:
+        """Every argument name the tool's input schema declares."""
         return frozenset(self.input_schema.get("properties", {}))
 
 

@@ -123,3 +123,33 @@ def test_a_header_from_an_unset_variable_or_a_bad_spec_is_refused(monkeypatch):
         ServerAddress.http("127.0.0.1:1/mcp")
     with pytest.raises(DriveError, match="no such command"):
         ServerAddress.stdio(["kbsim-no-such-command-anywhere"])
+
+
+def test_admin_tools_are_served_only_with_the_flag():
+    """kbsim serve --admin-tools lists and answers publish/unpublish; without it they are neither
+    listed nor answered (refused as any unknown tool)."""
+    unpublish = {"knowledge_base_id": KB, "article_id": "art-000003"}
+    with McpConnection(ServerAddress.stdio(serve_command()), CallRecorder()) as connection:
+        session = connection.session("admin")
+        assert [tool["name"] for tool in session.list_tools()] == [t["name"] for t in tools_document()["tools"]]
+        with pytest.raises(ToolError, match="unknown tool 'unpublish_knowledge_article'"):
+            session.call("unpublish_knowledge_article", unpublish)
+    with McpConnection(ServerAddress.stdio(serve_command("--admin-tools")), CallRecorder()) as connection:
+        session = connection.session("admin")
+        assert [tool["name"] for tool in session.list_tools()][4:] == ["publish_knowledge_article",
+                                                                       "unpublish_knowledge_article"]
+        gone = session.call("unpublish_knowledge_article", unpublish)
+        assert gone["unpublished"] is True and gone["article_id"] == "art-000003"
+        with pytest.raises(ToolError) as missing:
+            session.call("read_knowledge_article", unpublish)
+        assert missing.value.code == "not_found"
+        new = session.call("publish_knowledge_article", {"knowledge_base_id": KB, "title": "A new one",
+                                                         "content": "Its text."})
+        assert session.call("read_knowledge_article", {"knowledge_base_id": KB, "article_id": new["article_id"]})[
+            "updated_at"] == new["updated_at"]
+        with pytest.raises(ToolError) as refused:
+            session.call("publish_knowledge_article", {"knowledge_base_id": "kb-2", "title": "T", "content": "C"})
+        assert refused.value.code == "not_found"
+        with pytest.raises(ToolError) as refused:
+            session.call("publish_knowledge_article", {"knowledge_base_id": KB, "title": 3, "content": "C"})
+        assert refused.value.code == "invalid_argument"

@@ -75,8 +75,9 @@ def main() -> None:
             status = drive_seed(seed, args.speed, out, args.transport)
             print(f"seed {seed}: exit {status} in {time.monotonic() - started:.0f} s wall", flush=True)
         folders.append(str(out))
-    subprocess.check_call([sys.executable, "-m", "kbsim", "drive-report", *folders, "--out", str(args.page)],
-                          cwd=ROOT)
+    command = f"python benchmarks/drive_reference.py --seeds {args.seeds} --speed {args.speed:g}"
+    subprocess.check_call([sys.executable, "-m", "kbsim", "drive-report", *folders, "--out", str(args.page),
+                           "--command", command], cwd=ROOT)
 
 
 if __name__ == "__main__":

@@ -70,6 +70,8 @@ def register(subparsers) -> None:
     )
     report.add_argument("histories", nargs="+", metavar="HISTORY", help="folders kbsim drive wrote")
     report.add_argument("--out", metavar="FILE.md", help="write the page here (default: print it)")
+    report.add_argument("--command", metavar="TEXT",
+                        help="the command the page names as the one that regenerates it (default: this one)")
     report.set_defaults(func=run_report, error_prefix="kbsim drive-report: ")
 
 
@@ -203,7 +205,7 @@ def run_report(args: argparse.Namespace) -> int:
     from kbsim.files import atomic_write_text
 
     table, notes = against_model(args.histories)
-    page = model_page(table, notes, command="kbsim drive-report " + " ".join(args.histories))
+    page = model_page(table, notes, command=args.command or "kbsim drive-report " + " ".join(args.histories))
     if args.out is None:
         sys.stdout.write(page)
     else:

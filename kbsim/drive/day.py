@@ -299,7 +299,7 @@ def _drive(connection, recorder, env, address, params, seed, out, options, start
     saves, questions = activity_sources(day_params, seed)
     on_answer = agent_edits(day, lambda d, answer, delays: labelled(agent_edit(d, answer, delays), client,
                                                                      "agent_edit"))
-    stopped, message = None, None
+    stopped, message, failure = None, None, None
     env.sync()
     started = time.monotonic()
     report["day_start_s"] = recorder.now_s()  # a call's lateness: started_s - (day_start_s + sim_s / speed)
@@ -313,6 +313,8 @@ def _drive(connection, recorder, env, address, params, seed, out, options, start
     except (KeyboardInterrupt, DriveError, ToolError, StalenessMismatch, ReplayError) as exc:
         stopped = _stop_reason(exc)
         message = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else str(exc).splitlines()[0]
+    except Exception as exc:  # noqa: BLE001 - a fault of the driver's own: keep the history, then raise it
+        stopped, message, failure = "error", f"{type(exc).__name__}: {exc}".splitlines()[0], exc
     wall_s = time.monotonic() - started
     recorder.sim_clock = None
     report.update(lateness=env.lateness(), wall_s=wall_s, simulated_s=float(env.now),
@@ -331,6 +333,8 @@ def _drive(connection, recorder, env, address, params, seed, out, options, start
         _write_parquet(out / "model" / f"{name}.parquet", table)
     atomic_write_text(out / "drive.json", json.dumps(report, indent=1, default=str) + "\n")
     write_history(out, meta, calls, {**tables, "lateness": lags})
+    if failure is not None:
+        raise failure
     return DriveResult(out, stopped is None, stopped, message, len(calls), report)
 
 

@@ -57,9 +57,12 @@ def _same_day(out: Path) -> None:
     """The driven day's tables are the model's, table by table (kbsim serve is the model's store)."""
     history = read_history(out)
     assert history.complete and history.meta["stopped_because"] is None
+    _same_tables(history.tables, {name: pd.read_parquet(out / "model" / f"{name}.parquet") for name in DAY_TABLES})
+
+
+def _same_tables(driven_tables, model_tables) -> None:
     for name in DAY_TABLES:
-        model = pd.read_parquet(out / "model" / f"{name}.parquet")
-        driven = history.tables[name]
+        model, driven = model_tables[name], driven_tables[name]
         keep = [c for c in model.columns if c not in ("cited_version", "version", "time_s", "edit_s")]
         if name == "saves":
             keep = ["actor", "kind", "article_id"]
@@ -261,3 +264,21 @@ def test_a_speed_the_server_cannot_keep_up_with_is_refused_with_the_measured_lag
     assert "the server cannot keep up; lower --speed" in err
     history = read_history(out)
     assert history.meta["stopped_because"] == "too_late" and (history.tables["lateness"]["lag_s"] > 0.001).sum() == 4
+
+
+def test_a_server_is_a_store_backend_a_day_is_handed(config):
+    """run_day(params, seed, store=RemoteBackend(address)): the day on its own (unpaced) clock
+    against kbsim serve over stdio gives the in-memory day's tables; a server that does not
+    hold the day's corpus is refused when the day fills its store."""
+    from kbsim.cli.day_config import load_day
+    from kbsim.drive import RemoteBackend, ServerAddress
+    from kbsim.sim.day import run_day
+
+    params = load_day(str(config))
+    with RemoteBackend(ServerAddress.stdio(serve_command(*_serve_args(config, "--admin-tools")))) as backend:
+        driven = run_day(params, SEED, store=backend)
+        assert len(backend.recorder) > 100
+    _same_tables(driven, run_day(params, SEED))
+    with RemoteBackend(ServerAddress.stdio(serve_command(*_serve_args(config)))) as backend:
+        with pytest.raises(DriveError, match="does not hold this corpus"):
+            run_day(params, SEED + 1, store=backend)

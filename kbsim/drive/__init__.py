@@ -16,14 +16,17 @@ from kbsim.drive.client import (
     TransportFailure,
 )
 from kbsim.drive.history import CallRecorder, History, HistoryError, read_history, write_history
+from kbsim.drive.remote import FieldMap, RemoteBackend
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT_S",
     "CallRecorder",
     "DriveError",
+    "FieldMap",
     "History",
     "HistoryError",
     "McpConnection",
+    "RemoteBackend",
     "ServerAddress",
     "ServerError",
     "ToolSession",

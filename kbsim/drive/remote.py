@@ -33,6 +33,7 @@ __all__ = [
     "ADMIN_UNPUBLISH",
     "FieldMap",
     "Ledger",
+    "RemoteBackend",
     "RemoteClient",
     "RemoteStore",
     "TOOLS",
@@ -322,6 +323,8 @@ class RemoteStore:
         self.remote_client: RemoteClient | None = None
         #: saves whose compare-and-swap edit was refused as a conflict and made again
         self.save_conflicts = 0
+        #: articles :meth:`create_knowledge_base` reads to check the server holds the corpus
+        self.sample_articles = 20
 
     # -- the day's seams ------------------------------------------------------------------
 
@@ -331,6 +334,23 @@ class RemoteStore:
         client.grants = frozenset(grants)
         self.remote_client = client
         return client
+
+    def create_knowledge_base(self, kb_id: str, articles: Iterable[tuple[str, str]] = (), *, at: float = 0.0,
+                              article_ids: Iterable[str] | None = None, analyzer=None) -> list[str]:
+        """Check that the server holds ``articles`` as ``kb_id`` (a sample of them read, as
+        :func:`check_corpus` reads it) and return their ids; nothing is written.
+
+        Raises:
+            DriveError: ``kb_id`` is not the driven one, or the sample does not match.
+        """
+        if kb_id != self.kb_id:
+            raise DriveError(f"the day's knowledge base {kb_id!r} is not the driven one ({self.kb_id!r})")
+        titles = [title for title, _ in articles]
+        ids = list(article_ids) if article_ids is not None else [f"art-{i:06d}" for i in range(1, len(titles) + 1)]
+        chosen = sample_ids(tuple(ids), self.sample_articles)
+        by_id = dict(zip(ids, titles, strict=True))
+        check_corpus(self.people, kb_id, {a: by_id[a] for a in chosen}, self.field_map, self.ledger, "the day's corpus")
+        return ids
 
     def current_version(self, kb_id: str, article_id: str) -> str | None:
         """The version the driver last wrote or read (None: unpublished; an article never
@@ -447,3 +467,45 @@ def check_corpus(session: ToolSession, kb_id: str, titles: Mapping[str, str], fi
                              f"on the server, {title[:60]!r} in the corpus: the server does not hold this corpus")
         ledger.seen(article_id, result["updated_at"], result["title"], result["content"])
     return len(titles)
+
+
+class RemoteBackend:
+    """A live server as a store backend: the :data:`~kbsim.store.StoreFactory` a day is handed
+    (``run_day(params, seed, store=RemoteBackend(address))``), run on the day's own clock.
+
+    The server already holds the starting knowledge base: the factory's store checks a sample
+    of it (:meth:`RemoteStore.create_knowledge_base`) instead of filling it. Every call is
+    recorded in :attr:`recorder`. Use as a context manager, or call :meth:`close`.
+    Without a real-time clock the day runs as fast as the server answers.
+    """
+
+    def __init__(self, address, *, kb_id: str = "kb-1", field_map: FieldMap | None = None,
+                 timeout_s: float | None = None, sample_articles: int = 20) -> None:
+        from kbsim.drive.client import DEFAULT_CALL_TIMEOUT_S, McpConnection
+        from kbsim.drive.history import CallRecorder
+
+        self.recorder = CallRecorder()
+        self.connection = McpConnection(address, self.recorder,
+                                        timeout_s=DEFAULT_CALL_TIMEOUT_S if timeout_s is None else timeout_s)
+        self.kb_id = kb_id
+        self.field_map = field_map or FieldMap()
+        self.sample_articles = sample_articles
+
+    def __call__(self, event_retention_s: float | None = None) -> RemoteStore:
+        """A store over the server (the retention window is the server's own, not the day's)."""
+        agent = self.connection.session("agent")
+        admin = check_tools(agent.list_tools())
+        store = RemoteStore(self.connection.session("people"), agent, self.connection.session("truth"),
+                            kb_id=self.kb_id, field_map=self.field_map, ledger=Ledger(), admin=admin)
+        store.sample_articles = self.sample_articles
+        return store
+
+    def __enter__(self) -> RemoteBackend:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection (a stdio server is stopped)."""
+        self.connection.close()

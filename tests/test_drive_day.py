@@ -85,6 +85,8 @@ def test_a_small_day_driven_over_http_with_admin_tools_is_the_model_day(tmp_path
             "check:poll", "agent_edit", "agent_replay", "admin", "truth:sequence"} <= set(calls["actor"])
     assert calls["call_id"].tolist() == list(range(len(calls))) and history.meta["calls"] == len(calls)
     day_calls = calls[calls["actor"] != "probe"]
+    tool_calls = calls[calls["tool"] != "tools/list"]
+    assert (tool_calls["started_s"].diff().dropna() >= 1 / 500 - 1e-4).all()  # --max-calls-per-second 500
     assert day_calls["sim_s"].notna().all() and calls["ok"].sum() >= len(calls) - 10
     assert history.meta["server"]["transport"] == "http" and history.meta["server"]["name"] == "kbsim"
     assert [tool["name"] for tool in history.meta["tools"]][-2:] == ["publish_knowledge_article",
@@ -282,3 +284,21 @@ def test_a_server_is_a_store_backend_a_day_is_handed(config):
     with RemoteBackend(ServerAddress.stdio(serve_command(*_serve_args(config)))) as backend:
         with pytest.raises(DriveError, match="does not hold this corpus"):
             run_day(params, SEED + 1, store=backend)
+
+
+@pytest.mark.parametrize(("option", "message"), [
+    (["--timeout", "0"], "--timeout 0: expected seconds > 0"),
+    (["--speed", "-1"], "--speed -1: expected simulated seconds per wall second"),
+    (["--max-calls-per-second", "0"], "--max-calls-per-second 0: expected a number > 0"),
+    (["--max-lag", "0"], "--max-lag 0: expected seconds > 0"),
+    (["--header-env", "Authorization"], "expected HEADER=ENV_VARIABLE"),
+    (["--url", "127.0.0.1:9"], "expected an http:// or https:// URL"),
+])
+def test_a_bad_option_is_one_line_before_anything_runs(tmp_path, capsys, option, message):
+    argv = ["drive", "--corpus", "synthetic", "--out", str(tmp_path / "day"), "--yes-edit-this-server", *option]
+    if "--url" not in option:
+        argv += ["--url", "http://127.0.0.1:9/mcp"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+    assert not (tmp_path / "day").exists()

@@ -82,6 +82,10 @@ def _options(args: argparse.Namespace):
 
     if not (args.speed > 0 and args.speed <= 100_000):
         raise DriveError(f"--speed {args.speed:g}: expected simulated seconds per wall second, > 0 and at most 100000")
+    if not args.timeout > 0:
+        raise DriveError(f"--timeout {args.timeout:g}: expected seconds > 0")
+    if args.max_calls_per_second is not None and not args.max_calls_per_second > 0:
+        raise DriveError(f"--max-calls-per-second {args.max_calls_per_second:g}: expected a number > 0")
     if not args.max_lag > 0:
         raise DriveError(f"--max-lag {args.max_lag:g}: expected seconds > 0")
     if args.max_late < 0:

@@ -81,6 +81,7 @@ _LAZY = ("load_results", "run_day", "run_experiment", "summarize")
 
 def __getattr__(name: str) -> Any:
     """``kbsim.run_day`` and the other entry points of :data:`_LAZY`, imported on first use."""
+    value: Any
     if name == "run_day":
         from kbsim.sim.day import run_day as value
     elif name == "run_experiment":

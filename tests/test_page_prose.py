@@ -100,6 +100,7 @@ ALLOWED: dict[str, dict[str, str]] = {
         "260 saves a day in sessions of 2.5 on average (80 s apart), 150 questions a day, Zipf 1.0":
             "the example log's generator (kbsim.fit.synthetic.EXAMPLE)",
         "copula at 0.6 between": "the example log's generator (kbsim.fit.synthetic.EXAMPLE)",
+        "about 30 bytes a row": "the columns a log row keeps (kbsim.fit.columnar.EventTable: 8 + 8 + 4 + 1 + 4)",
     },
     "docs/model.md": {
         "85% content only, 10% content and title, 5% unpublish": "the default save mix (DayParams)",

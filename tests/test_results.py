@@ -253,10 +253,9 @@ def test_runs_of_an_older_layout_without_checksums_are_recomputed(done, capsys, 
 def test_the_results_layout_is_computed_from_the_tables_the_metrics_and_the_strategies(monkeypatch):
     """Nothing to bump by hand: a new metric, a metric's new kind, a new column of a day's table
     or a new check strategy each give another layout; a metric's label (not in any file) does not."""
+    import kbsim.runner.results
     import kbsim.sim.tables
     from kbsim.runner.results import results_layout
-    from kbsim.sim.checks import reread_check
-    from kbsim.sim.strategies import Strategy, register_strategy, unregister_strategy
     from kbsim.stats.metrics import METRICS, Metric
 
     layout = results_layout()
@@ -272,11 +271,13 @@ def test_the_results_layout_is_computed_from_the_tables_the_metrics_and_the_stra
     with monkeypatch.context() as patch:
         patch.setitem(kbsim.sim.tables.DERIVED_COLUMNS, "saves", (("toy_s", "float"),))
         assert results_layout() != layout
-    register_strategy(Strategy("toy", "toy re-read", exact=False, check=reread_check))
-    try:
+    with monkeypatch.context() as patch:  # a new default strategy (a day naming others has another run id)
+        patch.setattr(kbsim.runner.results, "DEFAULT_STRATEGIES", (*kbsim.runner.results.DEFAULT_STRATEGIES,
+                                                                       "toy"))
         assert results_layout() != layout
-    finally:
-        unregister_strategy("toy")
+    with monkeypatch.context() as patch:  # the switched days' own tables are not in it (stored runs keep theirs)
+        patch.setitem(kbsim.sim.tables.SWITCHED_TABLES, "toy", kbsim.sim.tables.RECORDS["edits"])
+        assert results_layout() == layout
     assert results_layout() == layout
 
 

@@ -122,7 +122,7 @@ def test_metric_selector_names_what_it_refuses():
     with pytest.raises(ValueError, match="unknown 'stale_share'"):
         MetricSelector("stale_share")
     with pytest.raises(ValueError, match="strategy"):
-        MetricSelector("calls_per_check", strategy="guess")
+        MetricSelector("calls_per_check", strategy="two words")
     with pytest.raises(ValueError, match="'Nh'"):
         MetricSelector("stale_citation_share", at="soon")
     assert MetricSelector("stale_citation_share", at="4h").label == "stale_citation_share@4h"

@@ -102,7 +102,9 @@ def register(subparsers) -> None:
         help="simulate this one seed alone (--config or --trace; --verify's intervals need --seeds 2 or more)",
     )
     verify.add_argument(
-        "--out", default="results", metavar="DIR", help="results go to DIR/advise-<hash>/ (default: results)"
+        "--out", default=None, metavar="DIR",
+        help="results go to DIR/advise-<hash>/ (default: results; with --config or --trace, kbsim's cache folder, "
+             "$XDG_CACHE_HOME/kbsim/advise or ~/.cache/kbsim/advise, named in the output)"
     )
     verify.add_argument("--workers", default=None, metavar="N", help="processes (default: CPU count)")
     verify.add_argument("--yes", action="store_true", help="run a verification above kbsim's size limits")
@@ -160,7 +162,8 @@ def run(args) -> int:
         print("\n".join([day_line, *answer.lines()]), flush=True)
     code = 0
     if args.verify:
-        code, verified = _verify(answer, seeds, args.out, workers, args.yes, as_json=args.json, quiet=args.quiet)
+        code, verified = _verify(answer, seeds, args.out or "results", workers, args.yes, as_json=args.json,
+                                 quiet=args.quiet)
         output["verify"] = verified
     if args.json:
         print(json.dumps(output, indent=2, allow_nan=False))

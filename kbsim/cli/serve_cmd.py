@@ -28,8 +28,8 @@ def register(subparsers) -> None:
     parser.add_argument("--language", metavar="CODE",
                         help="the corpus's language (en, de, hi, fr, es, ja, zh, ...; 'und' for none in "
                              "particular): search with the Unicode analyzer and that language's stop words "
-                             "and stemmer (default: the corpus's own, as the German and Hindi samples "
-                             "declare, else the ascii analyzer)")
+                             "and stemmer; 'auto': each article's language from its script and stop words "
+                             "(default: the corpus's own, as the German and Hindi samples declare, else auto)")
     parser.add_argument("--config", metavar="CONFIG",
                         help="YAML file of day parameters, nested or dotted as in a config's "
                              "params (corpus.articles, saves.count, zipf_s, ...), or an experiment "

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from kbsim.fit.estimates import Fit, fit_log
-from kbsim.fit.logs import build_log, read_events
+from kbsim.fit.logs import RawEvent, build_log, read_events
 from kbsim.params import CorpusParams, DayParams
 from kbsim.store import DAY_START
 
@@ -34,7 +34,9 @@ def replayed_fit(params: dict, scenarios: dict, source: str | None = None) -> Fi
     Raises:
         InputError: a trace that cannot be read, naming the file, line and column.
     """
-    saves, questions, any_questions = [], [], False
+    saves: list[RawEvent] = []
+    questions: list[RawEvent] = []
+    any_questions = False
     n = None
     for body in scenarios.values() or [{}]:
         day = DayParams.model_validate(merged(params, body))

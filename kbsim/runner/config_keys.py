@@ -61,6 +61,7 @@ from kbsim.runner.config import (
 )
 from kbsim.runner.paths import check_leaf, flatten_sweep, get_nested, has_path, model_at, nest_params, unknown
 from kbsim.sim.replay import check_inputs
+from kbsim.sim.strategies import StrategyError, resolve
 from kbsim.store import store_backend
 
 __all__ = ["CONFIG_KEYS", "CONTRAST_KEYS", "KEYS", "Key", "parse_seeds"]
@@ -233,10 +234,20 @@ def _check_params(raw: Any, ctx: Checking) -> dict:
     params = raw or _default("params")
     _check_finite(params, "params", ("params",), ctx)
     try:
-        DayParams.model_validate(params, strict=True)
+        day = DayParams.model_validate(params, strict=True)
     except ValidationError as exc:
         raise validation_error(exc, "params", ctx.origins, ("params",), ctx.source) from None
+    _check_strategies(day, "params", ctx, "params")
     return nested_in_seconds(params)  # canonical: a duration written 10min is held as 600.0
+
+
+def _check_strategies(day: DayParams, where: str, ctx: Checking, *path: str) -> None:
+    """Every strategy the day names resolves here (a word of kbsim's, or an importable path),
+    so a misspelt one is refused before any run, naming the key."""
+    try:
+        resolve(day.checks.strategies)
+    except StrategyError as exc:
+        raise ConfigError(ctx.src(*path, "checks", "strategies"), f"{where}.checks.strategies", str(exc)) from None
 
 
 def _check_seeds(raw: Any, ctx: Checking) -> list[int]:
@@ -256,11 +267,12 @@ def _check_scenarios(raw: Any, ctx: Checking) -> dict:
         _check_finite(overrides, f"scenarios.{scenario}", ("scenarios", scenario), ctx)
     for scenario, overrides in scenarios.items():
         try:
-            DayParams.model_validate(deep_merge(ctx.checked["params"], overrides), strict=True)
+            day = DayParams.model_validate(deep_merge(ctx.checked["params"], overrides), strict=True)
         except ValidationError as exc:
             raise validation_error(
                 exc, f"scenarios.{scenario}", ctx.origins, ("scenarios", scenario), ctx.source
             ) from None
+        _check_strategies(day, f"scenarios.{scenario}", ctx, "scenarios", scenario)
     return {scenario: nested_in_seconds(overrides) for scenario, overrides in scenarios.items()}
 
 
@@ -302,6 +314,16 @@ def _check_sweep(raw: Any, ctx: Checking) -> dict:
     }
 
 
+def _day_strategy_names(ctx: Checking) -> list[str]:
+    """The names of the strategies the config's days run (the base day's and each scenario's)."""
+    names: list[str] = []
+    params = ctx.checked["params"]
+    for overrides in [{}, *ctx.checked["scenarios"].values()]:
+        day = DayParams.model_validate(deep_merge(params, overrides))
+        names += [s.name for s in resolve(day.checks.strategies) if s.name not in names]
+    return names
+
+
 def _check_contrasts(raw: Any, ctx: Checking) -> list[dict]:
     """Each contrast names a metric, a baseline and optionally where it applies, every key and
     value checked against the metrics, scenarios and sweep values the config has."""
@@ -330,6 +352,10 @@ def _check_contrasts(raw: Any, ctx: Checking) -> list[dict]:
         for key in ("metric", "strategy", "subset", "compare"):
             if key in item and not isinstance(item[key], str):
                 raise ConfigError(source, f"{where}.{key}", f"expected text, got {item[key]!r}")
+        named = _day_strategy_names(ctx)
+        if item.get("strategy") and item["strategy"] not in named:
+            raise ConfigError(source, f"{where}.strategy",
+                              f"expected one of the day's strategies ({', '.join(named)}), got {item['strategy']!r}")
         if item.get("compare", "difference") not in ("difference", "ratio"):
             raise ConfigError(
                 source, f"{where}.compare", f"expected 'difference' or 'ratio', got {item['compare']!r}"

@@ -24,7 +24,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,7 +139,7 @@ def run_experiment(
     fresh: bool = False,
     progress: bool = True,
     batch_size: int | None = None,
-    run_day: str = DEFAULT_RUN_DAY,
+    run_day: Callable | str = DEFAULT_RUN_DAY,
     log: Callable[[str], None] | None = None,
     yes: bool = False,
 ) -> ExperimentResult:
@@ -167,7 +167,8 @@ def run_experiment(
         fresh: discard existing results of this experiment instead of resuming.
         progress: show a progress bar (only when stderr is a terminal).
         batch_size: runs per task (default: about four tasks per worker, at most 16 runs).
-        run_day: import path ``"module:function"`` of the day simulation.
+        run_day: the day simulation (default :func:`kbsim.sim.day.run_day`), or its import path
+            ``"module:function"``.
         log: called with one-line status messages (the CLI prints them).
         yes: run an experiment above :mod:`kbsim.runner.limits`' confirmation thresholds.
 
@@ -473,7 +474,7 @@ class _Execution:
     name: str  # one of EXECUTORS
     workers: int
     batch_size: int | None
-    run_day: str
+    run_day: Callable | str
     scheduler: str | None
     log: Callable[[str], None] | None
 
@@ -484,7 +485,7 @@ class _Execution:
         workers: int | None,
         scheduler: str | None,
         batch_size: int | None,
-        run_day: str,
+        run_day: Callable | str,
         log: Callable[[str], None] | None,
     ) -> _Execution:
         if scheduler and executor == "local":
@@ -596,7 +597,7 @@ def _summarize(
         point_of[run.run_id] = seen.setdefault(key, len(seen))
     rows: list[tuple] = []
     for run in runs:
-        metric_rows = computed.get(run.run_id)
+        metric_rows: Iterable[tuple] | None = computed.get(run.run_id)
         if metric_rows is None and run.run_id in done:
             path = results.run_dir(run.run_id) / "metrics.parquet"
             table = read_parquet_bytes(path.read_bytes(), columns=list(COLUMNS))

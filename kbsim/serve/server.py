@@ -35,6 +35,7 @@ from typing import Any
 
 from kbsim.errors import UsageError, first_problem
 from kbsim.inputs import InputError
+from kbsim.inputs.resolve import unsearchable_warnings
 from kbsim.params import DayParams
 from kbsim.serve.admin import ADMIN_TOOLS, admin_call, admin_tool_list
 from kbsim.sim.activity import repeating_saves
@@ -191,7 +192,10 @@ def build_store(params: DayParams, seed: int, db: str | Path | None = None,
         articles = list(starting.articles())
         log.info("filling %s with %d articles (seed %d, analyzer %s)%s", kb_id, len(articles), seed,
                  starting.analyzer.name, f" in {db}" if db is not None else "")
-        own = {} if starting.source_ids is None else {"article_ids": starting.source_ids}
+        if starting.loaded is not None:  # as kbsim corpus check warns
+            for warning in unsearchable_warnings(starting.loaded, starting.analyzer):
+                log.warning("the corpus %s: %s", params.corpus.source, warning)
+        own: dict[str, Any] = {} if starting.source_ids is None else {"article_ids": starting.source_ids}
         if not starting.analyzer.is_default:
             own["analyzer"] = starting.analyzer
         try:

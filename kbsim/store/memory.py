@@ -584,7 +584,7 @@ class MemoryStore:
         ``tool_read`` and ``result_size`` call by call, is what the tests hold it to.
         """
         articles = self._kb(kb_id).articles
-        answers = []
+        answers: list[tuple[str | None, int]] = []
         for article_id in check_texts(article_ids, "article_ids"):
             article = articles.get(article_id)
             if article is None or not article.published:

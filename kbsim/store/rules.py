@@ -29,7 +29,7 @@ import numbers
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from kbsim.store.errors import ToolError, cut_short, echoed, shown
 from kbsim.store.schema import tool_definitions
@@ -228,9 +228,15 @@ def article_id_problem(article_id: Any) -> str | None:
     return None
 
 
+def nfc(text: str) -> str:
+    """``text`` in Unicode's composed form (NFC): how ids and queries are kept and looked
+    up, so that an id sent decomposed (as macOS writes file names) finds its article."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
 def check_article_ids(article_ids: Any, count: int) -> list[str]:
-    """The ids a fill gives its ``count`` articles: one each, distinct, each one an id the
-    tools can carry (:func:`article_id_problem`)."""
+    """The ids a fill gives its ``count`` articles: one each, distinct (as NFC, :func:`nfc`,
+    the form they are kept in), each one an id the tools can carry (:func:`article_id_problem`)."""
     if isinstance(article_ids, (str, bytes)) or not isinstance(article_ids, Iterable):
         raise ToolError("invalid_argument", f"article_ids must be a list of strings, got {shown(article_ids)}")
     ids = list(article_ids)
@@ -241,6 +247,7 @@ def check_article_ids(article_ids: Any, count: int) -> list[str]:
         problem = article_id_problem(article_id)
         if problem is not None:
             raise ToolError("invalid_argument", f"article_ids[{i}]: {problem}")
+        article_id = ids[i] = nfc(article_id)
         if article_id in seen:
             raise ToolError("invalid_argument", f"article_ids[{i}]: {article_id!r} is given twice")
         seen.add(article_id)
@@ -363,7 +370,31 @@ _READ_FRAME = len('{"article_id":,"title":,"content":,"updated_at":,"citation":'
 _ERROR_FRAME = len('{"error":{"code":,"message":}}')
 
 
-def hit_json_size(kb_id: str, article: Article) -> int:
+class SizedArticle(Protocol):
+    """What the JSON sizes read of an article: an :class:`Article`, or one with its content left out."""
+
+    @property
+    def article_id(self) -> str:
+        """The article's id."""
+        ...
+
+    @property
+    def title(self) -> str:
+        """The article's title."""
+        ...
+
+    @property
+    def content(self) -> str:
+        """The article's content (empty when left out)."""
+        ...
+
+    @property
+    def updated_at(self) -> str:
+        """The version's RFC 3339 time."""
+        ...
+
+
+def hit_json_size(kb_id: str, article: SizedArticle) -> int:
     """``json_size(search_hit(kb_id, article))``, summed from the sizes of its strings.
 
     Why it exists: every new version of an article is sized once as a hit and once as a
@@ -376,7 +407,7 @@ def hit_json_size(kb_id: str, article: Article) -> int:
             + json_text_size(article.content[:SNIPPET_CHARS]))
 
 
-def read_json_size(kb_id: str, article: Article) -> int:
+def read_json_size(kb_id: str, article: SizedArticle) -> int:
     """``json_size(read_result(kb_id, article))``, summed as :func:`hit_json_size` is."""
     ids = json_text_size(article.article_id) + json_text_size(article.updated_at)
     return (_READ_FRAME + 2 * ids + json_text_size(kb_id) + json_text_size(article.title)

@@ -229,7 +229,7 @@ class SQLiteStore:
             raise ValueError(
                 f"synchronous must be one of {', '.join(_SYNCHRONOUS)}, got {synchronous!r}"
             )
-        self.path = os.fspath(path)
+        self.path: str = os.fspath(path)
         if not self.path:
             raise ValueError("path must be a file path or ':memory:', got ''")
         if not fts5_available():
@@ -238,24 +238,24 @@ class SQLiteStore:
                 "without FTS5, which SQLiteStore needs for search; use a Python whose sqlite3 "
                 "has FTS5 (the python.org and most Linux builds do) or MemoryStore"
             )
-        self.event_retention_s = event_retention_s
-        self.event_retention_us = (
+        self.event_retention_s: float | None = event_retention_s
+        self.event_retention_us: int | None = (
             None if event_retention_s is None else seconds_to_us(event_retention_s)
         )
-        self.busy_timeout_s = float(busy_timeout_s)
-        self.synchronous = str(synchronous).upper()
-        self.shared_clock = bool(shared_clock)
-        self._in_memory = self.path == ":memory:"
-        self._pid = os.getpid()
-        self._local = threading.local()
+        self.busy_timeout_s: float = float(busy_timeout_s)
+        self.synchronous: str = str(synchronous).upper()
+        self.shared_clock: bool = bool(shared_clock)
+        self._in_memory: bool = self.path == ":memory:"
+        self._pid: int = os.getpid()
+        self._local: threading.local = threading.local()
         self._connections: list[sqlite3.Connection] = []
-        self._connections_lock = threading.Lock()
+        self._connections_lock: threading.Lock = threading.Lock()
         # An in-memory database lives in one connection, shared behind this lock.
-        self._shared_lock = threading.RLock() if self._in_memory else None
+        self._shared_lock: threading.RLock | None = threading.RLock() if self._in_memory else None
         self._kb_rowids: dict[str, int] = {}
         # kb_rowid -> its analyzer (recorded when the knowledge base was made; never changes)
         self._analyzers: dict[int, Analyzer] = {}
-        self._closed = False
+        self._closed: bool = False
         if not self._in_memory:
             check_existing_file(self.path, self.busy_timeout_s)
         self._initialise()
@@ -697,14 +697,21 @@ class SQLiteStore:
     def _rank(
         self, conn: sqlite3.Connection, kb_rowid: int, query: str, limit: int
     ) -> list[bytes]:
-        """The ``limit`` best article ids for ``query``, best first, ties by id."""
-        terms = dict.fromkeys(self._analyzer(conn, kb_rowid).tokenize(query))
+        """The ``limit`` best article ids for ``query``, best first, ties by id (a query's
+        compound words split against the index's terms, where the analyzer splits them)."""
+        analyzer = self._analyzer(conn, kb_rowid)
+        fts = f"fts_{kb_rowid}"
+        if analyzer.splits_compounds:
+            has = f"SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT 1"
+            terms = dict.fromkeys(analyzer.query_terms(
+                query, lambda term: conn.execute(has, (f'"{term}"',)).fetchone() is not None))
+        else:
+            terms = dict.fromkeys(analyzer.tokenize(query))
         if not terms:
             return []
         n_docs = conn.execute(
             "SELECT published FROM knowledge_bases WHERE kb_rowid = ?", (kb_rowid,)
         ).fetchone()[0]
-        fts = f"fts_{kb_rowid}"
         lookup = (
             f"SELECT a.article_id, bm25({fts}) FROM {fts} "
             f"JOIN articles AS a ON a.article_rowid = {fts}.rowid WHERE {fts} MATCH ?"

@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     from kbsim.extras import require
     from kbsim.params import DayParams
     from kbsim.serve.server import served_corpus
-    from kbsim.sim.day import simulate_day
+    from kbsim.sim.day import prepared, simulate_day
     from kbsim.sim.world import starting_knowledge_base
 
     require("serve", "mcp", "kbsim drive")
@@ -168,8 +168,8 @@ def run(args: argparse.Namespace) -> int:
         raise DriveError(f"--out {out}: exists and is not an empty folder; give a new folder")
     params = DayParams() if args.config is None else load_day(args.config)
     params = served_corpus(params, args.corpus, args.language)
-    params = params.sized_to(len(starting_knowledge_base(params.corpus, args.seed).article_ids))
-    tables, _ = simulate_day(params, args.seed)
+    params = prepared(params, starting_knowledge_base(params.corpus, args.seed))
+    tables, _ = simulate_day(params, args.seed, checked=True)
     print(f"kbsim drive: {address.shown()} ({address.transport}), knowledge base {args.kb_id}, seed {args.seed}, "
           f"--speed {options.speed:g}", file=sys.stderr)
     for line in _plan_lines(day_plan(params, tables, options.speed)):

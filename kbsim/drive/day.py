@@ -32,7 +32,7 @@ from kbsim.drive.remote import sample_ids as corpus_sample
 from kbsim.files import atomic_write_bytes, atomic_write_text
 from kbsim.params import DayParams
 from kbsim.sim.checks import StalenessMismatch
-from kbsim.sim.day import agent_edits, open_day, simulate_day
+from kbsim.sim.day import agent_edits, open_day, prepared, simulate_day
 from kbsim.sim.processes import ReplayError, agent_edit, asker, checker, editor
 from kbsim.sim.records import DayLog
 from kbsim.sim.replay import activity_sources
@@ -254,7 +254,7 @@ def drive_day(address: ServerAddress, params: DayParams, seed: int, out: str | P
     """
     out = Path(out)
     starting = starting_knowledge_base(params.corpus, seed)
-    params = params.sized_to(len(starting.article_ids))
+    params = prepared(params, starting)
     if params.uses_design_switches:
         raise DriveError("kbsim drive runs the default day: turn off the design switches "
                          "(edit.compare_and_swap, transport.loss_rate, agents.count, ...)")

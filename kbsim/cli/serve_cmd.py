@@ -44,6 +44,10 @@ def register(subparsers) -> None:
     parser.add_argument("--grant", action="append", metavar="KB_ID",
                         help="a knowledge base id the agent may use (repeatable; "
                              "default: the served one)")
+    parser.add_argument("--admin-tools", action="store_true",
+                        help="also serve two admin tools, publish_knowledge_article and "
+                             "unpublish_knowledge_article (off by default, never listed otherwise): "
+                             "what kbsim drive needs to run people's unpublishes against this server")
     parser.add_argument("--live", action="store_true",
                         help="people keep saving articles while serving (accelerated time)")
     parser.add_argument("--speed", type=float, default=DEFAULT_SPEED,
@@ -117,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         serve(params, seed=args.seed, db=args.db, kb_id=args.kb_id, grants=args.grant,
               live=args.live, speed=args.speed, busy_timeout_s=busy_timeout_s,
               corpus_given=args.corpus is not None or args.language is not None,
-              transport=transport)
+              admin_tools=args.admin_tools, transport=transport)
     except KeyboardInterrupt:
         return 130
     return 0

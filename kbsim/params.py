@@ -34,10 +34,13 @@ DEFAULT_STORE_BACKEND = "memory"
 #: particular): each turns on the Unicode analyzer, with that language's stop words and
 #: Snowball stemmer where kbsim has them (kbsim.store.analyzer; docs/model.md).
 CORPUS_LANGUAGES = (
-    "ar", "ca", "cs", "da", "de", "el", "en", "eo", "es", "et", "eu", "fa", "fi", "fr", "ga", "he", "hi",
+    "ar", "az", "ca", "cs", "da", "de", "el", "en", "eo", "es", "et", "eu", "fa", "fi", "fr", "ga", "he", "hi",
     "hu", "hy", "id", "it", "ja", "km", "ko", "lo", "lt", "my", "ne", "nl", "no", "pl", "pt", "ro", "ru",
     "sr", "st", "sv", "ta", "th", "tr", "uk", "und", "vi", "yi", "zh",
 )
+#: ``corpus.language`` for a corpus whose articles' languages its text tells
+#: (kbsim.store.analyzer.auto_analyzer): each script's language, Latin by its stop words.
+AUTO_LANGUAGE = "auto"
 #: The reference day's saves and questions per article (300 and 120 for 400 articles): a day
 #: on a corpus from files has these per article unless its counts are given.
 SAVES_PER_ARTICLE = 0.75
@@ -99,6 +102,8 @@ class CorpusParams(_Frozen):
         None,
         description="a corpus from files: its language (en, de, hi, fr, es, ja, zh, ...; 'und' for none in "
         "particular), which turns on the Unicode analyzer with that language's stop words and stemmer; "
+        "'auto': each article's language from its script and stop words (one language's analyzer, or one "
+        "per script and language for a mixed corpus; English unstemmed, as the default); "
         "None: the corpus's own (the German and Hindi samples declare theirs), else none",
     )
     analyzer: Literal["ascii", "unicode"] | None = Field(
@@ -138,9 +143,9 @@ class CorpusParams(_Frozen):
                 "(source), not to the synthetic corpus; "
                 "remove them"
             )
-        if self.language is not None and self.language not in CORPUS_LANGUAGES:
+        if self.language is not None and self.language not in (*CORPUS_LANGUAGES, AUTO_LANGUAGE):
             raise ValueError(f"language {self.language!r} is not one kbsim knows; expected one of "
-                             f"{', '.join(CORPUS_LANGUAGES)}")
+                             f"{', '.join(CORPUS_LANGUAGES)}, or {AUTO_LANGUAGE!r}")
         if self.analyzer == "ascii" and self.language is not None:
             raise ValueError(f"the ascii analyzer has no language (language {self.language!r}); use "
                              "analyzer: unicode, or leave the analyzer out")
@@ -230,12 +235,33 @@ class QuestionParams(_Frozen):
 MAX_TITLE_SEARCH_LIMIT = 20
 
 
+def _tuple(value: Any) -> Any:
+    """A list (as YAML and JSON write one) as a tuple, for a frozen field; anything else as it is."""
+    return tuple(value) if isinstance(value, list) else value
+
+
+#: A strategy's name: a word (a module of kbsim.sim.strategies) or an import path
+#: ``package.module:attribute`` of a Strategy of one's own.
+STRATEGY_NAME = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*(:[A-Za-z_][A-Za-z0-9_]*)?$"
+
+
 class CheckParams(_Frozen):
     """The agent re-checking every citation it has given."""
+
+    _OMITTED_WHEN_NONE = ("strategies",)
 
     interval_s: Seconds = Field(3600.0, gt=0, description="time between checks")
     poll_page_size: int = Field(100, ge=1, le=100)
     title_search_limit: int = Field(10, ge=1, le=MAX_TITLE_SEARCH_LIMIT)
+    strategies: Annotated[tuple[Annotated[str, Field(pattern=STRATEGY_NAME)], ...], BeforeValidator(_tuple)] | None = (
+        Field(
+            None,
+            min_length=1,
+            description="the check strategies run at every check, in this order: the names of built-in ones "
+            "(modules of kbsim.sim.strategies) or import paths of your own (mypkg.mod:my_strategy, importable "
+            "where the day runs); None: the study's three (kbsim.sim.strategies.DEFAULT)",
+        )
+    )
 
 
 class EditParams(_Frozen):
@@ -326,7 +352,7 @@ class EventParams(_Frozen):
 
 
 class AgentParams(_Frozen):
-    """How many agents share the knowledge base with the people (kbsim.sim.agents)."""
+    """How many agents share the knowledge base with the people (kbsim.sim.world.Agents)."""
 
     count: int = Field(
         1, ge=1, le=50,
@@ -403,8 +429,9 @@ class DayParams(_Frozen):
 
     @property
     def uses_design_switches(self) -> bool:
-        """Whether any of issue 27's switches is away from today's behaviour (then the day
-        opens :class:`kbsim.sim.agents.Agents` and writes its extra tables)."""
+        """Whether any of issue 27's switches is away from today's behaviour (then the day's
+        agents act behind their wires, :class:`kbsim.sim.world.Agents`, and it writes the
+        extra tables of :data:`kbsim.sim.tables.SWITCHED_TABLES`)."""
         edit = self.edit
         return not (edit.compare_and_swap and edit.idempotency_key and self.transport.loss_rate == 0
                     and self.citation.carries_version and self.events.log_unpublish and self.agents.count == 1)

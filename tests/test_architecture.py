@@ -48,6 +48,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kbsim.runner",),
     ("kbsim.report",),
     ("kbsim.serve",),
+    ("kbsim.drive",),
     ("kbsim.cli",),
     ("kbsim", "kbsim.__main__"),
 )
@@ -386,6 +387,34 @@ def test_no_module_imports_from_a_higher_layer_beyond_the_known_ones(edges):
 
     problem = compare(layer_violations(edges), KNOWN_LAYER_VIOLATIONS, "imports from a higher layer", describe)
     assert problem is None, problem
+
+
+def data_path(edges: Graph, start: str, goal: str) -> list[str] | None:
+    """The shortest chain of imports from ``start`` to ``goal`` (breadth first), or None."""
+    previous: dict[str, str | None] = {start: None}
+    queue = deque([start])
+    while queue:
+        here = queue.popleft()
+        if here == goal:
+            chain = [here]
+            while previous[chain[-1]] is not None:
+                chain.append(previous[chain[-1]])  # type: ignore[arg-type]
+            return chain[::-1]
+        for there in sorted(edges.get(here, {})):
+            if there not in previous:
+                previous[there] = here
+                queue.append(there)
+    return None
+
+
+def test_the_experiment_reaches_the_day_by_import_not_by_a_string(edges):
+    """The main data path, experiment (the runner) -> sim.day, is in the graph: the worker
+    imports the day it runs, no ``"kbsim.sim:run_day"`` string that hides it from this test."""
+    assert "kbsim.sim.day" in edges["kbsim.runner.worker"], edges["kbsim.runner.worker"]
+    path = data_path(edges, "kbsim.runner.run", "kbsim.sim.day")
+    assert path == ["kbsim.runner.run", "kbsim.runner.worker", "kbsim.sim.day"], path
+    source = (PACKAGE / "runner" / "worker.py").read_text(encoding="utf-8")
+    assert "kbsim.sim:run_day" not in source
 
 
 IMPORT_FIRST = "import importlib, sys; importlib.import_module(sys.argv[1])"

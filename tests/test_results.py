@@ -18,7 +18,7 @@ import kbsim.runner.executors
 import kbsim.runner.run
 from kbsim.cli import main
 from kbsim.runner.load import load_config
-from kbsim.runner.run import load_results, run_experiment
+from kbsim.runner.run import RunsFailedError, load_results, run_experiment
 
 
 def write_config(directory: Path, text: str = TINY_SWEEP, name: str = "tiny") -> Path:
@@ -253,10 +253,9 @@ def test_runs_of_an_older_layout_without_checksums_are_recomputed(done, capsys, 
 def test_the_results_layout_is_computed_from_the_tables_the_metrics_and_the_strategies(monkeypatch):
     """Nothing to bump by hand: a new metric, a metric's new kind, a new column of a day's table
     or a new check strategy each give another layout; a metric's label (not in any file) does not."""
+    import kbsim.runner.results
     import kbsim.sim.tables
     from kbsim.runner.results import results_layout
-    from kbsim.sim.checks import reread_check
-    from kbsim.sim.strategies import Strategy, register_strategy, unregister_strategy
     from kbsim.stats.metrics import METRICS, Metric
 
     layout = results_layout()
@@ -272,11 +271,13 @@ def test_the_results_layout_is_computed_from_the_tables_the_metrics_and_the_stra
     with monkeypatch.context() as patch:
         patch.setitem(kbsim.sim.tables.DERIVED_COLUMNS, "saves", (("toy_s", "float"),))
         assert results_layout() != layout
-    register_strategy(Strategy("toy", "toy re-read", exact=False, check=reread_check))
-    try:
+    with monkeypatch.context() as patch:  # a new default strategy (a day naming others has another run id)
+        patch.setattr(kbsim.runner.results, "DEFAULT_STRATEGIES", (*kbsim.runner.results.DEFAULT_STRATEGIES,
+                                                                       "toy"))
         assert results_layout() != layout
-    finally:
-        unregister_strategy("toy")
+    with monkeypatch.context() as patch:  # the switched days' own tables are not in it (stored runs keep theirs)
+        patch.setitem(kbsim.sim.tables.SWITCHED_TABLES, "toy", kbsim.sim.tables.RECORDS["edits"])
+        assert results_layout() == layout
     assert results_layout() == layout
 
 
@@ -378,8 +379,8 @@ def test_the_summary_covers_only_the_configs_runs_when_runs_failed(tmp_path, in_
     out = tmp_path / "out"
     run_experiment(config, out, progress=False)
     failing = f"{__name__}:failing_day"
-    result = run_experiment(load_config(config, ["saves.count=31"]), out, progress=False, run_day=failing)
-    assert len(result.failures) == 8 and result.summary.empty
+    with pytest.raises(RunsFailedError, match=r"all 8 runs failed; the first, .* raised RuntimeError: no day today"):
+        run_experiment(load_config(config, ["saves.count=31"]), out, progress=False, run_day=failing)
     assert not (out / "tiny" / "summary.csv").exists()
 
 

@@ -35,7 +35,7 @@ from kbsim.model import advise
 from kbsim.model.advise import Target, format_share
 from kbsim.report.pages import KEPT_MARKER
 from kbsim.runner.simulated_advice import simulate_advice
-from kbsim.sim.strategies import get_strategy
+from kbsim.sim.strategies import strategy_named
 from kbsim.units import format_duration
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,7 +123,7 @@ def section(results: list[dict], seeds: int) -> list[str]:
         a, s = r["answer"], r["simulated"]
         model_choice = a.choice.describe()
         sim_choice = "nothing meets it" if s.choice is None else (
-            f"{get_strategy(s.choice['strategy']).label} every {format_duration(s.choice['interval_s'])}")
+            f"{strategy_named(s.choice['strategy']).label} every {format_duration(s.choice['interval_s'])}")
         answers.append(f"model: {model_choice}; simulated: {sim_choice}")
         delays.append(f"model: {format_duration(a.edit.delay_s)}; simulated: {format_duration(s.edit_delay_s)} "
                       f"[{format_duration(s.edit_delay_low_s)}, {format_duration(s.edit_delay_high_s)}]")

@@ -24,8 +24,12 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kbsim.cli.advise_options import share_option, target_and_options
+
+if TYPE_CHECKING:
+    from kbsim.fit import Fit
 
 #: Simulated days per day of a replayed log, and of a synthetic day, when --seeds is not given.
 LOG_SEEDS = 1
@@ -91,7 +95,7 @@ def _articles(args) -> int:
     return int(text)
 
 
-def _fitted_config(args, out: str) -> tuple[Path, object]:
+def _fitted_config(args, out: str) -> tuple[Path, Fit]:
     """Fit ``--trace``'s logs and write their config under ``out``; returns its path and the fit."""
     from kbsim.cli.fit_cmd import read_and_fit
     from kbsim.fit.fitted_config import write_config
@@ -181,11 +185,15 @@ def run(args: argparse.Namespace) -> int:
               + (f", {len(scenarios)} days of a log replayed" if replayed else "") + ".")
         print("Predicted by the analytic model (kbsim.model.analytic):", flush=True)
         print("\n".join(answer.lines()), flush=True)
-    simulate = bool(gaps) or args.verify
+    simulate = bool(gaps) or bool(answer.unmodelled) or args.verify
     if gaps and not args.json:
         print("\nThe analytic model does not hold for this day:")
         print("\n".join(f"  - {gap}" for gap in gaps))
         print("so the answer is found again by simulating the day.", flush=True)
+    if answer.unmodelled and not args.json:
+        names = ", ".join(strategy.label for strategy in answer.unmodelled)
+        print(f"\nThe analytic model has no cost for {names}, so the answer is found again by simulating "
+              "the day with every strategy.", flush=True)
     if not simulate:
         if args.json:
             print(json.dumps(output, indent=2, allow_nan=False))

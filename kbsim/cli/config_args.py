@@ -73,6 +73,7 @@ def config_from_args(args: argparse.Namespace) -> ExperimentConfig:
         ConfigError: a bad config, override or ``--seeds``, naming it.
     """
     exclusive_seeds(args)
+    seeds: list[int] | str | None
     if getattr(args, "seed", None) is not None:
         seeds, flag = [one_seed(args.seed)], "--seed"
     else:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -271,7 +272,7 @@ class Fit:
     def to_dict(self) -> dict:
         """The fit as plain JSON-able values (``kbsim fit --json``)."""
         log = self.log
-        out = {
+        out: dict[str, Any] = {
             "log": {
                 "saves": log.origin.get("saves"), "questions": log.origin.get("questions") or None,
                 "days": log.days, "dates": [d.isoformat() for d in log.dates], "timezone": log.timezone,

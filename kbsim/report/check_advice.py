@@ -19,6 +19,9 @@ import pandas as pd
 from kbsim.model import advise as model_advise
 from kbsim.params import DayParams
 from kbsim.report.experiments import Experiment
+from kbsim.sim.strategies.poll import STRATEGY as POLL
+from kbsim.sim.strategies.reread import STRATEGY as REREAD
+from kbsim.sim.strategies.title import STRATEGY as TITLE
 from kbsim.units import format_bytes, format_duration
 
 #: The experiment of the check-policy paragraph.
@@ -85,7 +88,7 @@ def check_policy_paragraph(experiment: Experiment) -> list[str]:
     calls = summary[summary["metric"] == "calls_per_hour"].pivot_table(
         index=["saves.count", "checks.interval_s"], columns="strategy", values="value"
     )
-    ratio = calls["reread"] / calls["poll"]
+    ratio = calls[REREAD.name] / calls[POLL.name]
     saves = sorted(int(s) for s in calls.index.get_level_values(0).unique())
     low, high = saves[0], saves[-1]
     intervals = sorted(calls.index.get_level_values(1).unique())
@@ -96,7 +99,7 @@ def check_policy_paragraph(experiment: Experiment) -> list[str]:
     shown = [format_duration(s, "page") for s in RATIO_INTERVALS_S]
     first, middle, last = at(low)
     others = ", ".join(f"{r:.2g}" for r in at(high))
-    title = summary[(summary["metric"] == "detected_share") & (summary["strategy"] == "title")]
+    title = summary[(summary["metric"] == "detected_share") & (summary["strategy"] == TITLE.name)]
     missed = {count: 1.0 - float(title[title["saves.count"] == count]["value"].mean()) for count in saves}
     return [
         "Checking more often finds a stale citation sooner and costs more. Across check intervals from "

@@ -21,7 +21,9 @@ import numpy as np
 import pandas as pd
 
 from kbsim.report import frames
+from kbsim.runner.config import ExperimentConfig
 from kbsim.runner.shipped import SHIPPED_DIR
+from kbsim.sim.strategies import Strategy, default_strategies, resolve
 from kbsim.stats import summarize
 
 QUICK_SEEDS = 3
@@ -41,7 +43,7 @@ class Experiment:
     """One experiment's config and results: tables, per-run metrics, summary, params per point."""
 
     name: str
-    config: object  # kbsim.runner.config.ExperimentConfig
+    config: ExperimentConfig
     tables: Mapping[str, pd.DataFrame]  # a kbsim.runner.results.ResultTables: read on first use
     points: pd.DataFrame  # scenario, swept keys, params (DayParams), derived columns
     per_run: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -57,6 +59,15 @@ class Experiment:
     def seeds(self) -> int:
         """How many seeds each point runs."""
         return len(self.config.seeds)
+
+    @property
+    def strategies(self) -> tuple[Strategy, ...]:
+        """The check strategies its days ran (``checks.strategies`` of every point), in order."""
+        found: dict[str, Strategy] = {}
+        for params in self.points["params"] if "params" in self.points else ():
+            for strategy in resolve(params.checks.strategies):
+                found.setdefault(strategy.name, strategy)
+        return tuple(found.values()) or default_strategies()
 
     def runs_per_point(self) -> str:
         """The runs behind each point of the experiment's figures, from its config:
@@ -134,7 +145,6 @@ def load_experiment(
     results (runs are stored by parameters and seed); ``fresh`` discards them first.
     ``progress`` shows the runner's bar (on a terminal); ``log`` takes its status lines.
     """
-    from kbsim.runner.results import ResultTables
     from kbsim.runner.run import run_experiment
 
     config = experiment_config(name, experiments_dir, quick)
@@ -145,14 +155,22 @@ def load_experiment(
             raise RuntimeError(
                 f"experiment {name!r}: {len(result.failures)} runs failed; see {result.directory}/errors"
             )
+    return experiment_of(config, root / config.name, name=name, quick=quick)
+
+
+def experiment_of(config, directory: str | Path, *, name: str | None = None, quick: bool = False) -> Experiment:
+    """The :class:`Experiment` of ``config`` whose runs are done in ``directory`` (the results
+    folder of the experiment itself): its tables, read on first use, per-run metrics and summary."""
+    from kbsim.runner.results import ResultTables
+
     # each table is read when a figure, page or notebook first asks for it
-    tables = ResultTables(root / config.name, keep=(*frames.TABLE_NAMES, "runs", "timings"))
+    tables = ResultTables(Path(directory), keep=(*frames.TABLE_NAMES, "runs", "timings"))
     points = _points(config)
     by = ["scenario", *config.swept]
     per_run = tables["metrics"]
     summary = _annotate(summarize(per_run, by), points, by)
     per_run = _annotate(per_run, points, by)
-    return Experiment(name, config, tables, points, per_run, summary, name_is_quick=quick)
+    return Experiment(name or config.name, config, tables, points, per_run, summary, name_is_quick=quick)
 
 
 def _annotate(frame: pd.DataFrame, points: pd.DataFrame, by: list[str]) -> pd.DataFrame:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from kbsim.report.experiments import Experiment, match, role, staleness_days
-from kbsim.sim.strategies import strategy_names
+from kbsim.sim.strategies import default_strategies
 from kbsim.stats.intervals import no_interval
 from kbsim.stats.metrics import METRICS
 from kbsim.stats.summary import MetricSelector, underpowered
@@ -46,12 +46,10 @@ REFERENCE_ROWS = (
     _row("title_recall", "... of citations gone (unpublished)", subset="gone"),
     _row("title_recall", "... of citations retitled", subset="retitled"),
     _row("title_recall", "... of citations changed in content only", subset="content"),
-    _row("calls_per_check", "Calls per check: title", "count", strategy="title"),
-    _row("calls_per_check", "Calls per check: re-read", "count", strategy="reread"),
-    _row("calls_per_check", "Calls per check: poll", "count", strategy="poll"),
-    _row("bytes_per_check", "Result size per check: title", "bytes", strategy="title"),
-    _row("bytes_per_check", "Result size per check: re-read", "bytes", strategy="reread"),
-    _row("bytes_per_check", "Result size per check: poll", "bytes", strategy="poll"),
+    *(_row("calls_per_check", f"Calls per check: {s.short_label}", "count", strategy=s.name)
+      for s in default_strategies()),
+    *(_row("bytes_per_check", f"Result size per check: {s.short_label}", "bytes", strategy=s.name)
+      for s in default_strategies()),
 )
 #: The reference study's rows for the days with edits, one per delay.
 EDIT_ROWS = (
@@ -192,10 +190,12 @@ def reference_results(exps: Mapping[str, Experiment]) -> pd.DataFrame:
 
 # -- the terminal -----------------------------------------------------------------------------
 
-def headline_rows() -> tuple[Row, ...]:
-    """The rows ``kbsim run`` prints, by their readable names, each registered strategy's
-    cost among them; every metric, per hour too, is in summary.csv."""
-    names = strategy_names()
+def headline_rows(strategies: list[str] | None = None) -> tuple[Row, ...]:
+    """The rows ``kbsim run`` prints, by their readable names, each strategy's cost among
+    them (the default ones, then any other of ``strategies``, a summary's); every metric,
+    per hour too, is in summary.csv."""
+    names = [strategy.name for strategy in default_strategies()]
+    names += [name for name in strategies or () if name and name not in names]
     return (
         _row("stale_citation_share", "stale_citation_share@end"),
         _row("stale_answer_share", "stale_answer_share@end"),
@@ -223,14 +223,12 @@ def _label(value) -> str:
     return str(value)
 
 
-def format_summary(summary: pd.DataFrame, keys: list[str], max_columns: int = 10) -> str:
-    """The headline rows as text: a metric per row, a point (``keys``) per column.
-
-    Falls back to long form when there are more than ``max_columns`` points.
-    """
+def summary_cells(summary: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """The headline rows as cells (``value [low, high]``), a metric per row, a point (``keys``)
+    per column; a metric no point has is left out, a point none of the rows has too."""
     points = summary[keys].drop_duplicates() if keys else pd.DataFrame([{}])
     labels, cells = [], {}
-    headline = headline_rows()
+    headline = headline_rows(list(pd.unique(summary["strategy"].astype(str))) if "strategy" in summary else None)
     for point in points.to_dict("records"):
         group = " ".join(_label(point[k]) for k in keys) or "all"
         mine = match(summary, point) if keys else summary
@@ -239,19 +237,31 @@ def format_summary(summary: pd.DataFrame, keys: list[str], max_columns: int = 10
             continue
         labels.append(group)
         cells[group] = column
+    wide = pd.DataFrame({group: cells[group] for group in labels}, index=[row.label for row in headline])
+    if labels:
+        wide = wide[~(wide == "n/a").all(axis=1)]
+    wide.columns.name = " ".join(keys)
+    return wide
+
+
+def format_summary(summary: pd.DataFrame, keys: list[str], max_columns: int = 10) -> str:
+    """The headline rows as text: a metric per row, a point (``keys``) per column.
+
+    Falls back to long form when there are more than ``max_columns`` points.
+    """
+    wide = summary_cells(summary, keys)
+    labels = list(wide.columns)
     if not labels:
         return "(no metrics)"
     if len(labels) > max_columns:
         lines = [
             f"{group}: {label} {text}"
             for group in labels
-            for label, text in cells[group].items()
+            for label, text in wide[group].items()
             if text != "n/a"
         ]
         return "\n".join(lines)
-    wide = pd.DataFrame({group: cells[group] for group in labels})
-    wide = wide[~(wide == "n/a").all(axis=1)].replace("n/a", "-")
-    wide.columns.name = " ".join(keys)
+    wide = wide.replace("n/a", "-")
     return "\n\n".join(wide[labels[i : i + 4]].to_string() for i in range(0, len(labels), 4))
 
 

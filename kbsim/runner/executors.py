@@ -19,6 +19,7 @@ import math
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -41,12 +42,15 @@ __all__ = [
     "execute",
     "execute_dask",
     "execute_local",
+    "in_process_pool",
     "local_pool",
 ]
 
 #: The executors :func:`kbsim.runner.run.run_experiment` can use.
 EXECUTORS = ("local", "dask")
-_MAX_BATCH = 16
+#: At most this many runs a batch: an interrupt loses at most the batches in flight, so they are kept
+#: small (a reference day takes about 0.1 s of CPU; a batch of 4, well under a minute on a busy machine).
+_MAX_BATCH = 4
 #: Imported once in the fork server rather than in every worker: what a worker runs.
 _PRELOAD = ["__main__", "kbsim.runner.worker", "kbsim.sim", "kbsim.stats.metrics"]
 
@@ -72,7 +76,7 @@ class Pool(Protocol):
     #: How many workers compute at once (batches are sized for them).
     workers: int
 
-    def submit(self, batch: list[dict], run_day: str, index: int) -> Any:
+    def submit(self, batch: list[dict], run_day: Callable | str, index: int) -> Any:
         """Start ``run_batch(batch, run_day)`` on a worker; a future of its outcomes."""
 
     def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
@@ -96,7 +100,7 @@ def execute(
     pool: contextlib.AbstractContextManager[Pool],
     jobs: list[dict],
     batch_size: int | None,
-    run_day: str,
+    run_day: Callable | str,
     handle: Callable[[list[dict]], None],
 ) -> tuple[int, int]:
     """Compute ``jobs`` in batches on ``pool``, calling ``handle`` with each batch's outcomes.
@@ -124,6 +128,42 @@ def execute(
     return opened.workers, len(batches[0]) if batches else 0
 
 
+# ------------------------------------------------------------- in this process
+
+
+class _InProcessPool:
+    """One worker: this process. A batch is computed when its future is asked for, so each
+    batch's outcomes are handled (written) before the next starts."""
+
+    def __init__(self) -> None:
+        self.workers = 1
+        self._pending: dict[concurrent.futures.Future, tuple[list[dict], Callable | str]] = {}
+
+    def submit(self, batch: list[dict], run_day: Callable | str, index: int) -> concurrent.futures.Future:
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        self._pending[future] = (batch, run_day)
+        return future
+
+    def as_completed(self, futures: Iterable[concurrent.futures.Future]) -> Iterator[concurrent.futures.Future]:
+        for future in futures:
+            batch, run_day = self._pending.pop(future)
+            future.set_result(run_batch(batch, run_day))  # a KeyboardInterrupt stops the loop here
+            yield future
+
+    def release(self, future: concurrent.futures.Future) -> None:
+        pass
+
+    def cancel(self, futures: list[concurrent.futures.Future]) -> None:
+        self._pending.clear()
+
+
+@contextlib.contextmanager
+def in_process_pool() -> Iterator[Pool]:
+    """Runs computed in this process, one batch after another: no process is started, so a
+    script without an ``if __name__ == "__main__":`` guard, or read from stdin, runs as is."""
+    yield _InProcessPool()
+
+
 # ----------------------------------------------------------- a local process pool
 
 
@@ -132,7 +172,7 @@ class _LocalPool:
         self._executor, self.workers = executor, workers
         self._before = before  # the processes that were there before the pool's
 
-    def submit(self, batch: list[dict], run_day: str, index: int) -> concurrent.futures.Future:
+    def submit(self, batch: list[dict], run_day: Callable | str, index: int) -> concurrent.futures.Future:
         return self._executor.submit(run_batch, batch, run_day)
 
     def as_completed(self, futures: Iterable[concurrent.futures.Future]) -> Iterator[concurrent.futures.Future]:
@@ -150,11 +190,13 @@ class _LocalPool:
 @contextlib.contextmanager
 def local_pool(workers: int) -> Iterator[Pool]:
     """A process pool with an explicit start-method context (nothing global is set)."""
+    context: multiprocessing.context.BaseContext
     if "forkserver" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("forkserver")
+        forkserver = multiprocessing.get_context("forkserver")
         # Import the simulation once in the fork server, not once per worker. This only
         # affects a fork server started from now on; the start method stays untouched.
-        context.set_forkserver_preload(_PRELOAD)
+        forkserver.set_forkserver_preload(_PRELOAD)
+        context = forkserver
     else:
         context = multiprocessing.get_context("spawn")
     before = set(multiprocessing.active_children())
@@ -162,7 +204,7 @@ def local_pool(workers: int) -> Iterator[Pool]:
         max_workers=workers,
         mp_context=context,
         initializer=_worker_init,
-        initargs=(os.getpid(),),
+        initargs=(os.getpid(), list(sys.path)),
     )
     try:
         yield _LocalPool(executor, workers, before)
@@ -188,13 +230,19 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-def _worker_init(sweep_pid: int) -> None:
-    """Pool workers leave Ctrl-C to the sweep process and exit if it dies (even by SIGKILL).
+def _worker_init(sweep_pid: int, sys_path: list[str] | None = None) -> None:
+    """Pool workers leave Ctrl-C to the sweep process and exit if it dies (even by SIGKILL),
+    and import from where the sweep process imports.
 
     The parent is watched by pid, not via ``getppid``: under forkserver a
-    worker's parent is the fork server, which itself lives until its workers exit.
+    worker's parent is the fork server, which itself lives until its workers exit. A fork
+    server started earlier has the ``sys.path`` of its own start, so the sweep's (where a
+    config's strategy of one's own, ``mypkg.mod:my_strategy``, was found) is added here.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for entry in reversed(sys_path or []):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
 
     def watch() -> None:
         while _process_alive(sweep_pid):
@@ -212,7 +260,7 @@ class _DaskPool:
         self._client, self.workers = client, workers
         self._token = uuid.uuid4().hex[:8]
 
-    def submit(self, batch: list[dict], run_day: str, index: int) -> Any:
+    def submit(self, batch: list[dict], run_day: Callable | str, index: int) -> Any:
         return self._client.submit(run_batch, batch, run_day, key=f"kbsim-batch-{self._token}-{index}", pure=False)
 
     def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
@@ -287,9 +335,16 @@ def dask_pool(workers: int, scheduler: str | None, log: Callable[[str], None] | 
 
 
 def execute_local(
-    jobs: list[dict], workers: int, batch_size: int | None, run_day: str, handle: Callable[[list[dict]], None]
+    jobs: list[dict],
+    workers: int,
+    batch_size: int | None,
+    run_day: Callable | str,
+    handle: Callable[[list[dict]], None],
 ) -> tuple[int, int]:
-    """:func:`execute` on a :func:`local_pool` of ``workers`` processes."""
+    """:func:`execute` on a :func:`local_pool` of ``workers`` processes; with one worker, in this
+    process (:func:`in_process_pool`, one run a batch unless ``batch_size`` says otherwise)."""
+    if workers == 1:
+        return execute(in_process_pool(), jobs, batch_size or 1, run_day, handle)
     return execute(local_pool(workers), jobs, batch_size, run_day, handle)
 
 
@@ -297,7 +352,7 @@ def execute_dask(
     jobs: list[dict],
     workers: int,
     batch_size: int | None,
-    run_day: str,
+    run_day: Callable | str,
     handle: Callable[[list[dict]], None],
     scheduler: str | None,
     log: Callable[[str], None] | None = None,

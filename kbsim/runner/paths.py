@@ -148,8 +148,9 @@ def has_path(nested: dict, parts: list[str]) -> bool:
 
 def get_nested(nested: dict, parts: list[str]) -> dict | None:
     """The mapping at ``parts`` in nested mappings, or None when there is none."""
+    found: Any = nested
     for part in parts:
-        if not isinstance(nested, dict):
+        if not isinstance(found, dict):
             return None
-        nested = nested.get(part)
-    return nested if isinstance(nested, dict) else None
+        found = found.get(part)
+    return found if isinstance(found, dict) else None

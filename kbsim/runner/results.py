@@ -40,7 +40,7 @@ from kbsim.errors import UsageError
 from kbsim.files import FileReadError, FileWriteError, atomic_write_bytes, read_regular
 from kbsim.inputs.safe_read import MAX_DATA_FILE_BYTES, json_loads
 from kbsim.runner.config import ConfigError
-from kbsim.sim.strategies import strategy_names
+from kbsim.sim.strategies import DEFAULT as DEFAULT_STRATEGIES
 from kbsim.sim.tables import schema_digest
 from kbsim.sim.world import STREAMS
 from kbsim.stats.metrics import COLUMNS, METRICS
@@ -123,15 +123,19 @@ def results_layout() -> str:
     Computed, never bumped by hand, from what shapes a run's files for the same parameters
     and seed: the day's tables (names, columns and their types,
     :func:`kbsim.sim.tables.schema_digest`), the metrics (each registered metric's name and
-    kind, the columns of a metric row), the registered check strategies (each has rows in
-    the checks, detections and metrics tables) and the random streams. Adding a metric, a
-    column or a strategy changes it. (Layouts 1 to 4 were integers, bumped by hand.)
+    kind, the columns of a metric row), the default check strategies (each has rows in
+    the checks, detections and metrics tables; a day that names others has other
+    parameters, and so another run id) and the random streams. Adding a metric, a column
+    or a default strategy changes it. (Layouts 1 to 4 were integers, bumped by hand.) The
+    tables only a day with the design switches writes
+    (:data:`kbsim.sim.tables.SWITCHED_TABLES`) are not in it: adding them would change the
+    layout, and so void every stored result.
     """
     parts = {
         "tables": schema_digest(),
         "metrics": [[metric.name, metric.kind] for metric in METRICS.values()],
         "metric_columns": list(COLUMNS),
-        "strategies": list(strategy_names()),
+        "strategies": list(DEFAULT_STRATEGIES),
         "streams": list(STREAMS),
     }
     return hashlib.sha256(json.dumps(parts, separators=(",", ":")).encode()).hexdigest()[:12]

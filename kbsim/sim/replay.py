@@ -117,7 +117,7 @@ def load_traces(params: DayParams, seed: int) -> tuple[tuple[SaveRow, ...] | Non
     Raises:
         InputError: naming the file, the line and the column of the first bad row.
     """
-    out = []
+    out: list[tuple | None] = []
     for kind, path in (("saves", params.saves.trace), ("questions", params.questions.trace)):
         if path is None:
             out.append(None)

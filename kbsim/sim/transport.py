@@ -13,7 +13,7 @@ actors keep their times. A read-only call is given up after :data:`MAX_SENDS` se
 without a reply and counted as undelivered (:attr:`TransportLedger.undelivered`); the
 loss rates ``transport.loss_rate`` accepts make that rarer than once in 10^15 calls
 (:data:`kbsim.params.MAX_LOSS_RATE`). Edits are where a loss matters; the edit process in
-:mod:`kbsim.sim.agents` sends them one try at a time (:meth:`LossyClient.loss`) and
+:func:`kbsim.sim.processes.agent_edit` sends them one try at a time (:meth:`LossyClient.loss`) and
 spends the waits in simulated time. Plain code, no SimPy.
 """
 

@@ -203,7 +203,9 @@ def csv_table(path: Path, data: bytes, time_column: str, article_column: str, ki
     except (pa.ArrowInvalid, ValueError):
         return None
     day_start_us = (day_start - _EPOCH) // timedelta(microseconds=1)
-    start_offset_us = day_start.utcoffset() // timedelta(microseconds=1)
+    day_offset = day_start.utcoffset()
+    assert day_offset is not None  # day_start's tzinfo is a timezone (checked above)
+    start_offset_us = day_offset // timedelta(microseconds=1)
     names: dict[str, int] = {}
     rows, no_kind, total = 0, 0, len(lines)
     # filled a block at a time: the table is held once, never as parts and their concatenation

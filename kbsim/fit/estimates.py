@@ -560,6 +560,7 @@ def fit_log(log: Log, *, window_s: float = BURST_WINDOW_S, replicates: int = REP
     if "questions" in sums:
         rho = _rank_correlation(sums["saves"], sums["questions"], n, popularity)
     kinds = sums["saves"].kinds
+    assert kinds is not None  # the saves' sums count their kinds
     mix = {kind: _share(kinds[:, i], sums["saves"].totals) for i, kind in enumerate(SAVE_KINDS)}
     return Fit(
         log=log,
@@ -647,8 +648,10 @@ def _popularity(what: str, s: DaySums, n: int, bursty: bool, replicates: int) ->
                              "days")
         else:
             moment = replace(moment, method="cross-day moment (sum of w^2 from pairs of days); " + moment.method)
-    chosen = "moment" if bursty and moment is not None else "mle"
-    exponent, loo = (moment, moment_loo) if chosen == "moment" else (mle, mle_loo)
+    if bursty and moment is not None:
+        chosen, exponent, loo = "moment", moment, moment_loo
+    else:
+        chosen, exponent, loo = "mle", mle, mle_loo
     # the replicates keep the log's bursts only when it has some: on independent events a "run" is a
     # coincidence, likelier the more popular the article, which a reassigned run would not be
     runs = s.run_sizes if bursty else np.ones(int(pooled.sum()))

@@ -238,6 +238,7 @@ def _write_saves(path: Path, saves: Activity, day: int, start_s: float, day_hour
                  names: tuple[str, ...]) -> int:
     """One day's saves as a trace (times from the day's window start); returns how many saves of
     an already unpublished article were left out."""
+    assert saves.kind is not None  # saves have kinds (questions do not)
     mine = np.flatnonzero(saves.day == day)
     gone: set[int] = set()
     dropped = 0

@@ -273,7 +273,7 @@ def goodness_of_fit(counts, run_sizes: np.ndarray, n: int, s: float, *, replicat
     for b in range(replicates):
         if by_size:
             # the same law, drawn a rank count at a time: the runs of each size are multinomial over ranks
-            drawn = np.zeros(n)
+            drawn: np.ndarray = np.zeros(n)
             for size, count in zip(sizes, runs_of_size, strict=True):
                 drawn += size * rng.multinomial(count, weights)
         else:

@@ -201,9 +201,11 @@ def _draw(known: KnownDays, seed: int) -> _Draws:
         count = q.poisson(known.questions_per_day)
         asked = np.sort(times(q, count))
         question_parts.append((np.full(count, d), asked, q.choice(n, size=count, p=p_question)))
-    saves = tuple(np.concatenate([part[i] for part in save_parts]) for i in range(4))
-    questions = tuple(np.concatenate([part[i] for part in question_parts]) for i in range(3))
-    return _Draws(saves, questions)
+    save_day, save_seconds, save_article, save_kind = (np.concatenate([part[i] for part in save_parts])
+                                                       for i in range(4))
+    asked_day, asked_seconds, asked_article = (np.concatenate([part[i] for part in question_parts])
+                                               for i in range(3))
+    return _Draws((save_day, save_seconds, save_article, save_kind), (asked_day, asked_seconds, asked_article))
 
 
 def _names(n: int) -> list[str]:

@@ -269,7 +269,8 @@ def _read_folder(root: Path, files: list[tuple[str, str, int, int]], articles: _
     for relative, path, _, _ in files:
         data = safe_read.read_input(path, safe_read.MAX_ARTICLE_FILE_BYTES, "article file")
         digest.update(relative.encode("utf-8", "surrogateescape") + b"\0" + data + b"\0")
-        title, content, meta, line = parse_text_file(path, decode_utf8(path, data))
+        title, content, meta, found_line = parse_text_file(path, decode_utf8(path, data))
+        line: int | None = found_line
         if title is None:
             stem = relative.rsplit("/", 1)[-1].rsplit(".", 1)[0]
             title, line = stem.replace("-", " ").replace("_", " "), None
@@ -427,7 +428,7 @@ def load_corpus(source: str | os.PathLike[str]) -> LoadedCorpus:
     path = Path(source)
     if not path.exists():
         problem = path_problem(path, folder_ok=True)
-        raise InputError(path, "no such file or folder" if problem == "no such file" else problem)
+        raise InputError(path, "no such file or folder" if problem is None or problem == "no such file" else problem)
     files = None
     if path.is_dir():
         files = _text_files(path)

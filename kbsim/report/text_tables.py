@@ -139,8 +139,8 @@ def reference_table(
             line = {"metric": f"Citations stale within {format_duration(age, 'page')} of being given (Kaplan-Meier)"}
             for key, heading in columns.items():
                 frame = survival.get(key)
-                hit = frame[frame["age_s"] == age] if frame is not None else ()
-                first = hit.iloc[0] if len(hit) else None
+                hit = frame[frame["age_s"] == age] if frame is not None else None
+                first = hit.iloc[0] if hit is not None and len(hit) else None
                 line[heading] = "n/a" if first is None else format_estimate(
                     first["value"], first["ci_low"], first["ci_high"], "share"
                 )

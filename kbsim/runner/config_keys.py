@@ -141,8 +141,9 @@ def set_param(data: dict, origins: dict, setting: Setting, dotted: str) -> None:
         origins[("sweep", dotted)] = source
         return
     params = data.setdefault("params", {})
-    if isinstance(value, dict) and model_at(dotted) is not None:
-        value = nest_params(value, source, key, model_at(dotted))
+    model = model_at(dotted)
+    if isinstance(value, dict) and model is not None:
+        value = nest_params(value, source, key, model)
         value = deep_merge(get_nested(params, dotted.split(".")) or {}, value)
     set_nested(params, dotted.split("."), value)
     origins[("params", *dotted.split("."))] = source
@@ -201,8 +202,10 @@ def check_by_type(raw: Any, ctx: Checking) -> Any:
     sets it): the check of a key that needs no other."""
     if raw is ABSENT:
         return _default(ctx.key)
+    annotation = ExperimentConfig.model_fields[ctx.key].annotation
+    assert annotation is not None  # every field of the config is annotated
     try:
-        return TypeAdapter(ExperimentConfig.model_fields[ctx.key].annotation).validate_python(raw, strict=True)
+        return TypeAdapter(annotation).validate_python(raw, strict=True)
     except ValidationError as exc:
         raise validation_error(exc, ctx.key, ctx.origins, (ctx.key,), ctx.source) from None
 

@@ -559,6 +559,7 @@ def load_results(directory: str | Path, tables: Iterable[str] | None = None) -> 
         manifest = results.read_manifest()
     except DamagedResultsError as exc:
         raise DamagedResultsError(exc.path, f"{exc.problem}; {_rerun_hint(directory, None)}") from None
+    assert manifest is not None  # its file exists (checked above)
     pieces: dict[str, list] = {}
     index_rows, error_rows, damaged, timing_rows = [], [], [], []
     for record in manifest["runs"]:
@@ -566,6 +567,7 @@ def load_results(directory: str | Path, tables: Iterable[str] | None = None) -> 
         check = check_run(results.run_dir(record["run_id"]), labels, keep=True, only=only)
         status = "done" if check.done else "missing"
         if check.done:
+            assert check.files is not None  # kept (keep=True)
             for name, data in check.files.items():
                 table = read_parquet_bytes(data)
                 pieces.setdefault(name.removesuffix(".parquet"), []).append(table)
@@ -631,9 +633,9 @@ class ResultTables(Mapping):
         self.directory = Path(directory)
         self._loaded = load_results(self.directory, tables=["metrics"])
         runs = self._loaded["runs"]
-        done = runs.loc[runs["status"] == "done", "run_id"] if len(runs) else ()
+        done = runs.loc[runs["status"] == "done", "run_id"] if len(runs) else None
         names: list[str] = []
-        if len(done):  # the tables a run holds, from its run.json (checked, no file read)
+        if done is not None and len(done):  # the tables a run holds, from its run.json (checked, no file read)
             first = check_run(ResultsDirectory(self.directory).run_dir(done.iloc[0]), {}, only=())
             names = list((first.marker or {}).get("tables", []))
         names = list(dict.fromkeys([*names, *self._loaded]))

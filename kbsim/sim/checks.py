@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kbsim.sim.records import CitationRecord
-from kbsim.store import Client, Store, ToolError, json_size
+from kbsim.sim.transport import ToolClient
+from kbsim.store import Store, ToolError, json_size
 
 GONE = "gone"
 CHANGED = "changed"
@@ -32,7 +33,7 @@ class CheckOutcome:
     bytes: int = 0
     cursor_expired: bool = False
 
-    def call(self, client: Client, name: str, arguments: dict) -> dict | None:
+    def call(self, client: ToolClient, name: str, arguments: dict) -> dict | None:
         """Make one tool call, counting it; returns None on not_found."""
         self.calls += 1
         try:
@@ -65,7 +66,7 @@ def true_staleness(
 
 
 def check_by_title(
-    client: Client, kb_id: str, citations: Sequence[CitationRecord], limit: int
+    client: ToolClient, kb_id: str, citations: Sequence[CitationRecord], limit: int
 ) -> CheckOutcome:
     """Search each cited title again; flags only retitled or vanished articles.
 
@@ -102,7 +103,7 @@ def check_by_title(
 
 
 def check_by_title_per_call(
-    client: Client, kb_id: str, citations: Sequence[CitationRecord], limit: int
+    client: ToolClient, kb_id: str, citations: Sequence[CitationRecord], limit: int
 ) -> CheckOutcome:
     """The title check call by call through ``client.call``: the reference
     :func:`check_by_title` is held to."""
@@ -116,6 +117,7 @@ def check_by_title_per_call(
                 "search_knowledge_base",
                 {"knowledge_base_id": kb_id, "query": cited.cited_title[:200], "limit": limit},
             )
+            assert result is not None  # a search finds no article to be missing
             hits = {hit["article_id"]: hit["title"] for hit in result["results"]}
             if cited.article_id not in hits:
                 verdicts[key] = GONE
@@ -123,13 +125,14 @@ def check_by_title_per_call(
                 verdicts[key] = CHANGED
             else:
                 verdicts[key] = None
-        if verdicts[key] is not None:
-            outcome.flagged[index] = verdicts[key]
+        verdict = verdicts[key]
+        if verdict is not None:
+            outcome.flagged[index] = verdict
     return outcome
 
 
 def reread_articles(
-    outcome: CheckOutcome, client: Client, kb_id: str, article_ids
+    outcome: CheckOutcome, client: ToolClient, kb_id: str, article_ids
 ) -> dict[str, str | None]:
     """Read each article once; its current version, or None when gone.
 
@@ -152,7 +155,7 @@ def reread_articles(
 
 
 def reread_articles_per_call(
-    outcome: CheckOutcome, client: Client, kb_id: str, article_ids
+    outcome: CheckOutcome, client: ToolClient, kb_id: str, article_ids
 ) -> dict[str, str | None]:
     """:func:`reread_articles` call by call through ``client.call``."""
     current: dict[str, str | None] = {}
@@ -179,7 +182,7 @@ def flag_citations(citations: Sequence[CitationRecord], known: dict[str, str | N
     return flagged
 
 
-def check_by_rereading(client: Client, kb_id: str, citations: Sequence[CitationRecord]) -> CheckOutcome:
+def check_by_rereading(client: ToolClient, kb_id: str, citations: Sequence[CitationRecord]) -> CheckOutcome:
     """Read every cited article by id and compare ``updated_at``."""
     outcome = CheckOutcome()
     distinct = dict.fromkeys(cited.article_id for cited in citations)
@@ -203,7 +206,7 @@ class PollState:
 
 
 def check_by_polling(
-    client: Client,
+    client: ToolClient,
     kb_id: str,
     citations: Sequence[CitationRecord],
     state: PollState,
@@ -287,7 +290,7 @@ def text_staleness(store: Store, kb_id: str, citations: Sequence[CitationRecord]
     return truth
 
 
-def _check_by_text(client: Client, kb_id: str, citations: Sequence[CitationRecord],
+def _check_by_text(client: ToolClient, kb_id: str, citations: Sequence[CitationRecord],
                    cited_text: Mapping[int, tuple[str, str]], article_ids, outcome: CheckOutcome) -> dict[int, str]:
     """Read each of ``article_ids`` in full and flag the citations of it whose text moved."""
     current: dict[str, tuple[str, str] | None] = {}
@@ -306,7 +309,7 @@ def _check_by_text(client: Client, kb_id: str, citations: Sequence[CitationRecor
     return flagged
 
 
-def reread_by_text(client: Client, kb_id: str, citations: Sequence[CitationRecord],
+def reread_by_text(client: ToolClient, kb_id: str, citations: Sequence[CitationRecord],
                    cited_text: Mapping[int, tuple[str, str]]) -> CheckOutcome:
     """The re-read without versions: read every cited article and compare its text."""
     outcome = CheckOutcome()
@@ -315,7 +318,7 @@ def reread_by_text(client: Client, kb_id: str, citations: Sequence[CitationRecor
     return outcome
 
 
-def poll_by_text(client: Client, kb_id: str, citations: Sequence[CitationRecord],
+def poll_by_text(client: ToolClient, kb_id: str, citations: Sequence[CitationRecord],
                  cited_text: Mapping[int, tuple[str, str]], state: PollState, page_size: int) -> CheckOutcome:
     """The poll without versions: page the log from the cursor, read what moved in full and
     compare its text; ``state.flags`` (kept between checks) holds the verdicts of citations

@@ -336,7 +336,8 @@ class RevisingCorpus:
 
     def retitle(self, title: str, rng: np.random.Generator, article_id: str | None = None) -> str:
         """The title, recognisably: the same words and a qualifier from the article's text."""
-        return self._qualified(title, self.originals.get(article_id, ""), rng)
+        original = self.originals.get(article_id, "") if article_id is not None else ""
+        return self._qualified(title, original, rng)
 
     def _qualified(self, title: str, content: str, rng: np.random.Generator) -> str:
         base = _QUALIFIER.sub("", title) or title
@@ -350,7 +351,8 @@ class RevisingCorpus:
     def rewrite(self, content: str, rng: np.random.Generator, article_id: str | None = None) -> str:
         """The content revised by one change: a sentence or step deleted, put back or moved."""
         lines = content.split("\n")
-        changes = self._deletions(lines) + self._insertions(lines, self.originals.get(article_id)) + self._swaps(lines)
+        original = self.originals.get(article_id) if article_id is not None else None
+        changes = self._deletions(lines) + self._insertions(lines, original) + self._swaps(lines)
         if not changes:
             return content
         kind, *where = changes[int(rng.integers(len(changes)))]

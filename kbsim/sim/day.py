@@ -148,13 +148,15 @@ def _approval_delays(params: DayParams, uniforms: np.ndarray) -> Iterator[float]
     """Approval delays from pre-drawn uniforms (inverse CDF), so every delay
     distribution consumes the agent's stream identically."""
     edit = params.edit
+    delay_s = edit.delay_s
+    assert delay_s is not None  # a day with edits has a delay (params.py's EditParams)
     for u in uniforms:
         if edit.delay_distribution == "fixed":
-            yield float(edit.delay_s)
+            yield float(delay_s)
         elif edit.delay_distribution == "exponential":
-            yield float(-edit.delay_s * math.log1p(-u))
+            yield float(-delay_s * math.log1p(-u))
         else:
-            yield float(edit.delay_s * math.exp(edit.lognormal_sigma * _STANDARD_NORMAL.inv_cdf(u)))
+            yield float(delay_s * math.exp(edit.lognormal_sigma * _STANDARD_NORMAL.inv_cdf(u)))
 
 
 def agent_edits(day: Day, edit=agent_edit) -> Callable[[Answer], None]:

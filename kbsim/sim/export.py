@@ -53,7 +53,7 @@ def _stored_table(run_dir: Path, marker: dict, name: str) -> pd.DataFrame:
     file = f"{name}.parquet"
     entry = marker.get("files", {}).get(file) if isinstance(marker.get("files"), dict) else None
     size = entry.get("bytes") if isinstance(entry, dict) else None
-    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+    if not isinstance(entry, dict) or not isinstance(size, int) or isinstance(size, bool) or size < 0:
         raise ExportError(f"{run_dir}: not a completed run of a results directory (run.json records no {file})")
     try:
         data = read_regular(run_dir / file, size, what=file)

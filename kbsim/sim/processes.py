@@ -17,6 +17,7 @@ import numpy as np
 
 from kbsim.sim.activity import QuestionArrival, SaveArrival, delay_until
 from kbsim.sim.checks import GONE, text_staleness, true_staleness, verify_exact
+from kbsim.sim.corpus import Corpus
 from kbsim.sim.popularity import UNIFORMS_PER_DRAW
 from kbsim.sim.records import (
     AgentCheckRecord,
@@ -28,9 +29,9 @@ from kbsim.sim.records import (
     TextCheckRecord,
 )
 from kbsim.sim.strategies import CheckScope, resolve
-from kbsim.sim.transport import REPLY_LOST, REQUEST_LOST, backoff_s
+from kbsim.sim.transport import REPLY_LOST, REQUEST_LOST, LossyClient, ToolClient, backoff_s
 from kbsim.sim.world import agent_of
-from kbsim.store import Client, Store, ToolError
+from kbsim.store import Store, ToolError
 from kbsim.store.rules import QUERY_CHARS
 
 if TYPE_CHECKING:
@@ -101,10 +102,12 @@ def editor(day: Day, arrivals: Iterable[SaveArrival]):
                     title = day.corpus.retitle(store.article_state(kb_id, article_id).title, rng,
                                                article_id=article_id)
             if save_words is not None and arrival.content is None and arrival.content_length is None:
-                words = day.corpus.rewrite_words(rng)
-                version = save_words(kb_id, article_id, at=env.now, vocabulary=day.corpus.vocabulary, words=words,
+                corpus = day.corpus
+                assert isinstance(corpus, Corpus)  # save_words is looked up for a synthetic corpus only
+                words = corpus.rewrite_words(rng)
+                version = save_words(kb_id, article_id, at=env.now, vocabulary=corpus.vocabulary, words=words,
                                      title=title)
-                content = None if log.save_texts is None else day.corpus.content_of(words)
+                content = None if log.save_texts is None else corpus.content_of(words)
             else:
                 content = _new_content(day, article_id, arrival)
                 version = store.save_article(kb_id, article_id, at=env.now, content=content, title=title)
@@ -135,6 +138,7 @@ def _replace(day: Day, old_id: str, rank: int) -> None:
         if old_id in popularity.rank_of:
             popularity.replace(old_id, new_id)
     version = day.store.current_version(day.kb_id, new_id)
+    assert version is not None  # the article was just published
     day.log.add_save(SaveRecord(env.now, "people", "publish", new_id, version, rank))
     if day.log.save_texts is not None:
         day.log.save_texts.append((title, content))
@@ -185,6 +189,7 @@ def asker(day: Day, arrivals: Iterable[QuestionArrival], on_answer: Callable[[An
                 continue
         query = arrival.query
         if query is None:
+            assert target is not None  # a question with no query asks of an article
             title = store.article_state(kb_id, target).title
             words = title.split()
             positions = query_word_positions(len(words), q.query_words, uniforms[UNIFORMS_PER_DRAW:])
@@ -256,15 +261,15 @@ def checker(day: Day):
         if scope.cited_text is not None:
             _text_checks(day, check_index, running, outcomes, truth, exact)
         true_gone = sum(1 for v in truth.values() if v == GONE)
-        for strategy, outcome in outcomes.items():
+        for name, outcome in outcomes.items():
             flagged = outcome.flagged
-            log.note_flags(strategy, env.now, flagged)
+            log.note_flags(name, env.now, flagged)
             gone = sum(1 for v in flagged.values() if v == GONE)
             log.checks.append(
                 CheckRecord(
                     check_index=check_index,
                     time_s=env.now,
-                    strategy=strategy,
+                    strategy=name,
                     calls=outcome.calls,
                     bytes=outcome.bytes,
                     citations_held=len(held),
@@ -363,7 +368,7 @@ def agent_edit(day: Day, answer: Answer, delays: Iterator[float]):
             retry_outcome = status
         if status == "applied":
             if params.edit.idempotency_key:
-                raw = client if agents is None else client.client
+                raw = client.client if isinstance(client, LossyClient) else client  # on a day of agents
                 replay_ok = replay_writes_nothing(raw, store, kb_id, arguments, {**result, "replayed": False})
             break
         if status in ("gone", "lost") or attempt >= params.edit.max_retries:
@@ -389,6 +394,7 @@ def agent_edit(day: Day, answer: Answer, delays: Iterator[float]):
             f"and replaced {tally.people} people's and {tally.agents} agents' saves with "
             "compare-and-swap and idempotency keys on"
         )
+    assert outcome is not None  # the first try's status
     people_between = log.people_saves_between(cited.article_id, answer.asked_s, edit_s)
     log.edits.append(
         EditRecord(
@@ -517,7 +523,7 @@ class ReplayError(AssertionError):
     """An identical edit call with the same key did not replay cleanly."""
 
 
-def replay_writes_nothing(client: Client, store: Store, kb_id: str, arguments, first) -> bool:
+def replay_writes_nothing(client: ToolClient, store: Store, kb_id: str, arguments, first) -> bool:
     """Send ``arguments`` (an edit with an idempotency key) again and check it replays.
 
     The second call must answer ``replayed`` with the first answer ``first`` otherwise

@@ -136,6 +136,7 @@ def load_traces(params: DayParams, seed: int) -> tuple[tuple[SaveRow, ...] | Non
 
 
 def _corpus_signature(params: DayParams) -> str:
+    assert params.corpus.source is not None  # called for a corpus from files only
     return load_corpus(params.corpus.source).digest
 
 

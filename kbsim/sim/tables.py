@@ -34,7 +34,7 @@ from kbsim.sim.records import (
     TextCheckRecord,
 )
 from kbsim.sim.transport import TransportRecord
-from kbsim.store import parse_version
+from kbsim.store.timefmt import written_version_us
 
 __all__ = [
     "DAY_TABLES",
@@ -195,7 +195,7 @@ def _staleness_columns(
     """The citations' :data:`DERIVED_COLUMNS`: when each went stale (the first save after its
     version), when its article was first retitled after it, and when unpublished (NaN: not
     within the simulated time), and whether it was stale or gone by ``day_s``."""
-    version_us = lru_cache(maxsize=None)(parse_version)  # a cited version is usually a save's too
+    version_us = lru_cache(maxsize=None)(written_version_us)  # a cited version is usually a save's too
     by_article: dict[str, list[tuple[int, float, str]]] = {}
     for save in saves:
         by_article.setdefault(save.article_id, []).append((version_us(save.version), save.time_s, save.kind))

@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from kbsim.params import TransportParams
-from kbsim.store import Client, ToolError, json_size
+from kbsim.store import Client, Store, ToolError, json_size
+from kbsim.store.client import Clock
 
 __all__ = [
     "MAX_BACKOFF_S",
@@ -100,9 +101,11 @@ class LossyClient:
     ``transport`` stream).
     """
 
-    def __init__(self, client: Client, rng: np.random.Generator, params: TransportParams, agent: str) -> None:
+    def __init__(self, client: ToolClient, rng: np.random.Generator, params: TransportParams, agent: str) -> None:
         self.client = client
-        self.store, self.grants, self.clock = client.store, client.grants, client.clock
+        self.store: Store = client.store
+        self.grants: frozenset[str] = client.grants
+        self.clock: Clock = client.clock
         self.rng = rng
         self.params = params
         self.ledger = TransportLedger(agent)
@@ -177,3 +180,8 @@ class LossyClient:
         for _, size in answers:
             self._deliver("read_knowledge_article", size)
         return answers
+
+
+#: A client the day's actors call through: the store's own, or one behind a lossy wire
+#: (which answers as the one it wraps does, and may wrap another lossy one).
+ToolClient = Client | LossyClient

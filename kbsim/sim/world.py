@@ -24,9 +24,10 @@ from kbsim.params import DEFAULT_STORE_BACKEND, CorpusParams, DayParams
 from kbsim.sim.corpus import Corpus, RevisingCorpus, TextCorpus
 from kbsim.sim.popularity import Popularity
 from kbsim.sim.records import DayLog
-from kbsim.sim.transport import LossyClient, TransportRecord
-from kbsim.store import Client, MemoryStore, Store, StoreFactory, parse_version, store_backend
+from kbsim.sim.transport import LossyClient, ToolClient, TransportRecord
+from kbsim.store import MemoryStore, Store, StoreFactory, store_backend
 from kbsim.store.analyzer import ASCII, Analyzer
+from kbsim.store.timefmt import written_version_us
 from kbsim.store.written import WrittenArticles
 
 __all__ = [
@@ -188,12 +189,12 @@ class Day:
 
     env: simpy.Environment
     store: Store
-    client: Client
+    client: ToolClient
     kb_id: str
     params: DayParams
     streams: dict[str, np.random.Generator]
     log: DayLog
-    corpus: Corpus | TextCorpus
+    corpus: Corpus | TextCorpus | RevisingCorpus
     questions_by: Popularity
     saves_by: Popularity
     #: agent edit processes started so far (the day runs until they are done)
@@ -203,7 +204,7 @@ class Day:
     agents: Agents | None = None
 
     @property
-    def check_client(self) -> Client | LossyClient:
+    def check_client(self) -> ToolClient:
         """The client the day's checks go through: the agent's, or one consumer shared by
         several agents (its own wire)."""
         return self.client if self.agents is None else self.agents.shared
@@ -216,7 +217,7 @@ class Day:
             return None
         return self.agents.cited_text
 
-    def agent_client(self, answer_id: int) -> Client | LossyClient:
+    def agent_client(self, answer_id: int) -> ToolClient:
         """The client of the agent that gave answer ``answer_id``."""
         if self.agents is None:
             return self.client
@@ -283,8 +284,8 @@ class Agents:
 
     def saves_after(self, log: DayLog, article_id: str, after: str, until: str) -> list[int]:
         """Indices of the saves of ``article_id`` with a version in ``(after, until]``."""
-        low, high = parse_version(after), parse_version(until)
+        low, high = written_version_us(after), written_version_us(until)
         return [
             i for i, save in enumerate(log.saves)
-            if save.article_id == article_id and low < parse_version(save.version) <= high
+            if save.article_id == article_id and low < written_version_us(save.version) <= high
         ]

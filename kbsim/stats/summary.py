@@ -98,7 +98,10 @@ def summarize(per_run: pd.DataFrame, by: Iterable[str] | None = None) -> pd.Data
         group_seeds = seeds[index]
         numerators, denominators = _per_seed(kind, group_seeds, values[index], successes[index], group_trials)
         result = estimate(kind, numerators, denominators)
-        pooled = (math.nan, math.nan) if kind == "mean" else (numerators.sum(), denominators.sum())
+        if kind == "mean" or denominators is None:  # a mean has no denominators
+            pooled = (math.nan, math.nan)
+        else:
+            pooled = (numerators.sum(), denominators.sum())
         out.append(
             (*key, names[index[0]], result.value, result.low, result.high, result.se,
              len(np.unique(group_seeds)), len(index), *pooled, result.method)

@@ -78,7 +78,7 @@ def survival_by(
     frames = []
     for key, group in citations.groupby(by, sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
-        length = day_s.get(key[0]) if isinstance(day_s, dict) else day_s
+        length = day_s[key[0]] if isinstance(day_s, dict) else day_s
         frame = stale_within(group, ages_s, length)
         for column, value in zip(by, key, strict=True):
             frame[column] = value

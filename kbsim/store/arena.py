@@ -515,7 +515,7 @@ class ArenaIndex:
         sources = [(_CELL_ARRAYS, self._start, self._used[:n_terms].astype(np.int64))]
         if with_base:
             sources.insert(0, (_BASE_ARRAYS, self._base_start, self._base_used[:n_terms].astype(np.int64)))
-        ends = sum(np.cumsum(used) for _, _, used in sources)
+        ends = sum((np.cumsum(used) for _, _, used in sources), np.zeros(n_terms, dtype=np.int64))
         chunks, first = [], 0
         while first < n_terms:
             done = int(ends[first - 1]) if first else 0
@@ -784,11 +784,11 @@ class ArenaIndex:
             head, prev = self._log_head, self._log_prev
             logged, logged_owner = [], []
             for position, tid in enumerate(tids):
-                cell = int(head[tid])
-                while cell >= 0:
-                    logged.append(cell)
+                at = int(head[tid])
+                while at >= 0:
+                    logged.append(at)
                     logged_owner.append(position)
-                    cell = int(prev[cell])
+                    at = int(prev[at])
             if logged:
                 slots = np.concatenate([slots, self._log_slot[logged]])
                 tf = np.concatenate([tf, self._log_tf[logged]])

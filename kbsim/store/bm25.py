@@ -445,6 +445,7 @@ class BM25Index:
                 if tf is not None:
                     contribution = weight * tf / (tf + base + per_len * doc_len[d])
                     score = contribution if score is None else score + contribution
+            assert score is not None  # d is in partial: one of the terms holds it
             scores[d] = score
         return scores
 
@@ -455,6 +456,7 @@ class BM25Index:
         by :meth:`add` hold it), not a new int per posting (28 bytes each, for millions of
         postings). Built a chunk of terms at a time, so the lists made on the way stay small.
         """
+        assert self._frozen is not None  # called on a frozen index only
         terms, starts, slots, counts = self._frozen
         shared = np.empty(len(self._slot_of), dtype=object)
         shared[:] = list(self._slot_of.values())  # slot i's int object, in slot order

@@ -181,8 +181,9 @@ def bulk_postings(n: int, vocabulary: Sequence[str], content_words, title_words,
     entry_terms = term_of_word[entry_word].tolist()
     bounds = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(entry_doc, minlength=n), out=bounds[1:])
-    bounds = bounds.tolist()
-    terms_of_doc = [tuple(entry_terms[start:stop]) for start, stop in zip(bounds[:-1], bounds[1:], strict=True)]
+    doc_bounds = bounds.tolist()
+    terms_of_doc = [tuple(entry_terms[start:stop])
+                    for start, stop in zip(doc_bounds[:-1], doc_bounds[1:], strict=True)]
     doc_len = np.bincount(entry_doc, weights=entry_count, minlength=n).astype(np.int64).tolist()
     slots, counts = entry_doc[by_term].astype(np.int32), entry_count[by_term].astype(np.int32)
     return terms, starts, slots, counts, terms_of_doc, doc_len

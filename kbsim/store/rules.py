@@ -29,7 +29,7 @@ import numbers
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from kbsim.store.errors import ToolError, cut_short, echoed, shown
 from kbsim.store.schema import tool_definitions
@@ -75,15 +75,27 @@ def check_count(value: Any, name: str, minimum: int) -> int:
     return int(value)
 
 
+def _real(value: Any) -> float | None:
+    """``value`` as the number it is when it is a real number but not a bool, else None.
+
+    The value itself is returned (an int stays an int, a Fraction a Fraction): typed as a
+    float, as ``numbers.Real`` is not one to typeshed.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    return cast(float, value)
+
+
 def check_at(value: Any, name: str = "at") -> int:
     """Simulated seconds -> microseconds, refusing what no ``updated_at`` can write."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    seconds = _real(value)
+    if seconds is None:
         raise ToolError(
             "invalid_argument", f"{name} must be a number of seconds, got {shown(value)}"
         )
-    if not math.isfinite(value):
+    if not math.isfinite(seconds):
         raise ToolError("invalid_argument", f"{name} must be finite, got {value!r}")
-    scaled = value * 1_000_000
+    scaled = seconds * 1_000_000
     at_us = int(round(scaled)) if math.isfinite(scaled) else None  # 1e303 s overflows to inf
     if at_us is None or not in_version_range(at_us):
         raise ToolError(
@@ -138,16 +150,12 @@ def check_retention(value: Any) -> float | None:
     """The ``event_retention_s`` option: None, or a finite number of seconds > 0."""
     if value is None:
         return None
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Real)
-        or not math.isfinite(value)
-        or not value > 0
-    ):
+    seconds = _real(value)
+    if seconds is None or not math.isfinite(seconds) or not seconds > 0:
         raise ValueError(
             f"event_retention_s must be a finite number of seconds > 0 or None, got {value!r}"
         )
-    return value
+    return seconds
 
 
 # -- what an article holds -----------------------------------------------------------

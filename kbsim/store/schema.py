@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 import fastjsonschema
 
@@ -157,7 +157,7 @@ def _plainly_valid(name: str, arguments: dict[str, Any]) -> bool:
         if spec is None or type(value) is not spec[0]:
             return False
         low, high = spec[1], spec[2]
-        measure = len(value) if spec[0] is str else value
+        measure = len(cast(str, value)) if spec[0] is str else value  # type(value) is str here
         if (low is not None and measure < low) or (high is not None and measure > high):
             return False
     return True
@@ -239,6 +239,6 @@ def _validate(name: str, arguments: Any) -> dict[str, Any]:
             message = f"unknown argument(s) {', '.join(unknown)} for {name}"
         else:
             argument = _argument_name(exc)
-            detail = exc.message.replace(exc.name, argument, 1)
+            detail = exc.message if exc.name is None else exc.message.replace(exc.name, argument, 1)
             message = f"argument {argument} of {name} is invalid: {detail}"
         raise ToolError("invalid_argument", message) from None

@@ -127,3 +127,11 @@ def parse_version(text: str) -> int | None:
     if moment is None or finer.strip("0"):
         return None
     return _us_since_day_start(moment)
+
+
+def written_version_us(text: str) -> int:
+    """A version the store wrote -> microseconds since day start (:func:`parse_version`,
+    which cannot fail on one: an AssertionError if it does)."""
+    version_us = parse_version(text)
+    assert version_us is not None, f"{text!r} is not a version the store writes"
+    return version_us

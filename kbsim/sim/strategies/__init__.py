@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from kbsim.errors import UsageError
 from kbsim.sim.checks import CheckOutcome
 from kbsim.sim.records import CitationRecord
-from kbsim.store import Client
+from kbsim.sim.transport import ToolClient
 
 if TYPE_CHECKING:
     from kbsim.params import DayParams
@@ -59,7 +59,7 @@ class CheckScope:
     """
 
     day: Day
-    client: Client
+    client: ToolClient
     #: citation index -> (title, content) as cited, when the check must compare text
     #: (citations without versions); None: compare versions
     cited_text: Mapping[int, tuple[str, str]] | None = None

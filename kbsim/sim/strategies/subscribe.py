@@ -29,7 +29,7 @@ from kbsim.sim.checks import CheckOutcome
 from kbsim.sim.records import CitationRecord
 from kbsim.sim.strategies import CheckScope, Strategy
 from kbsim.store import json_size
-from kbsim.store.subscriptions import ArticleChange, article_uri
+from kbsim.store.subscriptions import ArticleChange, Subscribable, article_uri
 
 __all__ = ["STRATEGY", "SubscribeState", "notification_bytes", "subscribe_bytes", "subscribe_check", "subscribe_start"]
 
@@ -72,7 +72,9 @@ class SubscribeState:
 def subscribe_start(scope: CheckScope) -> SubscribeState:
     """The state when a checker starts: no subscriptions, listening to the day's store."""
     state = SubscribeState(subscriber=f"agent-{next(_SUBSCRIBERS)}")
-    scope.day.store.listen(state.hear)
+    store = scope.day.store
+    assert isinstance(store, Subscribable), "the subscribe strategy needs a store that takes subscriptions"
+    store.listen(state.hear)
     return state
 
 
@@ -83,6 +85,7 @@ def subscribe_check(scope: CheckScope, held: Sequence[CitationRecord], state: Su
         return checks.reread_by_text(scope.client, scope.kb_id, held, scope.cited_text)
     outcome = CheckOutcome(bytes=state.told_bytes)
     store, kb_id = scope.day.store, scope.kb_id
+    assert isinstance(store, Subscribable), "the subscribe strategy needs a store that takes subscriptions"
     fresh = list(dict.fromkeys(c.article_id for c in held if c.article_id not in state.subscribed))
     for article_id in fresh:
         state.subscribed.add(article_id)

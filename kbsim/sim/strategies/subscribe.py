@@ -29,7 +29,7 @@ from kbsim.sim.checks import CheckOutcome
 from kbsim.sim.records import CitationRecord
 from kbsim.sim.strategies import CheckScope, Strategy
 from kbsim.store import json_size
-from kbsim.store.subscriptions import ArticleChange, article_uri
+from kbsim.store.subscriptions import ArticleChange, Subscribable, article_uri
 
 __all__ = ["STRATEGY", "SubscribeState", "notification_bytes", "subscribe_bytes", "subscribe_check", "subscribe_start"]
 
@@ -69,10 +69,18 @@ class SubscribeState:
             self.told_bytes += notification_bytes(change.knowledge_base_id, change.article_id)
 
 
+def _subscribable(store: object) -> Subscribable:
+    """The day's store, which must keep subscriptions (both of kbsim's backends do)."""
+    if not isinstance(store, Subscribable):
+        raise TypeError(f"the subscribe strategy needs a store that keeps subscriptions "
+                        f"(kbsim.store.subscriptions.Subscribable); {type(store).__name__} does not")
+    return store
+
+
 def subscribe_start(scope: CheckScope) -> SubscribeState:
     """The state when a checker starts: no subscriptions, listening to the day's store."""
     state = SubscribeState(subscriber=f"agent-{next(_SUBSCRIBERS)}")
-    scope.day.store.listen(state.hear)
+    _subscribable(scope.day.store).listen(state.hear)
     return state
 
 
@@ -89,7 +97,7 @@ def subscribe_check(scope: CheckScope, held: Sequence[CitationRecord], state: Su
         outcome.calls += 1
         outcome.bytes += subscribe_bytes(kb_id, article_id)
         if store.current_version(kb_id, article_id) is not None:  # the server refuses a gone one
-            store.subscribe_article(state.subscriber, kb_id, article_id)
+            _subscribable(store).subscribe_article(state.subscriber, kb_id, article_id)
     moved = [article_id for article_id in state.told if article_id not in fresh]
     state.told.clear()
     state.told_bytes = 0

@@ -142,6 +142,11 @@ ALLOWED: dict[str, dict[str, str]] = {
         "over 100,000 characters": RULES,
         "(100 saves skipped in a row": "the live day's stop threshold (kbsim.serve)",
         "status 2": "kbsim's exit status for a usage error",
+        "the latest 10,000 events": "the kept events of a resumable stream (kbsim.serve.events.KEPT_EVENTS)",
+        "protocol 2025-11-25": "a protocol version's name",
+        "Node 20 cannot": "a Node version", "32 server scenarios": "the pinned suite's scenario count",
+        "100 a page": "resources/list's page size (kbsim.serve.resources.PAGE_SIZE)",
+        "up to 86,400 times": "--speed's bound",
     },
 }
 

@@ -9,7 +9,8 @@ STAMP  := $(VENV)/.kbsim-installed
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[all,dev]'
+	@# setuptools' build backend warns of every editable install (folders named like the package); nothing to act on
+	PYTHONWARNINGS='ignore:Editable installation' $(PY) -m pip install --quiet -e '.[all,dev]'
 	@touch $(STAMP)
 
 install: $(STAMP)

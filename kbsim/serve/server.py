@@ -37,6 +37,7 @@ from kbsim.errors import UsageError, first_problem
 from kbsim.inputs import InputError
 from kbsim.inputs.resolve import unsearchable_warnings
 from kbsim.params import DayParams
+from kbsim.serve.admin import ADMIN_TOOLS, admin_call, admin_tool_list
 from kbsim.serve.shapes import json_text, output_schema, served_payload, unicode_only
 from kbsim.sim.activity import repeating_saves
 from kbsim.sim.day import open_day
@@ -374,8 +375,11 @@ def start_live_people(served: ServedKnowledgeBase, params: DayParams,
 class ServedKnowledgeBase:
     """A store, the knowledge base it serves, the agent's client and the lock they share."""
 
-    def __init__(self, store, kb_id: str, grants: Iterable[str], clock: DayClock) -> None:
+    def __init__(self, store, kb_id: str, grants: Iterable[str], clock: DayClock, *,
+                 admin_tools: bool = False) -> None:
         self.store = store
+        #: whether the opt-in admin tools (publish, unpublish; kbsim.serve.admin) are served
+        self.admin_tools = admin_tools
         self.kb_id = kb_id
         self.clock = clock
         self.lock = threading.Lock()
@@ -403,6 +407,8 @@ class ServedKnowledgeBase:
         """
         try:
             with self.lock:
+                if self.admin_tools and name in ADMIN_TOOLS:
+                    return admin_call(self.store, self.client.grants, name, arguments or {}, self.clock()), False
                 return self.client.call(name, {} if arguments is None else arguments), False
         except ToolError as exc:
             return exc.to_dict(), True
@@ -456,7 +462,7 @@ def build_server(served: ServedKnowledgeBase, *, live: bool = False):
     from kbsim.serve.resources import ArticleResources
     from kbsim.serve.sessions import OpenSessions
 
-    tools = tool_list()
+    tools = tool_list() + (admin_tool_list() if served.admin_tools else [])
     granted = ", ".join(sorted(served.client.grants))
     sessions = OpenSessions()
     articles = ArticleResources(served, sessions)
@@ -597,7 +603,7 @@ def serve(params: DayParams, *, seed: int = DEFAULT_SEED, db: str | Path | None 
           kb_id: str = DEFAULT_KB_ID, grants: Iterable[str] | None = None, live: bool = False,
           speed: float = DEFAULT_SPEED,
           busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S, corpus_given: bool = False,
-          transport: Callable[..., None] = serve_stdio) -> None:
+          admin_tools: bool = False, transport: Callable[..., None] = serve_stdio) -> None:
     """Build the store and serve it until the transport returns.
 
     ``transport`` runs the MCP server :func:`build_server` makes: :func:`serve_stdio` (until
@@ -630,7 +636,7 @@ def serve(params: DayParams, *, seed: int = DEFAULT_SEED, db: str | Path | None 
             raise
         raise ServeConfigError(f"{_source(db, kb_id)}: {exc}") from None
     clock = DayClock(clock_speed, start_s=start_s)
-    served = ServedKnowledgeBase(store, kb_id, grants or [kb_id], clock)
+    served = ServedKnowledgeBase(store, kb_id, grants or [kb_id], clock, admin_tools=admin_tools)
     log.info("serving %s (%d published articles, seed %d, day clock from %.1f s) to grants %s",
              kb_id, published, seed, clock.start_s, sorted(served.client.grants))
     if live:

@@ -337,6 +337,9 @@ def run_http(server, address: HttpAddress, *, allow_hosts: Iterable[str] = (), a
     )
     log.info("Streamable HTTP at %s; Host: %s; Origin: none, or %s", bound.url(),
              ", ".join(security.allowed_hosts), ", ".join(security.allowed_origins))
+    # listen now, before the URL is announced: a client that connects at once waits in the
+    # backlog for uvicorn to start accepting, instead of being refused
+    sock.listen(config.backlog)
     if on_listening is not None:
         on_listening(bound.url())
     served = uvicorn.Server(config)

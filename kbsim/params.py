@@ -34,13 +34,19 @@ DEFAULT_STORE_BACKEND = "memory"
 #: particular): each turns on the Unicode analyzer, with that language's stop words and
 #: Snowball stemmer where kbsim has them (kbsim.store.analyzer; docs/model.md).
 CORPUS_LANGUAGES = (
-    "ar", "ca", "cs", "da", "de", "el", "en", "eo", "es", "et", "eu", "fa", "fi", "fr", "ga", "he", "hi",
+    "ar", "az", "ca", "cs", "da", "de", "el", "en", "eo", "es", "et", "eu", "fa", "fi", "fr", "ga", "he", "hi",
     "hu", "hy", "id", "it", "ja", "km", "ko", "lo", "lt", "my", "ne", "nl", "no", "pl", "pt", "ro", "ru",
     "sr", "st", "sv", "ta", "th", "tr", "uk", "und", "vi", "yi", "zh",
 )
+#: ``corpus.language`` for a corpus whose articles' languages its text tells
+#: (kbsim.store.analyzer.auto_analyzer): each script's language, Latin by its stop words.
+AUTO_LANGUAGE = "auto"
 #: The reference day's saves and questions per article (300 and 120 for 400 articles): a day
 #: on a corpus from files has these per article unless its counts are given.
 SAVES_PER_ARTICLE = 0.75
+#: The highest ``transport.loss_rate``: each send's reply then arrives 2 times in 100 (at
+#: 0.5 it never does, and the day cannot finish).
+MAX_LOSS_RATE = 0.49
 QUESTIONS_PER_ARTICLE = 0.3
 
 
@@ -96,6 +102,8 @@ class CorpusParams(_Frozen):
         None,
         description="a corpus from files: its language (en, de, hi, fr, es, ja, zh, ...; 'und' for none in "
         "particular), which turns on the Unicode analyzer with that language's stop words and stemmer; "
+        "'auto': each article's language from its script and stop words (one language's analyzer, or one "
+        "per script and language for a mixed corpus; English unstemmed, as the default); "
         "None: the corpus's own (the German and Hindi samples declare theirs), else none",
     )
     analyzer: Literal["ascii", "unicode"] | None = Field(
@@ -135,9 +143,9 @@ class CorpusParams(_Frozen):
                 "(source), not to the synthetic corpus; "
                 "remove them"
             )
-        if self.language is not None and self.language not in CORPUS_LANGUAGES:
+        if self.language is not None and self.language not in (*CORPUS_LANGUAGES, AUTO_LANGUAGE):
             raise ValueError(f"language {self.language!r} is not one kbsim knows; expected one of "
-                             f"{', '.join(CORPUS_LANGUAGES)}")
+                             f"{', '.join(CORPUS_LANGUAGES)}, or {AUTO_LANGUAGE!r}")
         if self.analyzer == "ascii" and self.language is not None:
             raise ValueError(f"the ascii analyzer has no language (language {self.language!r}); use "
                              "analyzer: unicode, or leave the analyzer out")
@@ -302,13 +310,27 @@ class TransportParams(_Frozen):
     (after the store applied it), is lost with probability ``loss_rate``; the agent waits
     ``timeout_s``, then retries after a backoff doubling from ``backoff_s``."""
 
-    loss_rate: float = Field(0.0, ge=0, le=0.5, description="probability of each of the two losses per call")
+    loss_rate: float = Field(0.0, ge=0, le=0.5, description="probability of each of the two losses per call "
+                             f"(at most {MAX_LOSS_RATE})")
     timeout_s: Seconds = Field(30.0, gt=0, description="how long the agent waits for a reply before retrying")
     backoff_s: Seconds = Field(1.0, ge=0, description="the first retry's backoff; each further one doubles")
     max_retries: int = Field(
         3, ge=0, le=20,
         description="retries of an edit after its first try (read-only tools are retried until answered)",
     )
+
+    @field_validator("loss_rate")
+    @classmethod
+    def _finishes(cls, value: float) -> float:
+        # pydantic's own bound (le=0.5) speaks first for larger values; just below one half a
+        # reply arrives so rarely that a read-only call's retries never end
+        if MAX_LOSS_RATE < value <= 0.5:
+            chance = 1 - 2 * value
+            how = "never gets its reply" if chance <= 0 else f"gets its reply once in {1 / chance:,.0f} sends"
+            raise ValueError(
+                f"at {value:g} a send {how}: the agent's retries would not end and the day cannot finish; "
+                f"expected at most {MAX_LOSS_RATE}")
+        return value
 
 
 class CitationParams(_Frozen):

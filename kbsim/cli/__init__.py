@@ -4,7 +4,8 @@ Each sub-command module exposes ``register(subparsers)``, which adds its
 parser and sets ``func(args) -> int`` as the handler and ``error_prefix``, the
 start of the line that reports a :class:`~kbsim.errors.UsageError` escaping it
 (``kbsim run: error: ``): :func:`main` prints that line and exits 2, for every
-command, in one place.
+command, in one place. It also stops every command quietly when its reader goes away
+(``kbsim tools | head -1``): no traceback for a broken pipe.
 
 :func:`main` imports only the module of the command it runs: the others are listed in
 ``kbsim --help`` from :data:`COMMANDS` alone, so ``kbsim --help``, ``--version``, ``tools``
@@ -17,6 +18,8 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
+import os
+import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -47,6 +50,10 @@ COMMANDS = (
             "list the shipped experiments (kbsim run NAME runs one from any folder)"),
     Command("serve", "kbsim.cli.serve_cmd",
             "serve the knowledge base as an MCP server (the four tools), over stdio or HTTP"),
+    Command("drive", "kbsim.cli.drive_cmd",
+            "drive a live knowledge-base MCP server through a day (HTTP URL or stdio command)"),
+    Command("drive-report", "kbsim.cli.drive_report_cmd",
+            "set driven days' histories beside the model (the page 'your server against the model')"),
     Command("figures", "kbsim.cli.figures_cmd",
             "run the missing results and write figures/*.png, *.svg, figures/README.md"),
     Command("corpus", "kbsim.cli.corpus_cmd", "check a knowledge base's files, or write out the shipped sample"),
@@ -122,10 +129,17 @@ def main(argv: list[str] | None = None) -> int:
     folder) becomes one line on stderr, the command's ``error_prefix`` then the
     message naming what is at fault, and exit status 2. The line is printed with control
     characters escaped (:func:`~kbsim.errors.printable`): a message may quote a file's text.
+
+    A reader of stdout that goes away (``| head -1``) stops the command quietly, as it
+    stops a Unix tool: no traceback, and the status a shell reports for SIGPIPE (141).
     Ctrl-C (at any moment, imports included) is one line and exit status 130.
     """
     try:
-        return _main(sys.argv[1:] if argv is None else argv)
+        status = _main(sys.argv[1:] if argv is None else argv)
+        sys.stdout.flush()  # here, not at exit: a closed pipe is then seen and handled below
+        return status
+    except BrokenPipeError:
+        return _stdout_gone()
     except KeyboardInterrupt:
         print("kbsim: interrupted", file=sys.stderr)
         return 130
@@ -177,6 +191,20 @@ def _main(argv: list[str]) -> int:
             return 2
         print(printable(f"{prefix}{error}"), file=sys.stderr)
         return 2
+
+
+def _stdout_gone() -> int:
+    """The reader of stdout has gone: point stdout at /dev/null, so that what is still buffered
+    is dropped at exit instead of raising again, and return 128 + SIGPIPE."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        finally:
+            os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # not a file: a test's captured stdout
+        pass
+    return 128 + getattr(signal, "SIGPIPE", 13)
 
 
 if __name__ == "__main__":  # pragma: no cover

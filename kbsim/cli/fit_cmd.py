@@ -99,6 +99,12 @@ def read_and_fit(args):
         if not text.isdigit():
             raise FitInputError("--articles", f"expected a whole number of articles, got {args.articles!r}")
         articles = int(text)
+        from kbsim.fit.estimates import REPLICATES, max_articles
+
+        if articles > max_articles():
+            raise FitInputError("--articles", f"{articles:,} articles is more than a fit can hold on this machine (its "
+                                f"goodness-of-fit test keeps {REPLICATES} logs of every article's count); at most "
+                                f"{max_articles():,}")
     day_start = DAY_START
     if getattr(args, "day_start", None):
         try:
@@ -141,6 +147,8 @@ def run(args) -> int:
         log, fit = read_and_fit(args)
     except (InputError, FitInputError, AdviceError) as exc:
         return _error(str(exc))
+    except MemoryError:
+        return _error("out of memory: the log, or the number of articles, is more than this machine can fit")
     output = fit.to_dict()
     if not args.json:
         print("\n".join(fit.lines(notes=not args.quiet)), flush=True)

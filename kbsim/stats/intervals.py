@@ -97,7 +97,7 @@ def no_interval(units: float | None, unit: str = "seed") -> str:
     return "n/a"
 
 
-def t_quantile(df: int, confidence: float = CONFIDENCE) -> float:
+def t_quantile(df: float, confidence: float = CONFIDENCE) -> float:
     """Student's t quantile for a two-sided ``confidence`` interval on ``df`` degrees of freedom."""
     # scipy.special.stdtrit is what scipy.stats.t.ppf calls, without importing scipy.stats (0.5 s)
     from scipy.special import stdtrit

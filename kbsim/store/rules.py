@@ -33,7 +33,14 @@ from typing import Any, Protocol
 
 from kbsim.store.errors import ToolError, cut_short, echoed, shown
 from kbsim.store.schema import tool_definitions
-from kbsim.store.timefmt import MAX_VERSION_US, MIN_VERSION_US, format_version, in_version_range
+from kbsim.store.timefmt import (
+    MAX_VERSION_US,
+    MIN_VERSION_US,
+    format_version,
+    in_version_range,
+    parse_version,
+    version_precision_us,
+)
 
 
 def check_text(value: Any, name: str) -> str:
@@ -228,9 +235,15 @@ def article_id_problem(article_id: Any) -> str | None:
     return None
 
 
+def nfc(text: str) -> str:
+    """``text`` in Unicode's composed form (NFC): how ids and queries are kept and looked
+    up, so that an id sent decomposed (as macOS writes file names) finds its article."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
 def check_article_ids(article_ids: Any, count: int) -> list[str]:
-    """The ids a fill gives its ``count`` articles: one each, distinct, each one an id the
-    tools can carry (:func:`article_id_problem`)."""
+    """The ids a fill gives its ``count`` articles: one each, distinct (as NFC, :func:`nfc`,
+    the form they are kept in), each one an id the tools can carry (:func:`article_id_problem`)."""
     if isinstance(article_ids, (str, bytes)) or not isinstance(article_ids, Iterable):
         raise ToolError("invalid_argument", f"article_ids must be a list of strings, got {shown(article_ids)}")
     ids = list(article_ids)
@@ -241,6 +254,7 @@ def check_article_ids(article_ids: Any, count: int) -> list[str]:
         problem = article_id_problem(article_id)
         if problem is not None:
             raise ToolError("invalid_argument", f"article_ids[{i}]: {problem}")
+        article_id = ids[i] = nfc(article_id)
         if article_id in seen:
             raise ToolError("invalid_argument", f"article_ids[{i}]: {article_id!r} is given twice")
         seen.add(article_id)
@@ -308,6 +322,35 @@ def check_save_changes(content: str | None, title: str | None) -> None:
         raise ToolError("invalid_argument", "save_article needs content or title (both are None)")
 
 
+def check_expected_version(arguments: dict[str, Any], current_us: int) -> None:
+    """Compare-and-swap's check, the same on every backend: ``expected_version`` must name
+    the article's current version to the microsecond.
+
+    A version sent with fewer fraction digits than it was read with (a JavaScript ``Date``
+    keeps milliseconds) that lies within its own precision of the current version is
+    refused as ``version_not_exact``, never as a conflict: a re-read would not fix it, the
+    client would cut the version again. It is not taken as a match either, because two
+    versions of one article can fall within one millisecond, and a match would then let an
+    edit overwrite a save its author never read (docs/serve.md, "Versions").
+
+    Raises:
+        ToolError: ``version_not_exact``, or ``version_conflict``.
+    """
+    text = arguments["expected_version"]
+    expected = parse_version(text)
+    if expected == current_us:
+        return
+    step = version_precision_us(text)
+    if expected is not None and step > 1 and abs(current_us - expected) < step:
+        raise ToolError(
+            "version_not_exact",
+            f"expected_version {echoed(text)} is the current version of article "
+            f"{echoed(arguments['article_id'])} cut to fewer than six fraction digits; send "
+            "updated_at exactly as read (all its digits), as an opaque string",
+        )
+    raise version_conflict(arguments)
+
+
 def version_conflict(arguments: dict[str, Any]) -> ToolError:
     """The ``version_conflict`` refusal of an edit whose ``expected_version`` is not current."""
     return ToolError(
@@ -322,7 +365,9 @@ def check_poll_cursor(after_sequence: int, oldest: int, latest: int) -> None:
     if after_sequence > latest:
         raise ToolError(
             "invalid_argument",
-            f"after_sequence {after_sequence} is beyond the latest sequence {latest}",
+            f"after_sequence {after_sequence} is beyond the latest sequence {latest}; "
+            "resume from latest_sequence",
+            latest_sequence=latest,
         )
     if after_sequence + 1 < oldest:
         raise ToolError(

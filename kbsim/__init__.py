@@ -48,8 +48,8 @@ from kbsim.store import (
 from kbsim.version import __version__
 
 if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers and readers
-    from kbsim.experiment.results import load_results
-    from kbsim.experiment.runner import run_experiment
+    from kbsim.runner.results import load_results
+    from kbsim.runner.run import run_experiment
     from kbsim.sim.day import run_day
     from kbsim.stats.summary import summarize
 
@@ -81,12 +81,13 @@ _LAZY = ("load_results", "run_day", "run_experiment", "summarize")
 
 def __getattr__(name: str) -> Any:
     """``kbsim.run_day`` and the other entry points of :data:`_LAZY`, imported on first use."""
+    value: Any
     if name == "run_day":
         from kbsim.sim.day import run_day as value
     elif name == "run_experiment":
-        from kbsim.experiment.runner import run_experiment as value
+        from kbsim.runner.run import run_experiment as value
     elif name == "load_results":
-        from kbsim.experiment.results import load_results as value
+        from kbsim.runner.results import load_results as value
     elif name == "summarize":
         from kbsim.stats.summary import summarize as value
     else:

@@ -26,7 +26,7 @@ from pydantic import (
 from kbsim.units import parse_duration
 
 #: Parameters that name input files (relative paths are relative to the config file that
-#: sets them; kbsim.experiment.load resolves them when it reads the file).
+#: sets them; kbsim.runner.load resolves them when it reads the file).
 INPUT_PATHS = ("corpus.source", "saves.trace", "questions.trace")
 #: The store backend a day runs on unless its parameters name another (``store.backend``).
 DEFAULT_STORE_BACKEND = "memory"
@@ -232,12 +232,33 @@ class QuestionParams(_Frozen):
 MAX_TITLE_SEARCH_LIMIT = 20
 
 
+def _tuple(value: Any) -> Any:
+    """A list (as YAML and JSON write one) as a tuple, for a frozen field; anything else as it is."""
+    return tuple(value) if isinstance(value, list) else value
+
+
+#: A strategy's name: a word (a module of kbsim.sim.strategies) or an import path
+#: ``package.module:attribute`` of a Strategy of one's own.
+STRATEGY_NAME = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*(:[A-Za-z_][A-Za-z0-9_]*)?$"
+
+
 class CheckParams(_Frozen):
     """The agent re-checking every citation it has given."""
+
+    _OMITTED_WHEN_NONE = ("strategies",)
 
     interval_s: Seconds = Field(3600.0, gt=0, description="time between checks")
     poll_page_size: int = Field(100, ge=1, le=100)
     title_search_limit: int = Field(10, ge=1, le=MAX_TITLE_SEARCH_LIMIT)
+    strategies: Annotated[tuple[Annotated[str, Field(pattern=STRATEGY_NAME)], ...], BeforeValidator(_tuple)] | None = (
+        Field(
+            None,
+            min_length=1,
+            description="the check strategies run at every check, in this order: the names of built-in ones "
+            "(modules of kbsim.sim.strategies) or import paths of your own (mypkg.mod:my_strategy, importable "
+            "where the day runs); None: the study's three (kbsim.sim.strategies.DEFAULT)",
+        )
+    )
 
 
 class EditParams(_Frozen):
@@ -277,6 +298,7 @@ class EditParams(_Frozen):
 
     @property
     def enabled(self) -> bool:
+        """Whether the agent edits at all: a delay is set and a share of answers edit."""
         return self.delay_s is not None and self.share > 0
 
 
@@ -313,7 +335,7 @@ class EventParams(_Frozen):
 
 
 class AgentParams(_Frozen):
-    """How many agents share the knowledge base with the people (kbsim.sim.agents)."""
+    """How many agents share the knowledge base with the people (kbsim.sim.world.Agents)."""
 
     count: int = Field(
         1, ge=1, le=50,
@@ -385,12 +407,14 @@ class DayParams(_Frozen):
 
     @property
     def day_s(self) -> float:
+        """The day's length in seconds."""
         return self.day_hours * 3600.0
 
     @property
     def uses_design_switches(self) -> bool:
-        """Whether any of issue 27's switches is away from today's behaviour (then the day
-        runs :func:`kbsim.sim.agents.run_agents` and writes its extra tables)."""
+        """Whether any of issue 27's switches is away from today's behaviour (then the day's
+        agents act behind their wires, :class:`kbsim.sim.world.Agents`, and it writes the
+        extra tables of :data:`kbsim.sim.tables.SWITCHED_TABLES`)."""
         edit = self.edit
         return not (edit.compare_and_swap and edit.idempotency_key and self.transport.loss_rate == 0
                     and self.citation.carries_version and self.events.log_unpublish and self.agents.count == 1)

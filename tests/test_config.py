@@ -9,12 +9,12 @@ import pytest
 from tiny_configs import TINY_DAY
 
 from kbsim.cli import main
-from kbsim.experiment import schema
-from kbsim.experiment.config import ConfigError, ExperimentConfig, expand_sweep
-from kbsim.experiment.load import config_from_dict, load_config
-from kbsim.experiment.schema import CONFIG_KEYS, KEYS, Key, parse_seeds
-from kbsim.experiment.shipped import SHIPPED_DIR
 from kbsim.params import DayParams
+from kbsim.runner import config_keys as schema
+from kbsim.runner.config import ConfigError, ExperimentConfig, expand_sweep
+from kbsim.runner.config_keys import CONFIG_KEYS, KEYS, Key, parse_seeds
+from kbsim.runner.load import config_from_dict, load_config
+from kbsim.runner.shipped import SHIPPED_DIR
 
 TINY = TINY_DAY
 

@@ -19,12 +19,6 @@ import kbsim.cli
 from kbsim.cli import main
 from kbsim.errors import UsageError
 
-#: Top-level modules that only re-export a new path (importing them warns).
-DEPRECATED_ALIASES = {
-    "kbsim.advise", "kbsim.analysis", "kbsim.analytic", "kbsim.config", "kbsim.limits",
-    "kbsim.precision", "kbsim.results", "kbsim.runner", "kbsim.serve_stdio",
-}  # fmt: skip
-
 #: Exceptions of kbsim that are not a user's mistake, and why.
 NOT_USAGE = {
     "Interrupted": "a signal, reported as 128 + its number",
@@ -45,7 +39,7 @@ def _exception_classes() -> dict[str, type[BaseException]]:
     """Every exception class defined in a kbsim module, by name."""
     found = {}
     for info in pkgutil.walk_packages(kbsim.__path__, "kbsim."):
-        if info.name in DEPRECATED_ALIASES or info.name.endswith("__main__"):
+        if info.name.endswith("__main__"):
             continue
         module = importlib.import_module(info.name)
         for name, value in vars(module).items():

@@ -12,11 +12,11 @@ import yaml
 
 import kbsim
 from kbsim.cli import main
-from kbsim.experiment.config import ConfigError, TooLargeError
-from kbsim.experiment.load import load_config
-from kbsim.experiment.precision import PrecisionTarget, check_targets
-from kbsim.experiment.results import results_layout
 from kbsim.params import DayParams
+from kbsim.runner.config import ConfigError, TooLargeError
+from kbsim.runner.load import load_config
+from kbsim.runner.precision import PrecisionTarget, check_targets
+from kbsim.runner.results import results_layout
 from kbsim.sim import run_day
 from kbsim.stats.metrics import metric_names, run_metrics
 

@@ -22,7 +22,7 @@ import pytest
 from kbsim.report import pages
 
 ROOT = Path(__file__).resolve().parents[1]
-LIMITS = "a limit kbsim enforces (kbsim.experiment.limits)"
+LIMITS = "a limit kbsim enforces (kbsim.runner.limits)"
 FILES = "a bound of kbsim's readers (kbsim.files, kbsim.inputs.safe_read)"
 RULES = "a limit of every article (kbsim.store.rules)"
 
@@ -87,7 +87,7 @@ ALLOWED: dict[str, dict[str, str]] = {
     },
     "docs/fit.md": {
         "nine delays from 15 s to an hour": "the delays the simulated advice tries "
-                                            "(kbsim.experiment.simulated_advice.EDIT_DELAYS_S)",
+                                            "(kbsim.runner.simulated_advice.EDIT_DELAYS_S)",
         "default 2026-01-05T09:00:00Z": "the day's start by default (kbsim.params)",
         "(199 logs)": "the bootstrap's replicates (kbsim.fit), configuration",
         "199 of them": "the bootstrap's replicates (kbsim.fit), configuration",

@@ -437,8 +437,8 @@ def test_docs_snippets_start_a_valid_server():
 
 def test_config_errors_name_the_file_and_the_key(tmp_path):
     """serve reads its config with the project's loader: nested or dotted keys, as run does."""
-    from kbsim.experiment.config import ConfigError
-    from kbsim.experiment.load import load_day_params
+    from kbsim.runner.config import ConfigError
+    from kbsim.runner.load import load_day_params
 
     path = tmp_path / "typo.yaml"
     for text in ("saves:\n  cont: 3\n", "saves.cont: 3\n"):

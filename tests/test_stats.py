@@ -10,7 +10,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from kbsim.params import DayParams
-from kbsim.report.tables import format_summary, seed_warnings
+from kbsim.report.text_tables import format_summary, seed_warnings
 from kbsim.sim import run_day
 from kbsim.sim.popularity import ATTEMPTS, UNIFORMS_PER_DRAW, Popularity
 from kbsim.stats import ContrastSpec, MetricSelector, contrast, contrasts, estimate, run_metrics, summarize
@@ -122,7 +122,7 @@ def test_metric_selector_names_what_it_refuses():
     with pytest.raises(ValueError, match="unknown 'stale_share'"):
         MetricSelector("stale_share")
     with pytest.raises(ValueError, match="strategy"):
-        MetricSelector("calls_per_check", strategy="guess")
+        MetricSelector("calls_per_check", strategy="two words")
     with pytest.raises(ValueError, match="'Nh'"):
         MetricSelector("stale_citation_share", at="soon")
     assert MetricSelector("stale_citation_share", at="4h").label == "stale_citation_share@4h"

@@ -31,6 +31,7 @@ COMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``kbsim`` parser, with every command module's sub-command registered."""
     parser = argparse.ArgumentParser(
         prog="kbsim",
         description="Simulate an AI agent citing and editing a knowledge base people keep editing.",

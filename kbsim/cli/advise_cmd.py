@@ -36,6 +36,7 @@ examples:
 
 
 def register(subparsers) -> None:
+    """Add the ``kbsim advise`` parser to ``subparsers``, handled by :func:`run`."""
     from kbsim.cli.config_args import add_quiet_argument
 
     parser = subparsers.add_parser(
@@ -141,6 +142,7 @@ def _question(args):
 
 
 def run(args) -> int:
+    """Print the advised check policy and edit delay (and, with ``--verify``, the simulated values); the exit status."""
     from kbsim.model import advise
 
     if advise_day.given(args):  # a config or a log gives the day
@@ -169,10 +171,10 @@ def _verify(answer, seeds: int, out: str, workers: int | None, yes: bool, as_jso
             quiet: bool) -> tuple[int, dict | None]:
     """Simulate ``answer``'s days and set them beside it (printed unless ``as_json``); ``quiet``
     drops the estimate, the progress bar and the runner's notes, never an error."""
-    from kbsim.experiment.config import ConfigError
-    from kbsim.experiment.load import config_from_dict
-    from kbsim.experiment.runner import ResultsError, TooLargeError, run_experiment
     from kbsim.model import advise
+    from kbsim.runner.config import ConfigError
+    from kbsim.runner.load import config_from_dict
+    from kbsim.runner.run import ResultsError, TooLargeError, run_experiment
     from kbsim.units import format_duration
 
     def log(message: str) -> None:
@@ -184,7 +186,7 @@ def _verify(answer, seeds: int, out: str, workers: int | None, yes: bool, as_jso
 
     try:
         config = config_from_dict(advise.verify_config(answer, seeds))
-    except ConfigError as error:  # a day the simulation cannot hold (kbsim.experiment.limits)
+    except ConfigError as error:  # a day the simulation cannot hold (kbsim.runner.limits)
         log(f"kbsim advise: error: --verify: {error.problem}")
         return 2, None
     estimate = config.estimate()

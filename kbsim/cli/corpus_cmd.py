@@ -24,6 +24,7 @@ MAX_UNPUBLISHED_SHARE = 0.05
 
 
 def register(subparsers) -> None:
+    """Add the ``kbsim corpus`` parser to ``subparsers``, handled by :func:`run`."""
     parser = subparsers.add_parser(
         "corpus",
         help="check a knowledge base's files, or write out the shipped sample",
@@ -54,6 +55,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    """Check a knowledge base's files, or write the shipped sample out; the exit status."""
     from kbsim.errors import first_problem, printable
     from kbsim.files import FileWriteError
     from kbsim.inputs import InputError, load_corpus

@@ -19,9 +19,9 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """List the shipped experiments: name, runs and description; exit 2 when none is found."""
-    from kbsim.experiment.config import ConfigError
-    from kbsim.experiment.load import load_config
-    from kbsim.experiment.shipped import SHIPPED_DIR, shipped_experiments
+    from kbsim.runner.config import ConfigError
+    from kbsim.runner.load import load_config
+    from kbsim.runner.shipped import SHIPPED_DIR, shipped_experiments
 
     shipped = shipped_experiments()
     if not shipped:

@@ -5,7 +5,7 @@ it cited) in any format :mod:`kbsim.fit.logs` knows, prints each estimate with i
 interval over the log's days and the method that made it, says where the analytic
 model's assumptions fail, and with ``--write-config`` writes an experiment that
 ``kbsim run``, ``kbsim advise --config`` and ``kbsim serve --config`` take
-(:mod:`kbsim.fit.config`). ``--figure`` draws the rank-frequency curves against the
+(:mod:`kbsim.fit.fitted_config`). ``--figure`` draws the rank-frequency curves against the
 fitted law, and the hourly profile.
 
 Exit codes: 0 fitted; 2 a bad log (the file, line and column named) or option, or a
@@ -147,7 +147,7 @@ def run(args) -> int:
     if not args.json:
         print("\n".join(fit.lines(notes=not args.quiet)), flush=True)
     if args.write_config:
-        from kbsim.fit.config import write_config
+        from kbsim.fit.fitted_config import write_config
 
         command = "kbsim fit " + " ".join(shlex.quote(part) for part in sys.argv[2:]) if len(sys.argv) > 2 \
             else "kbsim fit"

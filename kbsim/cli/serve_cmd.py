@@ -8,6 +8,7 @@ import sys
 
 
 def register(subparsers) -> None:
+    """Add the ``kbsim serve`` parser to ``subparsers``, handled by :func:`run`."""
     from kbsim.serve.server import DEFAULT_BUSY_TIMEOUT_S, DEFAULT_KB_ID, DEFAULT_SEED, DEFAULT_SPEED, MAX_SPEED
 
     parser = subparsers.add_parser(
@@ -73,6 +74,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Serve the knowledge base over stdio or Streamable HTTP until stopped; the exit status."""
     from kbsim.cli.day_config import load_day
     from kbsim.extras import require
     from kbsim.params import DayParams

@@ -21,6 +21,7 @@ examples:
 
 
 def register(subparsers) -> None:
+    """Add the ``kbsim trace`` parser to ``subparsers``, handled by :func:`run`."""
     parser = subparsers.add_parser(
         "trace",
         help="export a simulated day's saves and questions as trace files",
@@ -39,6 +40,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    """Write the run's day as ``saves.csv`` and ``questions.csv``, checked against its tables; the exit status."""
     from kbsim.sim.export import export_run
 
     run_dir = Path(args.run_dir)

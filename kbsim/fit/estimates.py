@@ -14,13 +14,14 @@ With one day there is no interval (the spread between days is unknown) and the f
 :func:`fit_log` also judges what the analytic model (:mod:`kbsim.model.analytic`) needs:
 saves that are not bursty, a flat profile over the day, a Zipf law that fits, and the
 same ranking for saves and questions. What it finds decides what
-:mod:`kbsim.fit.config` writes.
+:mod:`kbsim.fit.fitted_config` writes.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -254,7 +255,7 @@ class Fit:
     def to_dict(self) -> dict:
         """The fit as plain JSON-able values (``kbsim fit --json``)."""
         log = self.log
-        out = {
+        out: dict[str, Any] = {
             "log": {
                 "saves": log.origin.get("saves"), "questions": log.origin.get("questions") or None,
                 "days": log.days, "dates": [d.isoformat() for d in log.dates], "timezone": log.timezone,

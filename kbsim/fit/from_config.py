@@ -1,7 +1,7 @@
 """A config's day, read back: the fit of the traces it replays, and the numbers the analytic model takes.
 
 ``kbsim advise --config`` answers for the day of a config. When the config replays a log
-(scenarios naming traces, as :mod:`kbsim.fit.config` writes), the log is fitted again from
+(scenarios naming traces, as :mod:`kbsim.fit.fitted_config` writes), the log is fitted again from
 those traces, so that advise knows what the analytic model's assumptions meet
 (:meth:`kbsim.fit.Fit.model_gaps`); the model then takes the fitted numbers. A synthetic
 day is the model's own, but for a save ranking only partly the questions'.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from kbsim.fit.estimates import Fit, fit_log
-from kbsim.fit.logs import build_log, read_events
+from kbsim.fit.logs import RawEvent, build_log, read_events
 from kbsim.params import CorpusParams, DayParams
 from kbsim.store import DAY_START
 
@@ -34,7 +34,9 @@ def replayed_fit(params: dict, scenarios: dict, source: str | None = None) -> Fi
     Raises:
         InputError: a trace that cannot be read, naming the file, line and column.
     """
-    saves, questions, any_questions = [], [], False
+    saves: list[RawEvent] = []
+    questions: list[RawEvent] = []
+    any_questions = False
     n = None
     for body in scenarios.values() or [{}]:
         day = DayParams.model_validate(merged(params, body))

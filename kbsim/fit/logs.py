@@ -391,12 +391,6 @@ class Activity:
     def __len__(self) -> int:
         return len(self.time_s)
 
-    def select(self, days: Sequence[int]) -> Activity:
-        """Only the events of ``days`` (day indices kept as they are)."""
-        keep = np.isin(self.day, np.asarray(days))
-        return Activity(self.time_s[keep], self.day[keep], self.hour[keep], self.article[keep],
-                        None if self.kind is None else self.kind[keep], self.line[keep], self.source)
-
     def counts(self, articles: int, days: int) -> np.ndarray:
         """Events per day (rows) and article (columns)."""
         table = np.zeros((days, articles))
@@ -444,12 +438,6 @@ class Log:
         every = np.concatenate(hours)
         return int(math.floor(every.min())), min(24, int(math.floor(every.max())) + 1)
 
-    def without_day(self, day: int) -> Log:
-        """The log with one day left out (the jackknife's leave-one-out log); day indices keep."""
-        keep = [d for d in range(self.days) if d != day]
-        return Log(self.dates, self.day_starts, self.articles, self.n_articles, self.saves.select(keep),
-                   None if self.questions is None else self.questions.select(keep), self.notes, self.n_source,
-                   self.timezone, self.corpus_source, self.origin)
 
 
 def read_log(

@@ -54,7 +54,7 @@ def _auto_analyzer(loaded: LoadedCorpus) -> Analyzer:
 
 def corpus_edits(params: CorpusParams, loaded: LoadedCorpus) -> str:
     """How people's saves write the corpus's text: ``corpus.edits``, else ``swap_lines`` on
-    the English sample (the edits its published study, kbsim/experiments/sample_kb.yaml, ran
+    the English sample (the edits its published study, experiments/sample_kb.yaml, ran
     with), else ``revise``."""
     if params.edits is not None:
         return params.edits

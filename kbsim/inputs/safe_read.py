@@ -123,7 +123,7 @@ def list_text_files(root: Path, suffixes: tuple[str, ...]) -> list[tuple[str, st
                 problem = ("a loop of symbolic links" if exc.errno == 40 else
                            f"cannot be read: {exc.strerror or exc}")
                 raise InputError(entry.path, problem) from None
-            if is_dir:
+            if is_dir and info is not None:  # (a folder's stat is always taken)
                 key = (info.st_dev, info.st_ino)
                 if key in seen:
                     raise InputError(entry.path, f"leads to the folder {seen[key]} again (a symbolic link loop, "
@@ -186,7 +186,7 @@ class BoundedSafeLoader(yaml.SafeLoader):
     def compose_document(self):  # noqa: D102 - PyYAML's hook
         self._aliases = False
         node = super().compose_document()
-        if self._aliases:  # without aliases, a document holds no more values than it reads
+        if self._aliases and node is not None:  # without aliases, a document holds no more values than it reads
             _check_expansion(node)
         return node
 

@@ -194,7 +194,7 @@ def build_store(params: DayParams, seed: int, db: str | Path | None = None,
         if starting.loaded is not None:  # as kbsim corpus check warns
             for warning in unsearchable_warnings(starting.loaded, starting.analyzer):
                 log.warning("the corpus %s: %s", params.corpus.source, warning)
-        own = {} if starting.source_ids is None else {"article_ids": starting.source_ids}
+        own: dict[str, Any] = {} if starting.source_ids is None else {"article_ids": starting.source_ids}
         if not starting.analyzer.is_default:
             own["analyzer"] = starting.analyzer
         try:
@@ -268,6 +268,7 @@ class DayClock:
         self._wall_start = time.monotonic()
 
     def __call__(self) -> float:
+        """The simulated time now, in seconds: the wall time since start, sped up, stopped at the last."""
         return min(self.start_s + (time.monotonic() - self._wall_start) * self.speed, LAST_CLOCK_S)
 
 

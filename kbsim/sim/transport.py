@@ -10,7 +10,7 @@ sends again.
 methods. Read-only tools (search, read, poll) are simply repeated until a reply arrives,
 at the same instant: the wait is counted (``wait_s``), not spent, so the day's other
 actors keep their times. Edits are where a loss matters; the edit process in
-:mod:`kbsim.sim.agents` sends them one try at a time (:meth:`LossyClient.loss`) and
+:func:`kbsim.sim.processes.agent_edit` sends them one try at a time (:meth:`LossyClient.loss`) and
 spends the waits in simulated time. Plain code, no SimPy.
 """
 

@@ -206,7 +206,7 @@ class BM25Index:
             self._thaw()
         slot = self._slot_of.get(doc_id)
         terms = None if slot is None else self._doc_terms[slot]
-        if terms is None:
+        if slot is None or terms is None:
             return
         self._drop_postings(slot, terms)
         self._doc_terms[slot] = None

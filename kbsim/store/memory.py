@@ -69,6 +69,7 @@ from kbsim.store.written import (
 
 @dataclass(slots=True)
 class KnowledgeBase:
+    """One knowledge base's state: its articles, search index, event log and counters."""
     kb_id: str
     articles: dict[str, Article] = field(default_factory=dict)
     index: SearchIndex = field(default_factory=ArenaIndex)
@@ -279,6 +280,7 @@ class MemoryStore:
         return twin
 
     def knowledge_base_ids(self) -> list[str]:
+        """Every knowledge base's id, in creation order."""
         return list(self._kbs)
 
     def analyzer_name(self, kb_id: str) -> str:
@@ -412,6 +414,7 @@ class MemoryStore:
         return copy.copy(article)
 
     def published_article_ids(self, kb_id: str) -> list[str]:
+        """Every published article's id, in publication order."""
         return [a.article_id for a in self._kb(kb_id).articles.values() if a.published]
 
     def unpublished_article_ids(self, kb_id: str) -> list[str]:
@@ -420,6 +423,7 @@ class MemoryStore:
         return sorted(self._kb(kb_id).unpublished)
 
     def latest_sequence(self, kb_id: str) -> int:
+        """The sequence number of the knowledge base's latest event (0 before any)."""
         return self._kb(kb_id).next_seq - 1
 
     def snapshot(self) -> dict[str, Any]:
@@ -448,9 +452,11 @@ class MemoryStore:
         return Client(self, grants, clock)
 
     def has_knowledge_base(self, kb_id: str) -> bool:
+        """Whether a knowledge base ``kb_id`` exists."""
         return check_text(kb_id, "kb_id") in self._kbs
 
     def tool_search(self, kb_id: str, query: str, limit: int) -> dict[str, Any]:
+        """``search_knowledge_base``: the ``limit`` best-ranked published articles for ``query``."""
         kb = self._kb(kb_id)
         check_text(query, "query")
         limit = check_count(limit, "limit", 1)
@@ -578,7 +584,7 @@ class MemoryStore:
         ``tool_read`` and ``result_size`` call by call, is what the tests hold it to.
         """
         articles = self._kb(kb_id).articles
-        answers = []
+        answers: list[tuple[str | None, int]] = []
         for article_id in check_texts(article_ids, "article_ids"):
             article = articles.get(article_id)
             if article is None or not article.published:
@@ -588,6 +594,7 @@ class MemoryStore:
         return answers
 
     def tool_read(self, kb_id: str, article_id: str) -> dict[str, Any]:
+        """``read_knowledge_article``: a published article's title, content and version."""
         return read_result(kb_id, self._published(kb_id, check_text(article_id, "article_id")))
 
     def result_size(self, name: str, result: dict[str, Any]) -> int:
@@ -624,6 +631,7 @@ class MemoryStore:
         return json_size(result)
 
     def tool_edit(self, arguments: dict[str, Any], now_us: int) -> dict[str, Any]:
+        """``edit_knowledge_article``: apply the agent's edit, or replay the result its idempotency key recorded."""
         arguments = validate_arguments("edit_knowledge_article", arguments)
         check_edit_limits(arguments)
         now_us = check_now_us(now_us)
@@ -653,6 +661,7 @@ class MemoryStore:
         return result
 
     def tool_poll(self, kb_id: str, after_sequence: int, limit: int, now_us: int) -> dict[str, Any]:
+        """``poll_resource_events``: up to ``limit`` events after ``after_sequence`` still kept at ``now_us``."""
         kb = self._kb(kb_id)
         after_sequence = check_count(after_sequence, "after_sequence", 0)
         limit = check_count(limit, "limit", 1)

@@ -29,7 +29,7 @@ import numbers
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from kbsim.store.errors import ToolError, cut_short, echoed, shown
 from kbsim.store.schema import tool_definitions
@@ -55,6 +55,7 @@ def check_texts(values: Any, name: str) -> list[str]:
 
 
 def check_optional_text(value: Any, name: str) -> str | None:
+    """``value`` checked as :func:`check_text`, or None."""
     return None if value is None else check_text(value, name)
 
 
@@ -264,12 +265,14 @@ def next_article_id(count: int, taken) -> str:
 
 
 def article_not_found(kb_id: str, article_id: str) -> ToolError:
+    """The ``not_found`` refusal of an article missing from (or unpublished in) a knowledge base."""
     return ToolError(
         "not_found", f"article_id {echoed(article_id)} not found in knowledge base {echoed(kb_id)}"
     )
 
 
 def kb_not_found(kb_id: str) -> ToolError:
+    """The ``not_found`` refusal of an unknown knowledge base."""
     return ToolError("not_found", f"knowledge_base_id {echoed(kb_id)} not found")
 
 
@@ -293,6 +296,7 @@ def check_replay(key: str, first_digest: str, arguments: dict[str, Any]) -> None
 
 
 def check_new_kb_id(kb_id: Any) -> str:
+    """A new knowledge base's id, checked to be a non-empty string."""
     if not isinstance(kb_id, str) or not kb_id:
         raise ToolError(
             "invalid_argument", f"kb_id must be a non-empty string, got {kb_id!r}"
@@ -301,6 +305,7 @@ def check_new_kb_id(kb_id: Any) -> str:
 
 
 def kb_exists(kb_id: str) -> ToolError:
+    """The refusal to create a knowledge base whose id is taken."""
     return ToolError("invalid_argument", f"knowledge_base_id {kb_id!r} already exists")
 
 
@@ -311,6 +316,7 @@ def check_save_changes(content: str | None, title: str | None) -> None:
 
 
 def version_conflict(arguments: dict[str, Any]) -> ToolError:
+    """The ``version_conflict`` refusal of an edit whose ``expected_version`` is not current."""
     return ToolError(
         "version_conflict",
         f"expected_version {echoed(arguments['expected_version'])} is not the current "
@@ -364,7 +370,31 @@ _READ_FRAME = len('{"article_id":,"title":,"content":,"updated_at":,"citation":'
 _ERROR_FRAME = len('{"error":{"code":,"message":}}')
 
 
-def hit_json_size(kb_id: str, article: Article) -> int:
+class SizedArticle(Protocol):
+    """What the JSON sizes read of an article: an :class:`Article`, or one with its content left out."""
+
+    @property
+    def article_id(self) -> str:
+        """The article's id."""
+        ...
+
+    @property
+    def title(self) -> str:
+        """The article's title."""
+        ...
+
+    @property
+    def content(self) -> str:
+        """The article's content (empty when left out)."""
+        ...
+
+    @property
+    def updated_at(self) -> str:
+        """The version's RFC 3339 time."""
+        ...
+
+
+def hit_json_size(kb_id: str, article: SizedArticle) -> int:
     """``json_size(search_hit(kb_id, article))``, summed from the sizes of its strings.
 
     Why it exists: every new version of an article is sized once as a hit and once as a
@@ -377,7 +407,7 @@ def hit_json_size(kb_id: str, article: Article) -> int:
             + json_text_size(article.content[:SNIPPET_CHARS]))
 
 
-def read_json_size(kb_id: str, article: Article) -> int:
+def read_json_size(kb_id: str, article: SizedArticle) -> int:
     """``json_size(read_result(kb_id, article))``, summed as :func:`hit_json_size` is."""
     ids = json_text_size(article.article_id) + json_text_size(article.updated_at)
     return (_READ_FRAME + 2 * ids + json_text_size(kb_id) + json_text_size(article.title)
@@ -424,6 +454,7 @@ class Article:
         return twin
 
     def set_version(self, version_us: int) -> None:
+        """Set the article's version (and its ``updated_at``); the cached result sizes no longer hold."""
         self.version_us = version_us
         self.updated_at = format_version(version_us)
         self.hit_json_len = self.read_json_len = None
@@ -446,6 +477,7 @@ class Article:
 
 
 def citation(kb_id: str, article_id: str, updated_at: str) -> dict[str, str]:
+    """The citation a tool result carries: knowledge base, article and version."""
     return {"knowledge_base_id": kb_id, "article_id": article_id, "updated_at": updated_at}
 
 

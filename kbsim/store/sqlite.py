@@ -229,7 +229,7 @@ class SQLiteStore:
             raise ValueError(
                 f"synchronous must be one of {', '.join(_SYNCHRONOUS)}, got {synchronous!r}"
             )
-        self.path = os.fspath(path)
+        self.path: str = os.fspath(path)
         if not self.path:
             raise ValueError("path must be a file path or ':memory:', got ''")
         if not fts5_available():
@@ -238,24 +238,24 @@ class SQLiteStore:
                 "without FTS5, which SQLiteStore needs for search; use a Python whose sqlite3 "
                 "has FTS5 (the python.org and most Linux builds do) or MemoryStore"
             )
-        self.event_retention_s = event_retention_s
-        self.event_retention_us = (
+        self.event_retention_s: float | None = event_retention_s
+        self.event_retention_us: int | None = (
             None if event_retention_s is None else seconds_to_us(event_retention_s)
         )
-        self.busy_timeout_s = float(busy_timeout_s)
-        self.synchronous = str(synchronous).upper()
-        self.shared_clock = bool(shared_clock)
-        self._in_memory = self.path == ":memory:"
-        self._pid = os.getpid()
-        self._local = threading.local()
+        self.busy_timeout_s: float = float(busy_timeout_s)
+        self.synchronous: str = str(synchronous).upper()
+        self.shared_clock: bool = bool(shared_clock)
+        self._in_memory: bool = self.path == ":memory:"
+        self._pid: int = os.getpid()
+        self._local: threading.local = threading.local()
         self._connections: list[sqlite3.Connection] = []
-        self._connections_lock = threading.Lock()
+        self._connections_lock: threading.Lock = threading.Lock()
         # An in-memory database lives in one connection, shared behind this lock.
-        self._shared_lock = threading.RLock() if self._in_memory else None
+        self._shared_lock: threading.RLock | None = threading.RLock() if self._in_memory else None
         self._kb_rowids: dict[str, int] = {}
         # kb_rowid -> its analyzer (recorded when the knowledge base was made; never changes)
         self._analyzers: dict[int, Analyzer] = {}
-        self._closed = False
+        self._closed: bool = False
         if not self._in_memory:
             check_existing_file(self.path, self.busy_timeout_s)
         self._initialise()
@@ -415,6 +415,7 @@ class SQLiteStore:
             return self._analyzer(conn, self._kb_rowid(conn, kb_id)).name
 
     def knowledge_base_ids(self) -> list[str]:
+        """Every knowledge base's id, in creation order."""
         with self._read() as conn:
             rows = conn.execute("SELECT kb_id FROM knowledge_bases ORDER BY kb_rowid").fetchall()
         return [decode_text(kb_id) for (kb_id,) in rows]
@@ -510,9 +511,11 @@ class SQLiteStore:
         return Article(article_id, decode_text(title), decode_text(content), bool(published), version)
 
     def published_article_ids(self, kb_id: str) -> list[str]:
+        """Every published article's id, in publication order."""
         return self._article_ids(kb_id, published=True)
 
     def unpublished_article_ids(self, kb_id: str) -> list[str]:
+        """Every unpublished article's id, sorted."""
         return sorted(self._article_ids(kb_id, published=False))
 
     def _article_ids(self, kb_id: str, *, published: bool) -> list[str]:
@@ -527,6 +530,7 @@ class SQLiteStore:
         return [decode_text(article_id) for (article_id,) in rows]
 
     def latest_sequence(self, kb_id: str) -> int:
+        """The sequence number of the knowledge base's latest event (0 before any)."""
         with self._read() as conn:
             return self._kb(conn, kb_id)[3] - 1
 
@@ -575,12 +579,14 @@ class SQLiteStore:
         return Client(self, grants, clock)
 
     def has_knowledge_base(self, kb_id: str) -> bool:
+        """Whether a knowledge base ``kb_id`` exists."""
         if check_text(kb_id, "kb_id") in self._kb_rowids:
             return True
         with self._read() as conn:
             return self._kb_row(conn, kb_id) is not None
 
     def tool_search(self, kb_id: str, query: str, limit: int) -> dict[str, Any]:
+        """``search_knowledge_base``: the ``limit`` best-ranked published articles for ``query``."""
         check_text(kb_id, "kb_id")
         check_text(query, "query")
         limit = check_count(limit, "limit", 1)
@@ -604,6 +610,7 @@ class SQLiteStore:
         return {"results": results}
 
     def tool_read(self, kb_id: str, article_id: str) -> dict[str, Any]:
+        """``read_knowledge_article``: a published article's title, content and version."""
         check_text(kb_id, "kb_id")
         check_text(article_id, "article_id")
         with self._read() as conn:
@@ -614,6 +621,7 @@ class SQLiteStore:
         return read_result(kb_id, article)
 
     def tool_edit(self, arguments: dict[str, Any], now_us: int) -> dict[str, Any]:
+        """``edit_knowledge_article``: apply the agent's edit, or replay the result its idempotency key recorded."""
         arguments = validate_arguments("edit_knowledge_article", arguments)
         check_edit_limits(arguments)
         now_us = check_now_us(now_us)
@@ -651,6 +659,7 @@ class SQLiteStore:
         return result
 
     def tool_poll(self, kb_id: str, after_sequence: int, limit: int, now_us: int) -> dict[str, Any]:
+        """``poll_resource_events``: up to ``limit`` events after ``after_sequence`` still kept at ``now_us``."""
         check_text(kb_id, "kb_id")
         after_sequence = check_count(after_sequence, "after_sequence", 0)
         limit = check_count(limit, "limit", 1)

@@ -2,11 +2,11 @@
 
 :func:`load_config` reads a YAML file (and the files it ``extends``, merged), applies
 ``--set KEY=VALUE`` overrides and ``--seeds``, and checks the result against the keys
-:data:`kbsim.experiment.schema.KEYS` declares, every run's
+:data:`kbsim.runner.config_keys.KEYS` declares, every run's
 :class:`~kbsim.params.DayParams` included, before anything runs.
 :func:`config_from_dict` does the same for a config written as a dict in a notebook;
 :func:`load_day_params` reads one day's parameters (``kbsim serve --config``). Every
-problem is a :class:`~kbsim.experiment.config.ConfigError` naming the file, the key path
+problem is a :class:`~kbsim.runner.config.ConfigError` naming the file, the key path
 and what was expected.
 
 Reading is bounded before it starts (:mod:`kbsim.inputs.safe_read`): a config and each
@@ -29,9 +29,6 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from kbsim.experiment.config import ConfigError, ExperimentConfig, deep_merge
-from kbsim.experiment.paths import nest_params, unknown
-from kbsim.experiment.schema import KEYS, Setting, check_config, parse_seeds, set_param, validation_error
 from kbsim.files import FileReadError, read_regular
 from kbsim.inputs.safe_read import (
     MAX_YAML_FILE_BYTES,
@@ -41,6 +38,9 @@ from kbsim.inputs.safe_read import (
     yaml_reason,
 )
 from kbsim.params import INPUT_PATHS, DayParams
+from kbsim.runner.config import ConfigError, ExperimentConfig, deep_merge
+from kbsim.runner.config_keys import KEYS, Setting, check_config, parse_seeds, set_param, validation_error
+from kbsim.runner.paths import nest_params, unknown
 
 __all__ = ["MAX_EXTENDS", "config_from_dict", "load_config", "load_day_params"]
 

@@ -17,8 +17,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from kbsim.errors import brief
-from kbsim.experiment.config import ConfigError, deep_merge
 from kbsim.params import DayParams
+from kbsim.runner.config import ConfigError, deep_merge
 
 
 def unknown(key: Any, expected: Sequence[str], what: str = "") -> str:
@@ -148,8 +148,9 @@ def has_path(nested: dict, parts: list[str]) -> bool:
 
 def get_nested(nested: dict, parts: list[str]) -> dict | None:
     """The mapping at ``parts`` in nested mappings, or None when there is none."""
+    found: Any = nested
     for part in parts:
-        if not isinstance(nested, dict):
+        if not isinstance(found, dict):
             return None
-        nested = nested.get(part)
-    return nested if isinstance(nested, dict) else None
+        found = found.get(part)
+    return found if isinstance(found, dict) else None

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from kbsim.report.experiments import Experiment, match, role, staleness_days
-from kbsim.sim.strategies import strategy_names
+from kbsim.sim.strategies import default_strategies
 from kbsim.stats.intervals import no_interval
 from kbsim.stats.metrics import METRICS
 from kbsim.stats.summary import MetricSelector, underpowered
@@ -46,12 +46,10 @@ REFERENCE_ROWS = (
     _row("title_recall", "... of citations gone (unpublished)", subset="gone"),
     _row("title_recall", "... of citations retitled", subset="retitled"),
     _row("title_recall", "... of citations changed in content only", subset="content"),
-    _row("calls_per_check", "Calls per check: title", "count", strategy="title"),
-    _row("calls_per_check", "Calls per check: re-read", "count", strategy="reread"),
-    _row("calls_per_check", "Calls per check: poll", "count", strategy="poll"),
-    _row("bytes_per_check", "Result size per check: title", "bytes", strategy="title"),
-    _row("bytes_per_check", "Result size per check: re-read", "bytes", strategy="reread"),
-    _row("bytes_per_check", "Result size per check: poll", "bytes", strategy="poll"),
+    *(_row("calls_per_check", f"Calls per check: {s.short_label}", "count", strategy=s.name)
+      for s in default_strategies()),
+    *(_row("bytes_per_check", f"Result size per check: {s.short_label}", "bytes", strategy=s.name)
+      for s in default_strategies()),
 )
 #: The reference study's rows for the days with edits, one per delay.
 EDIT_ROWS = (
@@ -130,6 +128,7 @@ def reference_table(
         columns: column key -> heading, in display order.
         edits: column key -> the summary rows of its days with edits (a ``delay_column``
             per delay), added as one row per metric and delay, then the replay invariant.
+        delay_column: the column of ``edits`` holding the edit delay (seconds).
         survival: column key -> its :func:`kbsim.stats.survival.stale_within` frame at
             :data:`SURVIVAL_AGES_S`, shown after the first two rows.
     """
@@ -191,10 +190,12 @@ def reference_results(exps: Mapping[str, Experiment]) -> pd.DataFrame:
 
 # -- the terminal -----------------------------------------------------------------------------
 
-def headline_rows() -> tuple[Row, ...]:
-    """The rows ``kbsim run`` prints, by their readable names, each registered strategy's
-    cost among them; every metric, per hour too, is in summary.csv."""
-    names = strategy_names()
+def headline_rows(strategies: list[str] | None = None) -> tuple[Row, ...]:
+    """The rows ``kbsim run`` prints, by their readable names, each strategy's cost among
+    them (the default ones, then any other of ``strategies``, a summary's); every metric,
+    per hour too, is in summary.csv."""
+    names = [strategy.name for strategy in default_strategies()]
+    names += [name for name in strategies or () if name and name not in names]
     return (
         _row("stale_citation_share", "stale_citation_share@end"),
         _row("stale_answer_share", "stale_answer_share@end"),
@@ -229,7 +230,7 @@ def format_summary(summary: pd.DataFrame, keys: list[str], max_columns: int = 10
     """
     points = summary[keys].drop_duplicates() if keys else pd.DataFrame([{}])
     labels, cells = [], {}
-    headline = headline_rows()
+    headline = headline_rows(list(pd.unique(summary["strategy"].astype(str))) if "strategy" in summary else None)
     for point in points.to_dict("records"):
         group = " ".join(_label(point[k]) for k in keys) or "all"
         mine = match(summary, point) if keys else summary

@@ -1,7 +1,7 @@
 """Where runs are computed: a local process pool or a Dask cluster, behind one loop.
 
 Both executors do the same thing: split the jobs into batches, ship each batch to a
-worker as :func:`kbsim.experiment.worker.run_batch`, and hand the outcomes of each batch
+worker as :func:`kbsim.runner.worker.run_batch`, and hand the outcomes of each batch
 to the caller as it completes (a batch whose worker died becomes one error outcome per
 job). :func:`execute` is that loop, once; a :class:`Pool` is what differs (how tasks are
 submitted, waited for, released and cancelled), opened by :func:`local_pool` or
@@ -19,6 +19,7 @@ import math
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -27,8 +28,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
 from kbsim.errors import UsageError
-from kbsim.experiment.worker import error_outcome, run_batch
 from kbsim.extras import require
+from kbsim.runner.worker import error_outcome, run_batch
 
 __all__ = [
     "EXECUTORS",
@@ -44,11 +45,11 @@ __all__ = [
     "local_pool",
 ]
 
-#: The executors :func:`kbsim.experiment.runner.run_experiment` can use.
+#: The executors :func:`kbsim.runner.run.run_experiment` can use.
 EXECUTORS = ("local", "dask")
 _MAX_BATCH = 16
 #: Imported once in the fork server rather than in every worker: what a worker runs.
-_PRELOAD = ["__main__", "kbsim.experiment.worker", "kbsim.sim", "kbsim.stats.metrics"]
+_PRELOAD = ["__main__", "kbsim.runner.worker", "kbsim.sim", "kbsim.stats.metrics"]
 
 
 class SchedulerUnavailable(UsageError, ConnectionError):
@@ -72,7 +73,7 @@ class Pool(Protocol):
     #: How many workers compute at once (batches are sized for them).
     workers: int
 
-    def submit(self, batch: list[dict], run_day: str, index: int) -> Any:
+    def submit(self, batch: list[dict], run_day: Callable | str, index: int) -> Any:
         """Start ``run_batch(batch, run_day)`` on a worker; a future of its outcomes."""
 
     def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
@@ -96,7 +97,7 @@ def execute(
     pool: contextlib.AbstractContextManager[Pool],
     jobs: list[dict],
     batch_size: int | None,
-    run_day: str,
+    run_day: Callable | str,
     handle: Callable[[list[dict]], None],
 ) -> tuple[int, int]:
     """Compute ``jobs`` in batches on ``pool``, calling ``handle`` with each batch's outcomes.
@@ -132,7 +133,7 @@ class _LocalPool:
         self._executor, self.workers = executor, workers
         self._before = before  # the processes that were there before the pool's
 
-    def submit(self, batch: list[dict], run_day: str, index: int) -> concurrent.futures.Future:
+    def submit(self, batch: list[dict], run_day: Callable | str, index: int) -> concurrent.futures.Future:
         return self._executor.submit(run_batch, batch, run_day)
 
     def as_completed(self, futures: Iterable[concurrent.futures.Future]) -> Iterator[concurrent.futures.Future]:
@@ -150,11 +151,13 @@ class _LocalPool:
 @contextlib.contextmanager
 def local_pool(workers: int) -> Iterator[Pool]:
     """A process pool with an explicit start-method context (nothing global is set)."""
+    context: multiprocessing.context.BaseContext
     if "forkserver" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("forkserver")
+        forkserver = multiprocessing.get_context("forkserver")
         # Import the simulation once in the fork server, not once per worker. This only
         # affects a fork server started from now on; the start method stays untouched.
-        context.set_forkserver_preload(_PRELOAD)
+        forkserver.set_forkserver_preload(_PRELOAD)
+        context = forkserver
     else:
         context = multiprocessing.get_context("spawn")
     before = set(multiprocessing.active_children())
@@ -162,7 +165,7 @@ def local_pool(workers: int) -> Iterator[Pool]:
         max_workers=workers,
         mp_context=context,
         initializer=_worker_init,
-        initargs=(os.getpid(),),
+        initargs=(os.getpid(), list(sys.path)),
     )
     try:
         yield _LocalPool(executor, workers, before)
@@ -188,13 +191,19 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-def _worker_init(sweep_pid: int) -> None:
-    """Pool workers leave Ctrl-C to the sweep process and exit if it dies (even by SIGKILL).
+def _worker_init(sweep_pid: int, sys_path: list[str] | None = None) -> None:
+    """Pool workers leave Ctrl-C to the sweep process and exit if it dies (even by SIGKILL),
+    and import from where the sweep process imports.
 
     The parent is watched by pid, not via ``getppid``: under forkserver a
-    worker's parent is the fork server, which itself lives until its workers exit.
+    worker's parent is the fork server, which itself lives until its workers exit. A fork
+    server started earlier has the ``sys.path`` of its own start, so the sweep's (where a
+    config's strategy of one's own, ``mypkg.mod:my_strategy``, was found) is added here.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for entry in reversed(sys_path or []):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
 
     def watch() -> None:
         while _process_alive(sweep_pid):
@@ -212,7 +221,7 @@ class _DaskPool:
         self._client, self.workers = client, workers
         self._token = uuid.uuid4().hex[:8]
 
-    def submit(self, batch: list[dict], run_day: str, index: int) -> Any:
+    def submit(self, batch: list[dict], run_day: Callable | str, index: int) -> Any:
         return self._client.submit(run_batch, batch, run_day, key=f"kbsim-batch-{self._token}-{index}", pure=False)
 
     def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
@@ -287,7 +296,11 @@ def dask_pool(workers: int, scheduler: str | None, log: Callable[[str], None] | 
 
 
 def execute_local(
-    jobs: list[dict], workers: int, batch_size: int | None, run_day: str, handle: Callable[[list[dict]], None]
+    jobs: list[dict],
+    workers: int,
+    batch_size: int | None,
+    run_day: Callable | str,
+    handle: Callable[[list[dict]], None],
 ) -> tuple[int, int]:
     """:func:`execute` on a :func:`local_pool` of ``workers`` processes."""
     return execute(local_pool(workers), jobs, batch_size, run_day, handle)
@@ -297,7 +310,7 @@ def execute_dask(
     jobs: list[dict],
     workers: int,
     batch_size: int | None,
-    run_day: str,
+    run_day: Callable | str,
     handle: Callable[[list[dict]], None],
     scheduler: str | None,
     log: Callable[[str], None] | None = None,

@@ -4,8 +4,9 @@ When a day is not what the analytic model assumes (bursty saves, a profile far f
 flat, saves that follow the questions' ranking only in part: :meth:`kbsim.fit.Fit.model_gaps`),
 its answer is found by simulating the day instead: the model's candidate check intervals
 (:func:`kbsim.model.advise.candidate_intervals`) outwards from its answer until the
-cheapest one meeting the target is bracketed, each day checked by all three strategies
-at once, and edits after a grid of delays (one check at the end of the day).
+cheapest one meeting the target is bracketed, each day checked by all of the day's
+strategies at once (those the model has no cost for are answered here alone), and
+edits after a grid of delays (one check at the end of the day).
 Each point's value comes with its 95% interval, the unit of replication being the day:
 a day of the log when the config replays one (its seeds are pooled into it), else a seed.
 The cheapest exact strategy and interval whose simulated value meets the target is the
@@ -14,7 +15,7 @@ edit delay, with the delays where the interval's ends cross it as its interval.
 
 :func:`compare_with_model` then says, quantity by quantity, where the model's answer
 falls outside what the simulation gives. Both run through
-:func:`kbsim.experiment.runner.run_experiment`, so asking again reuses every run.
+:func:`kbsim.runner.run.run_experiment`, so asking again reuses every run.
 """
 
 from __future__ import annotations
@@ -25,13 +26,11 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from kbsim.experiment.load import config_from_dict
-from kbsim.experiment.results import load_results
-from kbsim.experiment.runner import run_experiment
 from kbsim.model import analytic
 from kbsim.model.advise import (
     Advice,
@@ -42,7 +41,10 @@ from kbsim.model.advise import (
     show_value,
 )
 from kbsim.params import DayParams
-from kbsim.sim.strategies import get_strategy, strategy_names
+from kbsim.runner.load import config_from_dict
+from kbsim.runner.results import load_results
+from kbsim.runner.run import run_experiment
+from kbsim.sim.strategies import resolve, strategy_named
 from kbsim.stats.intervals import no_interval
 from kbsim.stats.summary import summarize
 from kbsim.units import format_duration
@@ -82,6 +84,8 @@ class SimulatedAdvice:
     runs: int
     directories: tuple[str, ...]
     comparison: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: the day's strategies' labels, by name
+    labels: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """The simulated advice as plain JSON values (``--json``). What the simulation does not
@@ -92,7 +96,7 @@ class SimulatedAdvice:
                     if v is not None and not (isinstance(v, float) and not math.isfinite(v))}
 
         return {
-            "source": f"simulation: {self.units} {self.unit} per point, {self.runs} runs (kbsim.experiment.runner)",
+            "source": f"simulation: {self.units} {self.unit} per point, {self.runs} runs (kbsim.runner.run)",
             **{name: clean(row) for name, row in (("choice", self.choice), ("runner_up", self.runner_up))
                if row is not None},
             "edit": {"max_conflict_rate": self.max_conflict_rate,
@@ -116,19 +120,19 @@ class SimulatedAdvice:
         out = []
         if self.choice is None:
             best = self.points.loc[self.points[metric].fillna(0.0).idxmin()]
-            out.append(f"Simulated: no interval meets the target; the best, {_describe(best)}, gives "
+            out.append(f"Simulated: no interval meets the target; the best, {_describe(best, self.labels)}, gives "
                        f"{self.target.describe(best[metric])}.")
         else:
             c = self.choice
             holds = "its whole interval meets the target" if c[f"{metric}_high"] <= self.target.limit * (1 + 1e-9) \
                 else "the target is inside its interval: more days would tell"
             out.append(
-                f"Simulated: {_describe(c)}: {show_value(column, c[column])} "
+                f"Simulated: {_describe(c, self.labels)}: {show_value(column, c[column])} "
                 f"{self._bracket(column, c[column + '_low'], c[column + '_high'])}; {self.target.describe(c[metric])} "
                 f"{self._bracket(metric, c[metric + '_low'], c[metric + '_high'])} ({holds}).")
         if self.runner_up is not None:
             r = self.runner_up
-            out.append(f"  runner-up: {_describe(r)}: {show_value(column, r[column])}, "
+            out.append(f"  runner-up: {_describe(r, self.labels)}: {show_value(column, r[column])}, "
                        f"{self.target.describe(r[metric])}.")
         delay = self.edit_delay_s
         if math.isnan(delay):
@@ -162,8 +166,9 @@ class SimulatedAdvice:
         return out
 
 
-def _describe(row) -> str:
-    return f"{get_strategy(row['strategy']).label} every {format_duration(float(row['interval_s']))}"
+def _describe(row, labels: dict[str, str] | None = None) -> str:
+    label = (labels or {}).get(row["strategy"]) or strategy_named(row["strategy"]).label
+    return f"{label} every {format_duration(float(row['interval_s']))}"
 
 
 def _digest(obj) -> str:
@@ -223,6 +228,8 @@ def simulate_advice(
             RuntimeError: some simulated days failed.
     """
     params = DayParams.model_validate(day.get("params") or {})
+    strategies = resolve(params.checks.strategies)
+    exact_names = [strategy.name for strategy in strategies if strategy.exact]
     scenarios = day.get("scenarios") or {"default": {}}
     base = dict(day.get("params") or {})
     if delays is None:
@@ -266,7 +273,7 @@ def simulate_advice(
         while True:
             result = checks(candidates[low : high + 1])
             points = _points(_pooled(result.directory, _SWEPT_INTERVAL, unit))
-            meets = points[points["strategy"].isin(strategy_names(exact=True))]
+            meets = points[points["strategy"].isin(exact_names)]
             meets = meets[meets[target.metric].fillna(0.0) <= target.limit * (1 + 1e-9)]
             if meets.empty and low > 0:
                 low = max(0, low - 3)
@@ -278,7 +285,7 @@ def simulate_advice(
     directories = [str(result.directory)]
     achieved = points[target.metric].fillna(0.0)
     points["meets"] = achieved <= target.limit * (1 + 1e-9)
-    exact = points[points["strategy"].isin(strategy_names(exact=True)) & points["meets"]]
+    exact = points[points["strategy"].isin(exact_names) & points["meets"]]
     ranked = exact.sort_values([column, "interval_s"], ascending=[True, False], kind="stable")
     choice = ranked.iloc[0].to_dict() if len(ranked) else None
     runner_up = None
@@ -304,15 +311,16 @@ def simulate_advice(
     high_delay = largest_delay_below(edit_rows["delay_s"], edit_rows["rejection_rate_low"], rate)
     units = len(scenarios) if unit == "days" else (seeds if isinstance(seeds, int) else len(seeds))
     simulated = SimulatedAdvice(target, cost, points, edit_rows, choice, runner_up, delay, low_delay, high_delay,
-                                rate, units, unit, runs, tuple(directories))
+                                rate, units, unit, runs, tuple(directories),
+                                labels={strategy.name: strategy.label for strategy in strategies})
     return compare_with_model(simulated, advice)
 
 
 def _points(summary: pd.DataFrame) -> pd.DataFrame:
     """One row per strategy and interval, each metric with its interval (end-of-day values)."""
-    rows = summary[summary["strategy"].isin(("title", "reread", "poll"))]
+    rows = summary[summary["strategy"] != ""]
     wanted = (*QUANTITIES, "detected_share")
-    out = {}
+    out: dict[tuple[str, float], dict[str, Any]] = {}
     for _, row in rows[rows["metric"].isin(wanted)].iterrows():
         key = (row["strategy"], float(row[_SWEPT_INTERVAL]))
         entry = out.setdefault(key, {"strategy": row["strategy"], "interval_s": key[1]})
@@ -343,7 +351,7 @@ def compare_with_model(simulated: SimulatedAdvice, advice: Advice) -> SimulatedA
     value there, ``agrees`` when the prediction is inside the simulated 95% interval."""
     rows = []
     points = simulated.points
-    for option in [advice.choice, advice.title]:
+    for option in [advice.choice, *([] if advice.title is None else [advice.title])]:
         match = points[(points["strategy"] == option.strategy) & np.isclose(points["interval_s"], option.interval_s)]
         metrics = QUANTITIES if option is advice.choice else ("detected_share", "calls_per_hour")
         for metric in metrics:
@@ -353,7 +361,7 @@ def compare_with_model(simulated: SimulatedAdvice, advice: Advice) -> SimulatedA
             else:
                 row = match.iloc[0]
                 value, low, high = (float(row[metric + suffix]) for suffix in ("", "_low", "_high"))
-            rows.append((option.describe(), option.strategy, metric, predicted, value, low, high))
+            rows.append((option.describe(advice.strategies), option.strategy, metric, predicted, value, low, high))
     edits = simulated.edits
     if math.isfinite(advice.edit.delay_s) and len(edits):
         at = edits[np.isclose(edits["delay_s"], round(advice.edit.delay_s, 3))]

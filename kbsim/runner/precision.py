@@ -27,8 +27,8 @@ from typing import Any
 
 import pandas as pd
 
-from kbsim.experiment import limits
-from kbsim.experiment.config import ConfigError, ExperimentConfig
+from kbsim.runner import limits
+from kbsim.runner.config import ConfigError, ExperimentConfig
 from kbsim.stats.metrics import METRICS, metric_names
 
 DEFAULT_MAX_SEEDS = 640
@@ -66,7 +66,7 @@ class PrecisionTarget:
 def check_targets(config: ExperimentConfig, targets: Iterable[PrecisionTarget], max_seeds: int) -> None:
     """Refuse, before anything runs, a target naming no metric row of this config's days
     (``stale_citation_share@h99`` on an 8-hour day) and a ``max_seeds`` outside 1 to
-    :data:`~kbsim.experiment.limits.MAX_SEEDS` or below the config's own seeds."""
+    :data:`~kbsim.runner.limits.MAX_SEEDS` or below the config's own seeds."""
     if isinstance(max_seeds, bool) or not isinstance(max_seeds, int) or not 1 <= max_seeds <= limits.MAX_SEEDS:
         raise ConfigError("--max-seeds", "", f"expected 1 to {limits.MAX_SEEDS:,} seeds, got {max_seeds!r}")
     if max_seeds < len(config.seeds):
@@ -136,7 +136,7 @@ def run_until_precise(
 ) -> PrecisionResult:
     """Run ``config`` with doubling seeds until every target holds at every point.
 
-    ``run(config)`` runs one batch (the caller's :func:`kbsim.experiment.runner.run_experiment`
+    ``run(config)`` runs one batch (the caller's :func:`kbsim.runner.run.run_experiment`
     with its options) and returns its result, whose ``summary`` is read.
     """
     targets = list(targets)

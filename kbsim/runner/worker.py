@@ -1,10 +1,13 @@
 """What a worker does with a batch of runs: plain data in, Parquet bytes out, nothing written.
 
-A job is the plain-data form of one :class:`~kbsim.experiment.config.RunSpec`
-(:func:`make_job`): its id, scenario, seed, parameters as JSON, and the swept values with
-the dtype each column gets in every run's tables (:func:`column_dtypes`). Both executors
-(:mod:`kbsim.experiment.executors`) ship :func:`run_batch` to their workers with a list of
-jobs; it simulates each day, makes every table tidy (the run's labels on every row) and
+A job is the plain-data form of one :class:`~kbsim.runner.config.RunSpec`
+(:func:`make_job`): its id, scenario, seed, its validated parameters (the frozen
+:class:`~kbsim.params.DayParams`, sized to its corpus: validated and sized once, on the
+way down, never again in the worker), and the swept values with the dtype each column
+gets in every run's tables (:func:`column_dtypes`). Both executors
+(:mod:`kbsim.runner.executors`) ship :func:`run_batch` to their workers with a list of
+jobs; it simulates each day (:func:`kbsim.sim.day.run_day`, imported: the data path
+``runner -> sim.day``), makes every table tidy (the run's labels on every row) and
 encodes it as Parquet, and returns the bytes for the parent to write.
 """
 
@@ -21,14 +24,16 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kbsim.experiment.config import RunSpec
 from kbsim.params import DayParams
+from kbsim.runner.config import RunSpec
+from kbsim.sim import day
+from kbsim.sim.strategies import Strategy, resolve
 from kbsim.stats.metrics import COLUMNS, run_metrics
 
 __all__ = ["DEFAULT_RUN_DAY", "column_dtypes", "error_outcome", "make_job", "run_batch", "run_files"]
 
-#: Import path of the function that simulates one day.
-DEFAULT_RUN_DAY = "kbsim.sim:run_day"
+#: The function that simulates one day (a caller may hand another, or its import path).
+DEFAULT_RUN_DAY: Callable[..., dict[str, pd.DataFrame]] = day.run_day
 
 
 def column_dtypes(swept: list[str], runs: list[RunSpec]) -> dict[str, str | None]:
@@ -54,12 +59,15 @@ def make_job(run: RunSpec, dtypes: dict[str, str | None]) -> dict:
         "run_id": run.run_id,
         "scenario": run.scenario,
         "seed": run.seed,
-        "params": run.params.model_dump(mode="json"),
+        "params": run.params,
         "columns": [(column, run.point[column], dtypes[column]) for column in run.point],
     }
 
 
-def _import_function(path: str) -> Callable:
+def _import_function(path: str | Callable) -> Callable:
+    """The function ``path`` names (``"module:function"``), or ``path`` itself when it is one."""
+    if callable(path):
+        return path
     module, _, name = path.partition(":")
     return getattr(importlib.import_module(module), name)
 
@@ -130,16 +138,18 @@ class _TidyWriter:
         return buffer.getvalue()
 
 
-def run_files(job: dict, tables: dict[str, pd.DataFrame], day_s: float) -> tuple[dict[str, bytes], list[tuple]]:
+def run_files(
+    job: dict, tables: dict[str, pd.DataFrame], day_s: float, strategies: tuple[Strategy, ...] | None = None
+) -> tuple[dict[str, bytes], list[tuple]]:
     """What a worker ships for one run: each table and the run's metrics, tidy, as Parquet
     bytes; and the metric rows themselves, which the parent pools into the summary without
-    decoding the bytes again."""
+    decoding the bytes again. ``strategies`` are the day's (its ``checks.strategies``)."""
     bad = [name for name in tables if not str(name).isidentifier() or name == "metrics"]
     if bad:
         raise ValueError(f"run_day returned tables with unusable names: {bad}")
     writer = _TidyWriter(job, with_seed=False)
     files = {name: writer.parquet_bytes(df) for name, df in tables.items()}
-    metrics = run_metrics(tables, day_s=day_s)  # "end" = the day's end
+    metrics = run_metrics(tables, day_s=day_s, strategies=strategies)  # "end" = the day's end
     files["metrics"] = _TidyWriter(job, with_seed=True).parquet_bytes(metrics)
     return files, list(metrics[list(COLUMNS)].itertuples(index=False, name=None))
 
@@ -149,19 +159,28 @@ def error_outcome(job: dict, exc: BaseException, trace: str) -> dict:
     return {"run_id": job["run_id"], "error": f"{type(exc).__name__}: {exc}", "traceback": trace}
 
 
-def run_batch(jobs: list[dict], run_day: str = DEFAULT_RUN_DAY) -> list[dict]:
+def run_batch(jobs: list[dict], run_day: Callable | str = DEFAULT_RUN_DAY) -> list[dict]:
     """Run a batch of days in this process; each outcome holds Parquet bytes or an error.
 
     This is the task both executors ship to their workers: plain data in,
-    plain data out, nothing written here.
+    plain data out, nothing written here. ``run_day`` simulates a day, ``run_day(params,
+    seed)``: :func:`kbsim.sim.day.run_day` (which is told the parameters were validated,
+    sized and checked already), another function, or its import path. The day's
+    strategies are resolved here, from their names in the parameters (a strategy of one's
+    own is imported from its path in each worker).
     """
     simulate = _import_function(run_day)
+    checked = simulate is day.run_day
     outcomes = []
     for job in jobs:
         started = time.perf_counter()
         try:
-            params = DayParams.model_validate(job["params"])
-            files, metric_rows = run_files(job, simulate(params, job["seed"]), params.day_s)
+            params = job["params"]
+            if not isinstance(params, DayParams):  # a job made by hand, as JSON
+                params = DayParams.model_validate(params)
+            strategies = resolve(params.checks.strategies)
+            tables = simulate(params, job["seed"], checked=True) if checked else simulate(params, job["seed"])
+            files, metric_rows = run_files(job, tables, params.day_s, strategies)
             outcomes.append(
                 {
                     "run_id": job["run_id"],

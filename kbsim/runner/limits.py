@@ -5,7 +5,7 @@ Two kinds of limit:
 * **hard**: what cannot run at all (a seed that does not fit the tables' int64 column, a
   simulated clock past the year 9999, a run that would need more memory than any ordinary
   machine has, a seed list or sweep too long to list). The config is refused when it is
-  validated, with a :class:`~kbsim.experiment.config.ConfigError` naming the key.
+  validated, with a :class:`~kbsim.runner.config.ConfigError` naming the key.
 * **confirm**: an experiment big enough to deserve a second look (many runs, hours of CPU,
   gigabytes of results, a run needing gigabytes of memory). ``kbsim run`` prints the
   estimate and runs it only with ``--yes`` (``run_experiment(..., yes=True)``).

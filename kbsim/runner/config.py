@@ -2,8 +2,8 @@
 
 An :class:`ExperimentConfig` sets day parameters, lists seeds and scenarios, and
 declares a sweep (the product of listed values, Mesa batch-runner style); it is read
-from YAML and checked by :mod:`kbsim.experiment.load` against the keys
-:mod:`kbsim.experiment.schema` declares, so a misspelled key fails at once with a
+from YAML and checked by :mod:`kbsim.runner.load` against the keys
+:mod:`kbsim.runner.config_keys` declares, so a misspelled key fails at once with a
 :class:`ConfigError` naming the file, the key path and what was expected. This
 module knows nothing of files: it expands a config into runs
 (:meth:`ExperimentConfig.runs`), and gives every run an id that hashes its
@@ -24,10 +24,10 @@ from typing import Any
 from pydantic import BaseModel, field_validator
 
 from kbsim.errors import UsageError
-from kbsim.experiment import limits
 from kbsim.inputs import load_corpus
 from kbsim.inputs.resolve import refuse_crowded_titles
 from kbsim.params import INPUT_PATHS, DayParams
+from kbsim.runner import limits
 from kbsim.sim.replay import input_digests
 from kbsim.stats.summary import ContrastSpec, MetricSelector
 
@@ -58,7 +58,7 @@ class ConfigError(UsageError):
 
 
 class TooLargeError(ConfigError):
-    """An experiment above :mod:`kbsim.experiment.limits`' confirmation thresholds, run without ``yes``."""
+    """An experiment above :mod:`kbsim.runner.limits`' confirmation thresholds, run without ``yes``."""
 
 
 # --------------------------------------------------------------- nested mappings
@@ -188,12 +188,12 @@ def contrast_spec(item: dict) -> ContrastSpec:
 
 
 class ExperimentConfig(BaseModel):
-    """A validated experiment: build it with :func:`kbsim.experiment.load.load_config` (or
+    """A validated experiment: build it with :func:`kbsim.runner.load.load_config` (or
     directly in a notebook).
 
     Its fields are the top-level keys of a config file (but ``extends``, which is resolved
     when the file is read, and ``source``, the file it came from); how the loader reads,
-    inherits, overrides and checks each is declared once in :data:`kbsim.experiment.schema.KEYS`.
+    inherits, overrides and checks each is declared once in :data:`kbsim.runner.config_keys.KEYS`.
     """
 
     model_config = {"extra": "forbid", "frozen": True}

@@ -37,10 +37,10 @@ from typing import Any
 import pandas as pd
 
 from kbsim.errors import UsageError
-from kbsim.experiment.config import ConfigError
 from kbsim.files import FileReadError, FileWriteError, atomic_write_bytes, read_regular
 from kbsim.inputs.safe_read import MAX_DATA_FILE_BYTES, json_loads
-from kbsim.sim.strategies import strategy_names
+from kbsim.runner.config import ConfigError
+from kbsim.sim.strategies import DEFAULT as DEFAULT_STRATEGIES
 from kbsim.sim.tables import schema_digest
 from kbsim.sim.world import STREAMS
 from kbsim.stats.metrics import COLUMNS, METRICS
@@ -93,6 +93,7 @@ class ResultsWriteError(ResultsError):
 
     @classmethod
     def from_os_error(cls, exc: OSError, path: str | Path, doing: str = "cannot write") -> ResultsWriteError:
+        """The error for ``exc``, naming the file it names (else ``path``) and what failed."""
         where = exc.filename or path
         return cls(where, f"{doing}: {exc.strerror or exc}")
 
@@ -122,15 +123,19 @@ def results_layout() -> str:
     Computed, never bumped by hand, from what shapes a run's files for the same parameters
     and seed: the day's tables (names, columns and their types,
     :func:`kbsim.sim.tables.schema_digest`), the metrics (each registered metric's name and
-    kind, the columns of a metric row), the registered check strategies (each has rows in
-    the checks, detections and metrics tables) and the random streams. Adding a metric, a
-    column or a strategy changes it. (Layouts 1 to 4 were integers, bumped by hand.)
+    kind, the columns of a metric row), the default check strategies (each has rows in
+    the checks, detections and metrics tables; a day that names others has other
+    parameters, and so another run id) and the random streams. Adding a metric, a column
+    or a default strategy changes it. (Layouts 1 to 4 were integers, bumped by hand.) The
+    tables only a day with the design switches writes
+    (:data:`kbsim.sim.tables.SWITCHED_TABLES`) are not in it: adding them would change the
+    layout, and so void every stored result.
     """
     parts = {
         "tables": schema_digest(),
         "metrics": [[metric.name, metric.kind] for metric in METRICS.values()],
         "metric_columns": list(COLUMNS),
-        "strategies": list(strategy_names()),
+        "strategies": list(DEFAULT_STRATEGIES),
         "streams": list(STREAMS),
     }
     return hashlib.sha256(json.dumps(parts, separators=(",", ":")).encode()).hexdigest()[:12]
@@ -161,12 +166,12 @@ class RunCheck:
 
     @property
     def done(self) -> bool:
+        """Whether the run is complete and verified, so it can be reused."""
         return self.state == DONE_STATE
 
 
 def run_marker(record: dict, files: dict[str, bytes], **extra: Any) -> dict:
     """The ``run.json`` of a run: its labels, this kbsim and layout, each file's size and sha256."""
-
     return {
         "layout": results_layout(),
         "kbsim_version": __version__,
@@ -185,7 +190,6 @@ def check_run(run_dir: Path, labels: dict, keep: bool = False, only: Collection[
     of every file are returned, so a reader need not read them twice. ``only`` names the
     files to verify (and keep), for a reader that reads no others; by default, all.
     """
-
     try:
         raw = read_regular(run_dir / DONE, MAX_RUN_JSON_BYTES, what=DONE)
     except FileReadError as exc:
@@ -286,6 +290,7 @@ class ResultsDirectory:
         self.errors_path = self.path / "errors"
 
     def run_dir(self, run_id: str) -> Path:
+        """The folder of run ``run_id``'s files."""
         return self.runs_path / run_id
 
     # -- reading
@@ -328,14 +333,17 @@ class ResultsDirectory:
         )
 
     def run_ids_on_disk(self) -> set[str]:
+        """The ids of the run folders present, complete or not."""
         if not self.runs_path.is_dir():
             return set()
         return {p.name for p in self.runs_path.iterdir() if p.is_dir()}
 
     def summary_bytes(self) -> bytes | None:
+        """``summary.csv``'s bytes, or None when there is none."""
         return _read_owned(self.summary_path)
 
     def contrasts_bytes(self) -> bytes | None:
+        """``contrasts.csv``'s bytes, or None when there is none."""
         return _read_owned(self.contrasts_path)
 
     # -- writing
@@ -419,6 +427,7 @@ class ResultsDirectory:
             raise ResultsWriteError.from_os_error(exc, self.path) from exc
 
     def write_manifest(self, manifest: dict) -> None:
+        """Write the manifest (the config's runs and labels), atomically."""
         self._write(self.manifest_path, json_bytes(manifest))
 
     def sync_csv(self, path: Path, frame: pd.DataFrame) -> None:
@@ -447,6 +456,7 @@ class ResultsDirectory:
         self.remove_failure(run_id)
 
     def write_failure(self, run_id: str, record: dict) -> None:
+        """Record run ``run_id``'s failure under ``errors/``, atomically."""
         try:
             self.errors_path.mkdir(exist_ok=True)
         except OSError as exc:
@@ -454,6 +464,7 @@ class ResultsDirectory:
         self._write(self.errors_path / f"{run_id}.json", json_bytes(record))
 
     def remove_failure(self, run_id: str) -> None:
+        """Remove run ``run_id``'s failure record, if any (the run has succeeded)."""
         path = self.errors_path / f"{run_id}.json"
         try:
             path.unlink(missing_ok=True)

@@ -7,11 +7,11 @@ with more seeds or sweep points extends the results instead of starting anew.
 
 :func:`run_experiment` is a pipeline, each step below this module: the plan (the
 config's runs, their jobs and manifest, listed once), the results folder
-(:mod:`kbsim.experiment.results`: its layout, how a run is verified before it is reused,
-how it is read back), the execution (:mod:`kbsim.experiment.executors` ship
-:mod:`kbsim.experiment.worker`'s batches), then the summary (:mod:`kbsim.stats`).
+(:mod:`kbsim.runner.results`: its layout, how a run is verified before it is reused,
+how it is read back), the execution (:mod:`kbsim.runner.executors` ship
+:mod:`kbsim.runner.worker`'s batches), then the summary (:mod:`kbsim.stats`).
 
-Only the parent process writes, each file atomically (see :mod:`kbsim.experiment.results`),
+Only the parent process writes, each file atomically (see :mod:`kbsim.runner.results`),
 so an interrupt (Ctrl-C, SIGTERM, even SIGKILL) loses at most the batches in
 flight, and a full disk stops the sweep with one line and leaves it resumable.
 """
@@ -24,20 +24,20 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-import kbsim.experiment.results
-from kbsim.experiment import executors
-from kbsim.experiment.config import ExperimentConfig, Point, RunSpec, TooLargeError
-from kbsim.experiment.executors import EXECUTORS, Interrupted, SchedulerUnavailable, Signals
-from kbsim.experiment.limits import ExperimentEstimate
-from kbsim.experiment.load import config_from_dict, load_config
-from kbsim.experiment.results import (
+import kbsim.runner.results
+from kbsim.runner import executors
+from kbsim.runner.config import ExperimentConfig, Point, RunSpec, TooLargeError
+from kbsim.runner.executors import EXECUTORS, Interrupted, SchedulerUnavailable, Signals
+from kbsim.runner.limits import ExperimentEstimate
+from kbsim.runner.load import config_from_dict, load_config
+from kbsim.runner.results import (
     CONTRASTS,
     DAMAGED,
     DONE,
@@ -61,7 +61,7 @@ from kbsim.experiment.results import (
     run_marker,
     same_manifest,
 )
-from kbsim.experiment.worker import DEFAULT_RUN_DAY, column_dtypes, make_job, run_batch
+from kbsim.runner.worker import DEFAULT_RUN_DAY, column_dtypes, make_job, run_batch
 from kbsim.stats.metrics import COLUMNS
 from kbsim.stats.summary import contrasts, summarize
 from kbsim.version import __version__
@@ -139,7 +139,7 @@ def run_experiment(
     fresh: bool = False,
     progress: bool = True,
     batch_size: int | None = None,
-    run_day: str = DEFAULT_RUN_DAY,
+    run_day: Callable | str = DEFAULT_RUN_DAY,
     log: Callable[[str], None] | None = None,
     yes: bool = False,
 ) -> ExperimentResult:
@@ -153,8 +153,8 @@ def run_experiment(
     Nothing is refused as "a different config": the experiment's name picks the folder,
     and a folder holding files kbsim did not write, without a manifest, is refused.
 
-    A stored run is reused only if :func:`kbsim.experiment.results.check_run` verifies it (sizes,
-    sha256, this kbsim and :func:`~kbsim.experiment.results.results_layout`, this config's labels);
+    A stored run is reused only if :func:`kbsim.runner.results.check_run` verifies it (sizes,
+    sha256, this kbsim and :func:`~kbsim.runner.results.results_layout`, this config's labels);
     otherwise it is recomputed, with one line per damaged run. A read-only folder is
     fine as long as nothing needs writing.
 
@@ -167,9 +167,10 @@ def run_experiment(
         fresh: discard existing results of this experiment instead of resuming.
         progress: show a progress bar (only when stderr is a terminal).
         batch_size: runs per task (default: about four tasks per worker, at most 16 runs).
-        run_day: import path ``"module:function"`` of the day simulation.
+        run_day: the day simulation (default :func:`kbsim.sim.day.run_day`), or its import path
+            ``"module:function"``.
         log: called with one-line status messages (the CLI prints them).
-        yes: run an experiment above :mod:`kbsim.experiment.limits`' confirmation thresholds.
+        yes: run an experiment above :mod:`kbsim.runner.limits`' confirmation thresholds.
 
     Returns:
         An :class:`ExperimentResult`: the runs total, reused, computed and failed, the
@@ -247,7 +248,7 @@ class _Plan:
     estimate: ExperimentEstimate
     runs: list[RunSpec]
     dtypes: dict[str, str | None]  # one per swept column
-    jobs: dict[str, dict]  # run id -> what a worker needs (kbsim.experiment.worker)
+    jobs: dict[str, dict]  # run id -> what a worker needs (kbsim.runner.worker)
     manifest: dict
 
 
@@ -300,7 +301,7 @@ def _manifest(config: ExperimentConfig, runs: list[RunSpec]) -> dict:
 
     return {
         "format": MANIFEST_FORMAT,
-        "layout": kbsim.experiment.results.results_layout(),
+        "layout": kbsim.runner.results.results_layout(),
         "experiment": config.name,
         "fingerprint": config.fingerprint(runs),
         "kbsim_version": __version__,
@@ -473,7 +474,7 @@ class _Execution:
     name: str  # one of EXECUTORS
     workers: int
     batch_size: int | None
-    run_day: str
+    run_day: Callable | str
     scheduler: str | None
     log: Callable[[str], None] | None
 
@@ -484,7 +485,7 @@ class _Execution:
         workers: int | None,
         scheduler: str | None,
         batch_size: int | None,
-        run_day: str,
+        run_day: Callable | str,
         log: Callable[[str], None] | None,
     ) -> _Execution:
         if scheduler and executor == "local":
@@ -596,7 +597,7 @@ def _summarize(
         point_of[run.run_id] = seen.setdefault(key, len(seen))
     rows: list[tuple] = []
     for run in runs:
-        metric_rows = computed.get(run.run_id)
+        metric_rows: Iterable[tuple] | None = computed.get(run.run_id)
         if metric_rows is None and run.run_id in done:
             path = results.run_dir(run.run_id) / "metrics.parquet"
             table = read_parquet_bytes(path.read_bytes(), columns=list(COLUMNS))

@@ -1,19 +1,25 @@
-"""The experiment configs kbsim ships (``kbsim/experiments/*.yaml``), found by name from any folder.
+"""The experiment configs kbsim ships (the top-level ``experiments/*.yaml``), found by name from any folder.
 
-They are package data: the same files in a checkout and in an installed wheel, so
-``kbsim run reference`` and ``kbsim experiments`` work wherever kbsim is installed, and
-nothing here looks for a checkout. A path to a YAML file of your own works everywhere a
-name does.
+The wheel carries them as package data (``kbsim/experiments/``, copied there by ``setup.py``'s
+build step), and an editable install reads them in its checkout, so ``kbsim run reference``
+and ``kbsim experiments`` work wherever kbsim is installed. A path to a YAML file of your own
+works everywhere a name does.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from kbsim.experiment.config import ConfigError
+from kbsim.runner.config import ConfigError
 
-#: The folder of the shipped configs, inside the installed package.
-SHIPPED_DIR = Path(__file__).resolve().parents[1] / "experiments"
+_PACKAGE = Path(__file__).resolve().parents[1]
+#: The folder of the shipped configs: inside the package of an installed wheel, else the
+#: ``experiments/`` beside the package, in the checkout of an editable install (the first that
+#: holds a config: an empty folder left behind by an old checkout does not count).
+SHIPPED_DIR = next(
+    (folder for folder in (_PACKAGE / "experiments", _PACKAGE.parent / "experiments") if any(folder.glob("*.yaml"))),
+    _PACKAGE / "experiments",
+)
 #: What a config file's name ends with.
 SUFFIXES = (".yaml", ".yml")
 
@@ -28,7 +34,7 @@ def experiment_path(name_or_path: str | Path) -> Path:
 
     An existing file, or anything that reads as a path (a folder separator or a
     ``.yaml``/``.yml`` ending), is a path, taken as given; a bare name is a shipped
-    experiment (``reference`` is ``kbsim/experiments/reference.yaml``).
+    experiment (``reference`` is ``experiments/reference.yaml``).
 
     Raises:
         ConfigError: a bare name that is neither a file nor a shipped experiment; the

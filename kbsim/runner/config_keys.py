@@ -19,13 +19,13 @@ contrasts:                     # comparisons paired on common seeds -> contrasts
     compare: difference                   # or ratio
 ```
 
-Each :class:`Key` says everything :mod:`kbsim.experiment.load` does with its key: the
+Each :class:`Key` says everything :mod:`kbsim.runner.load` does with its key: the
 canonical shape it is merged in, whether a file that ``extends`` another inherits it,
 how ``--set`` changes it, and how its value is checked. Adding a top-level key is one
-entry here and its field on :class:`~kbsim.experiment.config.ExperimentConfig` (which
+entry here and its field on :class:`~kbsim.runner.config.ExperimentConfig` (which
 holds its type and default); ``CONFIG_KEYS``, the unknown-key message, merging,
 ``--set`` and validation all follow from the entry. Every check raises a
-:class:`~kbsim.experiment.config.ConfigError` naming the file that set the key (a
+:class:`~kbsim.runner.config.ConfigError` naming the file that set the key (a
 config's keys may come from the files it extends, or from ``--set``), the key path and
 what was expected.
 """
@@ -43,8 +43,10 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from kbsim.errors import brief, printable
-from kbsim.experiment import limits
-from kbsim.experiment.config import (
+from kbsim.inputs import InputError
+from kbsim.params import INPUT_PATHS, DayParams, in_seconds, nested_in_seconds
+from kbsim.runner import limits
+from kbsim.runner.config import (
     ConfigError,
     ExperimentConfig,
     TooLargeError,
@@ -57,10 +59,9 @@ from kbsim.experiment.config import (
     short_hash,
     with_point,
 )
-from kbsim.experiment.paths import check_leaf, flatten_sweep, get_nested, has_path, model_at, nest_params, unknown
-from kbsim.inputs import InputError
-from kbsim.params import INPUT_PATHS, DayParams, in_seconds, nested_in_seconds
+from kbsim.runner.paths import check_leaf, flatten_sweep, get_nested, has_path, model_at, nest_params, unknown
 from kbsim.sim.replay import check_inputs
+from kbsim.sim.strategies import StrategyError, resolve
 from kbsim.store import store_backend
 
 __all__ = ["CONFIG_KEYS", "CONTRAST_KEYS", "KEYS", "Key", "parse_seeds"]
@@ -233,10 +234,20 @@ def _check_params(raw: Any, ctx: Checking) -> dict:
     params = raw or _default("params")
     _check_finite(params, "params", ("params",), ctx)
     try:
-        DayParams.model_validate(params, strict=True)
+        day = DayParams.model_validate(params, strict=True)
     except ValidationError as exc:
         raise validation_error(exc, "params", ctx.origins, ("params",), ctx.source) from None
+    _check_strategies(day, "params", ctx, "params")
     return nested_in_seconds(params)  # canonical: a duration written 10min is held as 600.0
+
+
+def _check_strategies(day: DayParams, where: str, ctx: Checking, *path: str) -> None:
+    """Every strategy the day names resolves here (a word of kbsim's, or an importable path),
+    so a misspelt one is refused before any run, naming the key."""
+    try:
+        resolve(day.checks.strategies)
+    except StrategyError as exc:
+        raise ConfigError(ctx.src(*path, "checks", "strategies"), f"{where}.checks.strategies", str(exc)) from None
 
 
 def _check_seeds(raw: Any, ctx: Checking) -> list[int]:
@@ -256,11 +267,12 @@ def _check_scenarios(raw: Any, ctx: Checking) -> dict:
         _check_finite(overrides, f"scenarios.{scenario}", ("scenarios", scenario), ctx)
     for scenario, overrides in scenarios.items():
         try:
-            DayParams.model_validate(deep_merge(ctx.checked["params"], overrides), strict=True)
+            day = DayParams.model_validate(deep_merge(ctx.checked["params"], overrides), strict=True)
         except ValidationError as exc:
             raise validation_error(
                 exc, f"scenarios.{scenario}", ctx.origins, ("scenarios", scenario), ctx.source
             ) from None
+        _check_strategies(day, f"scenarios.{scenario}", ctx, "scenarios", scenario)
     return {scenario: nested_in_seconds(overrides) for scenario, overrides in scenarios.items()}
 
 
@@ -302,6 +314,16 @@ def _check_sweep(raw: Any, ctx: Checking) -> dict:
     }
 
 
+def _day_strategy_names(ctx: Checking) -> list[str]:
+    """The names of the strategies the config's days run (the base day's and each scenario's)."""
+    names: list[str] = []
+    params = ctx.checked["params"]
+    for overrides in [{}, *ctx.checked["scenarios"].values()]:
+        day = DayParams.model_validate(deep_merge(params, overrides))
+        names += [s.name for s in resolve(day.checks.strategies) if s.name not in names]
+    return names
+
+
 def _check_contrasts(raw: Any, ctx: Checking) -> list[dict]:
     """Each contrast names a metric, a baseline and optionally where it applies, every key and
     value checked against the metrics, scenarios and sweep values the config has."""
@@ -330,6 +352,10 @@ def _check_contrasts(raw: Any, ctx: Checking) -> list[dict]:
         for key in ("metric", "strategy", "subset", "compare"):
             if key in item and not isinstance(item[key], str):
                 raise ConfigError(source, f"{where}.{key}", f"expected text, got {item[key]!r}")
+        named = _day_strategy_names(ctx)
+        if item.get("strategy") and item["strategy"] not in named:
+            raise ConfigError(source, f"{where}.strategy",
+                              f"expected one of the day's strategies ({', '.join(named)}), got {item['strategy']!r}")
         if item.get("compare", "difference") not in ("difference", "ratio"):
             raise ConfigError(
                 source, f"{where}.compare", f"expected 'difference' or 'ratio', got {item['compare']!r}"
@@ -431,7 +457,7 @@ def check_config(data: dict, origins: dict[tuple, str], source: str, default_nam
         origins: the file (or ``--set``) that set each key path, for error messages.
         source: the config's own file.
         default_name: the name when no file sets one.
-        yes: False to refuse, with :class:`~kbsim.experiment.config.TooLargeError` and before
+        yes: False to refuse, with :class:`~kbsim.runner.config.TooLargeError` and before
             any point is validated, a grid of more runs than ``limits.CONFIRM_RUNS`` (what
             ``kbsim run`` without ``--yes`` would refuse after validating them all).
     """
@@ -450,7 +476,7 @@ def check_config(data: dict, origins: dict[tuple, str], source: str, default_nam
 def parse_seeds(value: Any, source: str = "seeds", key_path: str = "seeds") -> list[int]:
     """Seeds from a count N (1..N), a list of ints, or text: ``"20"``, ``"1-5"``, ``"3,7"``.
 
-    At most :data:`~kbsim.experiment.limits.MAX_SEEDS` seeds, each below 2**63; a longer range is
+    At most :data:`~kbsim.runner.limits.MAX_SEEDS` seeds, each below 2**63; a longer range is
     refused before it is listed.
     """
     if isinstance(value, str):
@@ -643,7 +669,7 @@ def _check_backend(
 
 
 def _check_runs(config: ExperimentConfig, source: str, origins: dict) -> None:
-    """Validate every scenario x point (cross-field rules and :mod:`kbsim.experiment.limits`' hard
+    """Validate every scenario x point (cross-field rules and :mod:`kbsim.runner.limits`' hard
     limits) and reject duplicate runs."""
     seen: dict[str, tuple[str, dict]] = {}
     several = len(config.scenarios) > 1 or bool(config.sweep)

@@ -44,6 +44,9 @@ AUTO_LANGUAGE = "auto"
 #: The reference day's saves and questions per article (300 and 120 for 400 articles): a day
 #: on a corpus from files has these per article unless its counts are given.
 SAVES_PER_ARTICLE = 0.75
+#: The highest ``transport.loss_rate``: each send's reply then arrives 2 times in 100 (at
+#: 0.5 it never does, and the day cannot finish).
+MAX_LOSS_RATE = 0.49
 QUESTIONS_PER_ARTICLE = 0.3
 
 
@@ -307,13 +310,27 @@ class TransportParams(_Frozen):
     (after the store applied it), is lost with probability ``loss_rate``; the agent waits
     ``timeout_s``, then retries after a backoff doubling from ``backoff_s``."""
 
-    loss_rate: float = Field(0.0, ge=0, le=0.5, description="probability of each of the two losses per call")
+    loss_rate: float = Field(0.0, ge=0, le=0.5, description="probability of each of the two losses per call "
+                             f"(at most {MAX_LOSS_RATE})")
     timeout_s: Seconds = Field(30.0, gt=0, description="how long the agent waits for a reply before retrying")
     backoff_s: Seconds = Field(1.0, ge=0, description="the first retry's backoff; each further one doubles")
     max_retries: int = Field(
         3, ge=0, le=20,
         description="retries of an edit after its first try (read-only tools are retried until answered)",
     )
+
+    @field_validator("loss_rate")
+    @classmethod
+    def _finishes(cls, value: float) -> float:
+        # pydantic's own bound (le=0.5) speaks first for larger values; just below one half a
+        # reply arrives so rarely that a read-only call's retries never end
+        if MAX_LOSS_RATE < value <= 0.5:
+            chance = 1 - 2 * value
+            how = "never gets its reply" if chance <= 0 else f"gets its reply once in {1 / chance:,.0f} sends"
+            raise ValueError(
+                f"at {value:g} a send {how}: the agent's retries would not end and the day cannot finish; "
+                f"expected at most {MAX_LOSS_RATE}")
+        return value
 
 
 class CitationParams(_Frozen):

@@ -48,6 +48,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kbsim.runner",),
     ("kbsim.report",),
     ("kbsim.serve",),
+    ("kbsim.drive",),
     ("kbsim.cli",),
     ("kbsim", "kbsim.__main__"),
 )

@@ -21,6 +21,7 @@ from kbsim.errors import UsageError
 
 #: Exceptions of kbsim that are not a user's mistake, and why.
 NOT_USAGE = {
+    "RunsFailedError": "every run raised: the day's code or the machine, named by the first failure",
     "Interrupted": "a signal, reported as 128 + its number",
     "StalenessMismatch": "an internal invariant (AssertionError)",
     "ReplayError": "an internal invariant (AssertionError)",
@@ -75,6 +76,7 @@ COMMANDS = [
     (["corpus", "check", "kb/"], "kbsim.cli.corpus_cmd", "kbsim corpus check: "),
     (["corpus", "sample", "kb/"], "kbsim.cli.corpus_cmd", "kbsim corpus sample: "),
     (["serve"], "kbsim.cli.serve_cmd", "kbsim serve: "),
+    (["drive", "--corpus", "synthetic", "--out", "day"], "kbsim.cli.drive_cmd", "kbsim drive: "),
     (["trace", "export", "runs/x"], "kbsim.cli.trace_cmd", "kbsim trace export: "),
     (["advise", "--max-latency", "15min"], "kbsim.cli.advise_cmd", "kbsim advise: error: "),
 ]

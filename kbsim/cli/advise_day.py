@@ -149,11 +149,16 @@ def run(args: argparse.Namespace) -> int:
     if changed:
         option = "--config" if args.config else "--trace"
         return _error(f"--{changed[0].replace('_', '-')}: does not apply with {option}, which gives the day")
+    from kbsim.files import cache_dir
+
+    # nothing is written into the current folder unless asked (--out): the fitted config and the
+    # simulated runs are kept in the cache folder, named in the output, and reused from there
+    out = args.out if args.out is not None else str(cache_dir() / "advise")
     try:
         target, options, edit_share, seeds, workers = _question(args)
         fit = None
         if args.trace:
-            path, fit = _fitted_config(args, args.out)
+            path, fit = _fitted_config(args, out)
             origin = f"your log ({', '.join(args.trace)}), fitted; its config: {path}"
         else:
             path = Path(args.config)
@@ -207,9 +212,9 @@ def run(args: argparse.Namespace) -> int:
         log(f"Simulating: the check intervals around the model's answer (wider until the cheapest meeting the "
             f"target is found), and edits after {delays} delays, on {len(scenarios) if replayed else 1} "
             f"day{'s' if replayed and len(scenarios) > 1 else ''} x {which}, "
-            f"{workers} worker{'s' if workers > 1 else ''} (results in {args.out}/, reused when you ask again).")
+            f"{workers} worker{'s' if workers > 1 else ''} (results in {out}/, reused when you ask again).")
     try:
-        simulated = simulate_advice(day_config, answer, out_dir=args.out, seeds=seeds, unit=unit, workers=workers,
+        simulated = simulate_advice(day_config, answer, out_dir=out, seeds=seeds, unit=unit, workers=workers,
                                     log=None if (args.json or args.quiet) else log, yes=args.yes)
     except TooLargeError as exc:
         log(f"kbsim advise: error: the simulation: {exc.problem}")

@@ -139,9 +139,25 @@ class SimulatedAdvice:
             out.append(f"  edits: conflicts exceed {format_share(self.max_conflict_rate)} at every delay simulated.")
         else:
             bracket = self._bracket("delay_s", self.edit_delay_low_s, self.edit_delay_high_s, format_duration)
+            if self.units != 1 and (math.isnan(self.edit_delay_low_s) or math.isnan(self.edit_delay_high_s)):
+                bracket = f"[{self._edit_gap()}]"
             out.append(f"  edits: wait at most {format_duration(delay)} {bracket} between reading and editing to keep "
                        f"conflicts under {format_share(self.max_conflict_rate)}.")
         return out
+
+    def _edit_gap(self) -> str:
+        """Why the edit delay has no interval over more than one unit: ``n/a: <reason>``."""
+        rows = self.edits.sort_values("delay_s")
+        if rows["rejection_rate_high"].isna().all() or rows["rejection_rate_low"].isna().all():
+            return (f"n/a: the conflict rate has no interval at any delay (too few edits in the {self.units} "
+                    f"{self.unit} to tell their spread)")
+        limit = format_share(self.max_conflict_rate)
+        if math.isnan(self.edit_delay_low_s):
+            first = rows.iloc[0]
+            return (f"n/a: even at the shortest delay simulated, {format_duration(float(first['delay_s']))}, the "
+                    f"conflict rate may reach {format_share(float(first['rejection_rate_high']))}, above {limit}: "
+                    "no delay is sure to keep under it")
+        return f"n/a: the conflict rate's lower bound exceeds {limit} at the shortest delay simulated"
 
     def comparison_lines(self) -> list[str]:
         """The model's answer beside the simulation, quantity by quantity."""

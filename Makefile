@@ -4,12 +4,13 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.kbsim-installed
 
-.PHONY: reproduce test test-fast lint bench figures docs clean install
+.PHONY: reproduce test test-fast lint bench figures docs clean install conformance
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[all,dev]'
+	@# setuptools' build backend warns of every editable install (folders named like the package); nothing to act on
+	PYTHONWARNINGS='ignore:Editable installation' $(PY) -m pip install --quiet -e '.[all,dev]'
 	@touch $(STAMP)
 
 install: $(STAMP)
@@ -32,13 +33,27 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadgroup -q -m "not slow"
 
+## make conformance: the official MCP conformance suite (pinned) against kbsim serve --http; the suite and a
+## Node 22 come from the npm registry into .conformance/ (needs npm; not part of make test: it needs Node)
+CONFORMANCE := .conformance
+$(CONFORMANCE)/.installed:
+	mkdir -p $(CONFORMANCE)
+	cd $(CONFORMANCE) && printf '{"private": true}\n' > package.json && \
+		npm install --no-audit --no-fund --loglevel=error node@22.23.3 @modelcontextprotocol/conformance@0.1.16
+	$(CONFORMANCE)/node_modules/.bin/node --version
+	@touch $@
+
+conformance: $(STAMP) $(CONFORMANCE)/.installed
+	$(PY) scripts/mcp_conformance.py --suite $(CONFORMANCE)/node_modules/.bin/conformance
+
 ## make docs: the API reference from the docstrings (pdoc), into build/api/ (not committed)
 docs: $(STAMP)
 	$(PY) scripts/api_docs.py build/api
 
-## make lint: ruff
+## make lint: ruff, and mypy over kbsim/ held to the errors still known (scripts/check_types.py)
 lint: $(STAMP)
-	$(VENV)/bin/ruff check kbsim tests benchmarks validation scripts
+	$(VENV)/bin/ruff check kbsim tests benchmarks validation scripts setup.py
+	$(PY) scripts/check_types.py
 
 ## make bench: benchmarks, results written to benchmarks/RESULTS.md
 bench: $(STAMP)
@@ -52,6 +67,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_template_memory.py
 	$(PY) benchmarks/bench_day_memory.py
 	$(PY) benchmarks/bench_figures.py
+	$(PY) benchmarks/bench_fit.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache build *.egg-info
+	rm -rf $(VENV) .conformance .pytest_cache .hypothesis .ruff_cache .mypy_cache build *.egg-info

@@ -3,7 +3,7 @@
 Usage: python benchmarks/bench_figures.py [--cached-only] [--workers N]
 
 In a temporary folder holding copies of docs/ and README.md (so nothing in the checkout
-is rewritten; the configs are the shipped kbsim/experiments/), it times three passes, the
+is rewritten; the configs are the shipped experiments/), it times three passes, the
 first two ``python -m kbsim figures``:
 
 1. with no results at all: every run of every experiment the figures and pages need is

@@ -6,7 +6,7 @@ Each repetition measures, interleaved so machine noise hits all alike:
 interpreter start (``python -c pass``), interpreter plus imports, the whole
 ``kbsim run`` process (wall time, and CPU time of its whole process tree), and
 the compute: every one of the study's 50 (params, seed) days run serially by
-``run_day`` in a fresh process, with the runs expanded by ``kbsim.experiment.config``
+``run_day`` in a fresh process, with the runs expanded by ``kbsim.runner.config``
 and ordered exactly as the runner expands and orders them. Writes the "Reference study" section of
 benchmarks/RESULTS.md.
 """
@@ -32,12 +32,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results_file import machine_line, write_section  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-STUDY = "kbsim/experiments/reference.yaml"
+STUDY = "experiments/reference.yaml"
 SECTION = "Reference study"
 TARGET_COMPUTE_S = 1.0
 #: What `kbsim run` loads before it runs anything: the whole command line (every command's
 #: parser is built), the runner, the simulation and Parquet.
-IMPORTS = "import kbsim.cli, kbsim.experiment.runner, kbsim.sim, pyarrow.parquet; kbsim.cli.build_parser()"
+IMPORTS = "import kbsim.cli, kbsim.runner.run, kbsim.sim, pyarrow.parquet; kbsim.cli.build_parser()"
 PR_SET_CHILD_SUBREAPER = 36
 _RUNNER_WALL = re.compile(r"computed, \d+ failed\) in ([0-9.]+) s with")
 
@@ -116,12 +116,12 @@ def serial_compute(
     """Run every day of the config with ``run_day``, one after another, in this process.
 
     With ``tables``, also time what a runner's worker does with each day's
-    tables besides simulating it (``kbsim.experiment.worker.run_files``: the run's
+    tables besides simulating it (``kbsim.runner.worker.run_files``: the run's
     metrics, and every table made tidy and encoded as Parquet bytes), as
     ``tables_s``, not part of ``wall_s``.
     """
-    from kbsim.experiment import runner, worker
-    from kbsim.experiment.load import load_config
+    from kbsim.runner import runner, worker
+    from kbsim.runner.load import load_config
     from kbsim.sim import run_day
 
     loaded = load_config(ROOT / config, overrides, seeds=seeds)
@@ -190,7 +190,7 @@ def main() -> None:
     sim, tree_cpu = med("sim_wall_s"), med("tree_cpu_s")
 
     # imported here, after the timings: the bench times kbsim's imports in fresh processes
-    from kbsim.experiment.load import load_config
+    from kbsim.runner.load import load_config
 
     seeds = len(load_config(ROOT / STUDY).seeds)
     verdict_sim = "met" if sim <= TARGET_COMPUTE_S else "not met"

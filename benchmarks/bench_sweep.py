@@ -38,7 +38,7 @@ from bench_study import (  # noqa: E402
 )
 from results_file import machine_line, write_section  # noqa: E402
 
-STUDY = "kbsim/experiments/reference.yaml"
+STUDY = "experiments/reference.yaml"
 #: The no-edit day; the study's contrasts compare edit delays, which this sweep pins, so they go.
 OVERRIDES = ["edit.delay_s=null", "contrasts=[]"]
 SETS = " ".join(f"--set {item}" for item in OVERRIDES)
@@ -103,14 +103,14 @@ def profile_parent(seeds: int, workers: int, out: str) -> dict[str, float]:
 
     return {
         "whole process": tree.wall_s,
-        "run_experiment": cumtime("kbsim/experiment/runner.py", "run_experiment"),
+        "run_experiment": cumtime("kbsim/runner/run.py", "run_experiment"),
         "config: load and expand": cumtime("kbsim/cli/config_args.py", "config_from_args"),
-        "manifest": cumtime("kbsim/experiment/runner.py", "_manifest"),
+        "manifest": cumtime("kbsim/runner/run.py", "_manifest"),
         "pool start (fork server + workers)": cumtime("popen_forkserver.py", "_launch"),
         "waiting for workers": cumtime("concurrent/futures/_base.py", "as_completed"),
-        "writing runs' files": cumtime("kbsim/experiment/runner.py", "handle"),
+        "writing runs' files": cumtime("kbsim/runner/run.py", "handle"),
         "summary (pools the runs' metrics; reads back only earlier sessions' runs)": cumtime(
-            "kbsim/experiment/runner.py", "_summarize"
+            "kbsim/runner/run.py", "_summarize"
         ),
         "importing scipy.special (the summary's t quantiles), inside the summary": cumtime(
             "scipy/special/__init__.py", "<module>"
@@ -216,7 +216,7 @@ against the serial sum it shows how much slower each run went in the pool. {cpu_
 {ratio_line("dask vs local (whole processes)", dask / local, TARGET_DASK_VS_LOCAL)}
 - Runner only: local vs ideal {local_runner / ideal:.2f}x, dask vs local
   {dask_runner / local_runner:.2f}x.
-- Work besides simulating, per run, serially (`kbsim.experiment.worker.run_files`: metrics, tidy columns,
+- Work besides simulating, per run, serially (`kbsim.runner.worker.run_files`: metrics, tidy columns,
   Parquet encoding of the tables): {tables / n * 1000:.1f} ms ({tables / serial:.0%} of `run_day`),
   done by the workers, not in the ideal.
 - CPU time beyond the serial `run_day` CPU time and that per-run work: local

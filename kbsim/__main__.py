@@ -1,3 +1,5 @@
+"""``python -m kbsim``: the ``kbsim`` command line (:func:`kbsim.cli.main`)."""
+
 import sys
 
 from kbsim.cli import main

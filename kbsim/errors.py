@@ -8,7 +8,7 @@ and exit status 2, in one place (:func:`kbsim.cli.main`); a library caller can
 catch them all with ``except UsageError``.
 
 It is a ``ValueError``, so code that caught the subclasses as ``ValueError``
-(as :class:`~kbsim.experiment.config.ConfigError` and
+(as :class:`~kbsim.runner.config.ConfigError` and
 :class:`~kbsim.inputs.InputError` always were) keeps working.
 
 Text a user's file supplied (a title, an id, a path) may hold control characters: an

@@ -33,9 +33,26 @@ __all__ = [
     "FileWriteError",
     "atomic_write_bytes",
     "atomic_write_text",
+    "cache_dir",
     "path_problem",
     "read_regular",
 ]
+
+
+def cache_dir() -> Path:
+    """The cache folder of kbsim, for what a command keeps to reuse but was not asked to write
+    anywhere: ``$XDG_CACHE_HOME/kbsim``, else ``~/Library/Caches/kbsim`` on macOS,
+    ``%LOCALAPPDATA%/kbsim/Cache`` on Windows, ``~/.cache/kbsim`` elsewhere. Not created here."""
+    import sys
+
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "kbsim"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "kbsim"
+    if sys.platform == "win32" and os.environ.get("LOCALAPPDATA"):
+        return Path(os.environ["LOCALAPPDATA"]) / "kbsim" / "Cache"
+    return Path.home() / ".cache" / "kbsim"
 
 
 class FileReadError(UsageError):

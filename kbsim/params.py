@@ -26,7 +26,7 @@ from pydantic import (
 from kbsim.units import parse_duration
 
 #: Parameters that name input files (relative paths are relative to the config file that
-#: sets them; kbsim.experiment.load resolves them when it reads the file).
+#: sets them; kbsim.runner.load resolves them when it reads the file).
 INPUT_PATHS = ("corpus.source", "saves.trace", "questions.trace")
 #: The store backend a day runs on unless its parameters name another (``store.backend``).
 DEFAULT_STORE_BACKEND = "memory"
@@ -34,13 +34,19 @@ DEFAULT_STORE_BACKEND = "memory"
 #: particular): each turns on the Unicode analyzer, with that language's stop words and
 #: Snowball stemmer where kbsim has them (kbsim.store.analyzer; docs/model.md).
 CORPUS_LANGUAGES = (
-    "ar", "ca", "cs", "da", "de", "el", "en", "eo", "es", "et", "eu", "fa", "fi", "fr", "ga", "he", "hi",
+    "ar", "az", "ca", "cs", "da", "de", "el", "en", "eo", "es", "et", "eu", "fa", "fi", "fr", "ga", "he", "hi",
     "hu", "hy", "id", "it", "ja", "km", "ko", "lo", "lt", "my", "ne", "nl", "no", "pl", "pt", "ro", "ru",
     "sr", "st", "sv", "ta", "th", "tr", "uk", "und", "vi", "yi", "zh",
 )
+#: ``corpus.language`` for a corpus whose articles' languages its text tells
+#: (kbsim.store.analyzer.auto_analyzer): each script's language, Latin by its stop words.
+AUTO_LANGUAGE = "auto"
 #: The reference day's saves and questions per article (300 and 120 for 400 articles): a day
 #: on a corpus from files has these per article unless its counts are given.
 SAVES_PER_ARTICLE = 0.75
+#: The highest ``transport.loss_rate``: each send's reply then arrives 2 times in 100 (at
+#: 0.5 it never does, and the day cannot finish).
+MAX_LOSS_RATE = 0.49
 QUESTIONS_PER_ARTICLE = 0.3
 
 
@@ -96,6 +102,8 @@ class CorpusParams(_Frozen):
         None,
         description="a corpus from files: its language (en, de, hi, fr, es, ja, zh, ...; 'und' for none in "
         "particular), which turns on the Unicode analyzer with that language's stop words and stemmer; "
+        "'auto': each article's language from its script and stop words (one language's analyzer, or one "
+        "per script and language for a mixed corpus; English unstemmed, as the default); "
         "None: the corpus's own (the German and Hindi samples declare theirs), else none",
     )
     analyzer: Literal["ascii", "unicode"] | None = Field(
@@ -135,9 +143,9 @@ class CorpusParams(_Frozen):
                 "(source), not to the synthetic corpus; "
                 "remove them"
             )
-        if self.language is not None and self.language not in CORPUS_LANGUAGES:
+        if self.language is not None and self.language not in (*CORPUS_LANGUAGES, AUTO_LANGUAGE):
             raise ValueError(f"language {self.language!r} is not one kbsim knows; expected one of "
-                             f"{', '.join(CORPUS_LANGUAGES)}")
+                             f"{', '.join(CORPUS_LANGUAGES)}, or {AUTO_LANGUAGE!r}")
         if self.analyzer == "ascii" and self.language is not None:
             raise ValueError(f"the ascii analyzer has no language (language {self.language!r}); use "
                              "analyzer: unicode, or leave the analyzer out")
@@ -227,12 +235,33 @@ class QuestionParams(_Frozen):
 MAX_TITLE_SEARCH_LIMIT = 20
 
 
+def _tuple(value: Any) -> Any:
+    """A list (as YAML and JSON write one) as a tuple, for a frozen field; anything else as it is."""
+    return tuple(value) if isinstance(value, list) else value
+
+
+#: A strategy's name: a word (a module of kbsim.sim.strategies) or an import path
+#: ``package.module:attribute`` of a Strategy of one's own.
+STRATEGY_NAME = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*(:[A-Za-z_][A-Za-z0-9_]*)?$"
+
+
 class CheckParams(_Frozen):
     """The agent re-checking every citation it has given."""
+
+    _OMITTED_WHEN_NONE = ("strategies",)
 
     interval_s: Seconds = Field(3600.0, gt=0, description="time between checks")
     poll_page_size: int = Field(100, ge=1, le=100)
     title_search_limit: int = Field(10, ge=1, le=MAX_TITLE_SEARCH_LIMIT)
+    strategies: Annotated[tuple[Annotated[str, Field(pattern=STRATEGY_NAME)], ...], BeforeValidator(_tuple)] | None = (
+        Field(
+            None,
+            min_length=1,
+            description="the check strategies run at every check, in this order: the names of built-in ones "
+            "(modules of kbsim.sim.strategies) or import paths of your own (mypkg.mod:my_strategy, importable "
+            "where the day runs); None: the study's three (kbsim.sim.strategies.DEFAULT)",
+        )
+    )
 
 
 class EditParams(_Frozen):
@@ -272,6 +301,7 @@ class EditParams(_Frozen):
 
     @property
     def enabled(self) -> bool:
+        """Whether the agent edits at all: a delay is set and a share of answers edit."""
         return self.delay_s is not None and self.share > 0
 
 
@@ -280,13 +310,27 @@ class TransportParams(_Frozen):
     (after the store applied it), is lost with probability ``loss_rate``; the agent waits
     ``timeout_s``, then retries after a backoff doubling from ``backoff_s``."""
 
-    loss_rate: float = Field(0.0, ge=0, le=0.5, description="probability of each of the two losses per call")
+    loss_rate: float = Field(0.0, ge=0, le=0.5, description="probability of each of the two losses per call "
+                             f"(at most {MAX_LOSS_RATE})")
     timeout_s: Seconds = Field(30.0, gt=0, description="how long the agent waits for a reply before retrying")
     backoff_s: Seconds = Field(1.0, ge=0, description="the first retry's backoff; each further one doubles")
     max_retries: int = Field(
         3, ge=0, le=20,
         description="retries of an edit after its first try (read-only tools are retried until answered)",
     )
+
+    @field_validator("loss_rate")
+    @classmethod
+    def _finishes(cls, value: float) -> float:
+        # pydantic's own bound (le=0.5) speaks first for larger values; just below one half a
+        # reply arrives so rarely that a read-only call's retries never end
+        if MAX_LOSS_RATE < value <= 0.5:
+            chance = 1 - 2 * value
+            how = "never gets its reply" if chance <= 0 else f"gets its reply once in {1 / chance:,.0f} sends"
+            raise ValueError(
+                f"at {value:g} a send {how}: the agent's retries would not end and the day cannot finish; "
+                f"expected at most {MAX_LOSS_RATE}")
+        return value
 
 
 class CitationParams(_Frozen):
@@ -308,7 +352,7 @@ class EventParams(_Frozen):
 
 
 class AgentParams(_Frozen):
-    """How many agents share the knowledge base with the people (kbsim.sim.agents)."""
+    """How many agents share the knowledge base with the people (kbsim.sim.world.Agents)."""
 
     count: int = Field(
         1, ge=1, le=50,
@@ -380,12 +424,14 @@ class DayParams(_Frozen):
 
     @property
     def day_s(self) -> float:
+        """The day's length in seconds."""
         return self.day_hours * 3600.0
 
     @property
     def uses_design_switches(self) -> bool:
-        """Whether any of issue 27's switches is away from today's behaviour (then the day
-        runs :func:`kbsim.sim.agents.run_agents` and writes its extra tables)."""
+        """Whether any of issue 27's switches is away from today's behaviour (then the day's
+        agents act behind their wires, :class:`kbsim.sim.world.Agents`, and it writes the
+        extra tables of :data:`kbsim.sim.tables.SWITCHED_TABLES`)."""
         edit = self.edit
         return not (edit.compare_and_swap and edit.idempotency_key and self.transport.loss_rate == 0
                     and self.citation.carries_version and self.events.log_unpublish and self.agents.count == 1)

@@ -28,7 +28,7 @@ style          durations                                            sizes
 
 ``default`` is ``kbsim advise``'s answer, ``page`` the report's tables and pages,
 ``tick`` the figures' axes and labels, ``estimate`` the size and time estimates
-:mod:`kbsim.experiment.limits` prints. This module imports nothing of kbsim's.
+:mod:`kbsim.runner.limits` prints. This module imports nothing of kbsim's.
 """
 
 from __future__ import annotations

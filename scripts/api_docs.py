@@ -4,14 +4,12 @@ Usage: python scripts/api_docs.py [OUT]   (default: build/api, which git ignores
 
 Every module of the package is documented, each listed by name: a package whose
 ``__all__`` lists only what it re-exports would otherwise hide its submodules from
-pdoc. The deprecated aliases at the package's top (modules whose docstring starts
-with "Deprecated:") and ``kbsim.__main__`` are left out. Needs pdoc (the dev extra) and every other extra,
+pdoc. ``kbsim.__main__`` is left out. Needs pdoc (the dev extra) and every other extra,
 since pdoc imports each module.
 """
 
 from __future__ import annotations
 
-import ast
 import pkgutil
 import sys
 from pathlib import Path
@@ -21,15 +19,10 @@ DEFAULT_OUT = ROOT / "build" / "api"
 
 
 def api_modules(package_dir: Path = ROOT / "kbsim", package: str = "kbsim") -> list[str]:
-    """Every module of ``package`` but the deprecated aliases, sorted, read from the source tree."""
+    """Every module of ``package`` but ``__main__``, sorted, read from the source tree."""
     modules = [package]
     for info in pkgutil.walk_packages([str(package_dir)], prefix=f"{package}."):
-        if info.name.endswith(".__main__"):  # runs the command line when imported
-            continue
-        relative = Path(*info.name.split(".")[1:])
-        source = package_dir / relative / "__init__.py" if info.ispkg else package_dir / f"{relative}.py"
-        docstring = ast.get_docstring(ast.parse(source.read_text(encoding="utf-8"))) or ""
-        if not docstring.startswith("Deprecated:"):
+        if not info.name.endswith(".__main__"):  # __main__ runs the command line when imported
             modules.append(info.name)
     return sorted(modules)
 

@@ -11,7 +11,7 @@ import pytest
 
 from kbsim.params import DayParams
 from kbsim.report import frames
-from kbsim.report import tables as report_tables
+from kbsim.report import text_tables as report_tables
 from kbsim.sim import run_day
 from kbsim.stats import metrics_by_run, run_metrics, summarize
 from kbsim.units import format_duration
@@ -148,25 +148,19 @@ def test_inside_ci():
 
 
 def test_load_results_names_a_missing_directory(tmp_path):
-    from kbsim.experiment.results import load_results
+    from kbsim.runner.results import load_results
 
     with pytest.raises(FileNotFoundError, match="results directory '.*nowhere' does not exist"):
         load_results(tmp_path / "nowhere")
 
 
-def test_there_is_one_load_results_and_the_report_s_is_a_deprecated_alias(tmp_path, monkeypatch):
-    """kbsim.report.frames.load_results was public (kbsim.analysis re-exported it): it stays one
-    release, warning, and calls the one function, kbsim.experiment.results.load_results."""
+def test_there_is_one_load_results():
+    """kbsim.report.frames.load_results, the deprecated alias of 0.2, went in 0.3.0."""
     import kbsim
-    import kbsim.experiment.results
+    import kbsim.runner.results
 
-    assert kbsim.load_results is kbsim.experiment.results.load_results
-    assert "load_results" not in frames.__all__
-    seen = []
-    monkeypatch.setattr(kbsim.experiment.results, "load_results", lambda path: seen.append(path) or {})
-    with pytest.warns(DeprecationWarning, match="kbsim.load_results"):
-        assert frames.load_results(tmp_path) == {}
-    assert seen == [tmp_path]
+    assert kbsim.load_results is kbsim.runner.results.load_results
+    assert "load_results" not in frames.__all__ and not hasattr(frames, "load_results")
 
 
 def test_analysis_model_and_pipeline_do_not_import_matplotlib():

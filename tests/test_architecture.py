@@ -33,19 +33,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "kbsim"
 
-#: Old import paths kept one release as deprecated re-exports (files at the package top).
-DEPRECATED_ALIASES = (
-    "kbsim.config",
-    "kbsim.runner",
-    "kbsim.results",
-    "kbsim.limits",
-    "kbsim.precision",
-    "kbsim.analytic",
-    "kbsim.advise",
-    "kbsim.analysis",
-    "kbsim.serve_stdio",
-)
-
 #: Bottom to top. A name stands for that module and everything under it, except ``kbsim``,
 #: which is the top-level ``__init__`` alone. Modules of one layer may import each other
 #: (without a circle); a module imports nothing from a layer above its own.
@@ -58,11 +45,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kbsim.stats",),
     ("kbsim.fit",),
     ("kbsim.model",),
-    ("kbsim.experiment",),
+    ("kbsim.runner",),
     ("kbsim.report",),
     ("kbsim.serve",),
+    ("kbsim.drive",),
     ("kbsim.cli",),
-    ("kbsim", "kbsim.__main__", *DEPRECATED_ALIASES),
+    ("kbsim", "kbsim.__main__"),
 )
 
 #: Import edges inside a circle, (importer, imported): none. The list stays so that a circle
@@ -363,7 +351,7 @@ def test_layers_match_the_longest_name_and_the_top_level_package_alone():
     assert layer_of("kbsim.params") == layer_of("kbsim.version") == 0
     assert layer_of("kbsim.store.errors") == layer_of("kbsim.store") == 2  # not kbsim.errors's layer
     assert layer_of("kbsim.sim.day") == 4
-    assert layer_of("kbsim") == layer_of("kbsim.config") == len(LAYERS) - 1
+    assert layer_of("kbsim") == layer_of("kbsim.__main__") == len(LAYERS) - 1
     assert layer_of("kbsim.newmodule") is None  # not placed by ``kbsim`` alone
     assert compare({("a", "b")}, frozenset({("a", "b")}), "x", str) is None
     assert compare({("a", "b"), ("c", "d")}, frozenset({("a", "b"), ("e", "f")}), "edges", sorted).splitlines() == [
@@ -379,7 +367,6 @@ def test_every_module_has_a_layer_and_every_name_is_placed_once(edges):
     assert not unplaced, f"modules in no layer of LAYERS (add each where it belongs): {unplaced}"
     names = [name for layer in LAYERS for name in layer]
     assert len(names) == len(set(names)) and all(n == "kbsim" or n.startswith("kbsim.") for n in names)
-    assert set(DEPRECATED_ALIASES) <= set(edges), "a deprecated alias listed here is not in the package"
 
 
 # -- the rules -----------------------------------------------------------------------------------
@@ -402,11 +389,32 @@ def test_no_module_imports_from_a_higher_layer_beyond_the_known_ones(edges):
     assert problem is None, problem
 
 
-def test_nothing_in_the_package_imports_a_deprecated_alias(edges):
-    users = sorted(
-        describe_edge(edges, a, b) for a, targets in edges.items() for b in targets if b in DEPRECATED_ALIASES
-    )
-    assert not users, "\n".join(users)
+def data_path(edges: Graph, start: str, goal: str) -> list[str] | None:
+    """The shortest chain of imports from ``start`` to ``goal`` (breadth first), or None."""
+    previous: dict[str, str | None] = {start: None}
+    queue = deque([start])
+    while queue:
+        here = queue.popleft()
+        if here == goal:
+            chain = [here]
+            while previous[chain[-1]] is not None:
+                chain.append(previous[chain[-1]])  # type: ignore[arg-type]
+            return chain[::-1]
+        for there in sorted(edges.get(here, {})):
+            if there not in previous:
+                previous[there] = here
+                queue.append(there)
+    return None
+
+
+def test_the_experiment_reaches_the_day_by_import_not_by_a_string(edges):
+    """The main data path, experiment (the runner) -> sim.day, is in the graph: the worker
+    imports the day it runs, no ``"kbsim.sim:run_day"`` string that hides it from this test."""
+    assert "kbsim.sim.day" in edges["kbsim.runner.worker"], edges["kbsim.runner.worker"]
+    path = data_path(edges, "kbsim.runner.run", "kbsim.sim.day")
+    assert path == ["kbsim.runner.run", "kbsim.runner.worker", "kbsim.sim.day"], path
+    source = (PACKAGE / "runner" / "worker.py").read_text(encoding="utf-8")
+    assert "kbsim.sim:run_day" not in source
 
 
 IMPORT_FIRST = "import importlib, sys; importlib.import_module(sys.argv[1])"

@@ -443,3 +443,27 @@ def test_a_copy_whose_shared_cells_go_stale_lays_its_live_ones_out():
         queries = random_queries(rng, [title for _, title, _ in docs], 30)
         assert_same(day, plain, queries)
         assert_same(template, plain_of(docs), queries)
+
+
+@pytest.mark.parametrize("name", ["unicode:de", "auto:de,en,hi"])
+def test_compound_queries_split_alike_and_rank_as_the_plain_index(name):
+    """A query's compound words split against the index's terms in both indexes alike,
+    also once a part's last document is gone (then it splits no more), and copies."""
+    from kbsim.store.analyzer import analyzer_named
+
+    analyzer = analyzer_named(name)
+    fast, plain = ArenaIndex(analyzer=analyzer), BM25Index(analyzer=analyzer)
+    docs = [("a", "Reisekosten", "Die Abrechnung der Reisekosten"), ("b", "Urlaub", "Urlaub und Tage"),
+            ("c", "Abrechnung", "Die Abrechnung im Monat"), ("d", "Password", "Reset the password")]
+    queries = ["Reisekostenabrechnung", "Urlaubstage", "Monatsabrechnung", "passwordreset", "Tage"]
+    for index in (fast, plain):
+        for doc in docs:
+            index.add(*doc)
+    for step in range(3):
+        for query in queries:
+            assert fast.search(query, 5) == plain.search(query, 5), (step, query)
+        assert fast.search_many(queries, 3) == plain.search_many(queries, 3)
+        assert fast.copy().search_many(queries, 3) == plain.copy().search_many(queries, 3)
+        for index in (fast, plain):
+            index.remove("abc"[step])
+    assert plain.search("Urlaubstage", 5) == []  # urlaub's and tag's article is gone

@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import bench_day  # noqa: E402
 import bench_sweep  # noqa: E402
 
-from kbsim.experiment.load import load_config  # noqa: E402
+from kbsim.runner.load import load_config  # noqa: E402
 
 
 def test_the_sweep_benchmark_loads_the_no_edit_reference_day():

@@ -171,7 +171,7 @@ def run_ids(config) -> list[str]:
 
 
 def test_set_takes_a_duration_with_its_unit_and_holds_its_seconds(tmp_path):
-    from kbsim.experiment.load import load_config
+    from kbsim.runner.load import load_config
 
     config = write_config(tmp_path)
     with_unit = load_config(config, ["edit.delay_s=10min", "checks.interval_s=1h30min"])
@@ -183,7 +183,7 @@ def test_set_takes_a_duration_with_its_unit_and_holds_its_seconds(tmp_path):
 
 
 def test_a_config_file_writes_durations_with_units_in_params_sweeps_and_contrasts(tmp_path):
-    from kbsim.experiment.load import load_config
+    from kbsim.runner.load import load_config
 
     units = write_config(tmp_path, TINY_DAY + textwrap.dedent("""\
         scenarios:
@@ -214,16 +214,16 @@ def test_a_bad_duration_in_set_names_the_key(tmp_path, capsys):
     config = write_config(tmp_path)
     assert main(["run", str(config), "--out", str(tmp_path / "out"), "--set", "edit.delay_s=10 fortnights"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("kbsim run: error: --set edit.delay_s=10 fortnights: params.edit.delay_s: ") \
-        or ("params.edit.delay_s" in err and "unknown unit 'fortnights'" in err), err
+    assert err.startswith("kbsim run: error: --set edit.delay_s=10 fortnights: edit.delay_s: "), err  # as written
+    assert "unknown unit 'fortnights'" in err and "params.edit" not in err, err
     assert "\n" not in err
 
 
 def test_the_shipped_experiments_keep_their_run_ids():
     """Durations with units change nothing of a config written in seconds: the reference
     study's first run id is the one its cached results were stored under."""
-    from kbsim.experiment.load import load_config
-    from kbsim.experiment.shipped import experiment_path
+    from kbsim.runner.load import load_config
+    from kbsim.runner.shipped import experiment_path
 
     config = load_config(experiment_path("reference"))
     assert config.sweep == {"edit.delay_s": [None, 5, 60, 600, 3600]}
@@ -317,8 +317,8 @@ def test_every_run_help_example_loads_its_config():
 
     from kbsim.cli.config_args import config_from_args
     from kbsim.cli.run_cmd import EPILOG
-    from kbsim.experiment.config import TooLargeError
-    from kbsim.experiment.shipped import experiment_path
+    from kbsim.runner.config import TooLargeError
+    from kbsim.runner.shipped import experiment_path
 
     parser = build_parser()
     loaded = 0

@@ -9,12 +9,12 @@ import pytest
 from tiny_configs import TINY_DAY
 
 from kbsim.cli import main
-from kbsim.experiment import schema
-from kbsim.experiment.config import ConfigError, ExperimentConfig, expand_sweep
-from kbsim.experiment.load import config_from_dict, load_config
-from kbsim.experiment.schema import CONFIG_KEYS, KEYS, Key, parse_seeds
-from kbsim.experiment.shipped import SHIPPED_DIR
 from kbsim.params import DayParams
+from kbsim.runner import config_keys as schema
+from kbsim.runner.config import ConfigError, ExperimentConfig, expand_sweep
+from kbsim.runner.config_keys import CONFIG_KEYS, KEYS, Key, parse_seeds
+from kbsim.runner.load import config_from_dict, load_config
+from kbsim.runner.shipped import SHIPPED_DIR
 
 TINY = TINY_DAY
 
@@ -281,7 +281,7 @@ def test_extends_cycle_and_missing_base(tmp_path):
     ("argv", "message"),
     [
         (["--set", "saves.cuont=3"], "--set saves.cuont=3: saves.cuont: unknown parameter 'cuont'"),
-        (["--set", "zipf_s=high"], "--set zipf_s=high: params.zipf_s: expected a valid number"),
+        (["--set", "zipf_s=high"], "--set zipf_s=high: zipf_s: expected a valid number"),
         (["--set", "nokey"], "--set nokey: expected KEY=VALUE"),
         (["--seeds", "5-2"], "--seeds: seeds: empty range '5-2'"),
         (["--workers", "0"], "--workers: expected at least 1, got 0"),

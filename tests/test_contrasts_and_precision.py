@@ -10,10 +10,10 @@ import pytest
 from tiny_configs import TINY_DAY
 
 from kbsim.cli import main
-from kbsim.experiment.config import ConfigError
-from kbsim.experiment.load import load_config
-from kbsim.experiment.precision import PrecisionTarget, next_seeds
-from kbsim.experiment.runner import load_results
+from kbsim.runner.config import ConfigError
+from kbsim.runner.load import load_config
+from kbsim.runner.precision import PrecisionTarget, next_seeds
+from kbsim.runner.run import load_results
 from kbsim.stats import contrasts, summarize
 
 SCENARIOS = """\

@@ -156,7 +156,7 @@ def test_a_bad_corpus_stops_kbsim_run_before_anything_is_written(tmp_path):
 
 
 def test_a_corpus_path_is_relative_to_the_config_file_that_names_it(tmp_path):
-    from kbsim.experiment.load import load_config
+    from kbsim.runner.load import load_config
 
     write(tmp_path / "kb" / "one.md", "# One article\nbody")
     write(tmp_path / "base.yaml", "params: {corpus: {source: kb}}\n")

@@ -14,7 +14,7 @@ import pytest
 from tiny_configs import TINY_SWEEP
 
 from kbsim.cli import main
-from kbsim.experiment.runner import load_results, run_experiment
+from kbsim.runner.run import load_results, run_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
 DASK = str(Path(sys.executable).parent / "dask")

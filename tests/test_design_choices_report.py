@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kbsim.experiment.shipped import SHIPPED_DIR
 from kbsim.report import build, experiments, figures, model_checks, pages, reproduction
+from kbsim.runner.shipped import SHIPPED_DIR
 
 pytestmark = pytest.mark.xdist_group("design_choices")
 

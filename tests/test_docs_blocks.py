@@ -54,13 +54,23 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ("README.md", "kbsim run my-day.yaml"): "the walk-through: tests/test_readme.py runs it",
     ("README.md", "kbsim advise --config my-day.yaml --max-latency 15min"):
         "the walk-through: tests/test_readme.py runs it",
+    ("README.md", "kbsim drive --url http://127.0.0.1:8765/mcp --corpus my-kb/ --seed 1 --out drive/seed-1 "
+                  "--yes-edit-this-server"):
+        "needs a server holding my-kb/ at port 8765; tests/test_drive_day.py drives kbsim serve --http on a free port",
+    ("README.md", "kbsim drive --corpus synthetic --seed 1 --out drive/stdio-1 --yes-edit-this-server -- kbsim serve "
+                  "--corpus synthetic --seed 1"):
+        "an 8-minute day in real time; tests/test_drive_day.py drives kbsim serve over stdio through a 1-hour day",
+    ("README.md", "kbsim drive-report drive/seed-1 drive/seed-2 drive/seed-3 --out your-server.md"):
+        "needs three driven days; tests/test_drive_day.py runs drive-report on a driven day",
     ("docs/serve.md", "pip install 'kbsim[serve]'"): "an install; tests/test_package.py installs the wheel",
     ("docs/serve.md", "kbsim serve --http 8000"):
         "serves until Ctrl-C; test_the_http_client_block_runs_against_the_server starts it on a free port",
     ("docs/serve.md", "kbsim serve --http 127.0.0.1:0 --live"):
         "serves until Ctrl-C; test_the_http_client_block_runs_against_the_server starts it",
-    ("docs/serve.md", "python scripts/mcp_conformance.py"):
-        "needs Node 22 and npx with network access; docs/serve.md records its results",
+    ("docs/serve.md", "make conformance"):
+        "installs Node 22 and the suite from the npm registry (needs npm); docs/serve.md records its results",
+    ("docs/serve.md", "python scripts/mcp_conformance.py --suite .conformance/node_modules/.bin/conformance --all"):
+        "needs what make conformance installs; docs/serve.md records its results",
     ("docs/fit.md", "kbsim fit SAVES [QUESTIONS] [--articles N | --corpus PATH] [--write-config day.yaml] [--json] "
                     "[--figure fit.png]"):
         "a usage synopsis (placeholders in capitals); tests/test_readme.py runs a fit",

@@ -19,14 +19,9 @@ import kbsim.cli
 from kbsim.cli import main
 from kbsim.errors import UsageError
 
-#: Top-level modules that only re-export a new path (importing them warns).
-DEPRECATED_ALIASES = {
-    "kbsim.advise", "kbsim.analysis", "kbsim.analytic", "kbsim.config", "kbsim.limits",
-    "kbsim.precision", "kbsim.results", "kbsim.runner", "kbsim.serve_stdio",
-}  # fmt: skip
-
 #: Exceptions of kbsim that are not a user's mistake, and why.
 NOT_USAGE = {
+    "RunsFailedError": "every run raised: the day's code or the machine, named by the first failure",
     "Interrupted": "a signal, reported as 128 + its number",
     "StalenessMismatch": "an internal invariant (AssertionError)",
     "ReplayError": "an internal invariant (AssertionError)",
@@ -45,7 +40,7 @@ def _exception_classes() -> dict[str, type[BaseException]]:
     """Every exception class defined in a kbsim module, by name."""
     found = {}
     for info in pkgutil.walk_packages(kbsim.__path__, "kbsim."):
-        if info.name in DEPRECATED_ALIASES or info.name.endswith("__main__"):
+        if info.name.endswith("__main__"):
             continue
         module = importlib.import_module(info.name)
         for name, value in vars(module).items():
@@ -81,6 +76,7 @@ COMMANDS = [
     (["corpus", "check", "kb/"], "kbsim.cli.corpus_cmd", "kbsim corpus check: "),
     (["corpus", "sample", "kb/"], "kbsim.cli.corpus_cmd", "kbsim corpus sample: "),
     (["serve"], "kbsim.cli.serve_cmd", "kbsim serve: "),
+    (["drive", "--corpus", "synthetic", "--out", "day"], "kbsim.cli.drive_cmd", "kbsim drive: "),
     (["trace", "export", "runs/x"], "kbsim.cli.trace_cmd", "kbsim trace export: "),
     (["advise", "--max-latency", "15min"], "kbsim.cli.advise_cmd", "kbsim advise: error: "),
 ]

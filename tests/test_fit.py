@@ -326,6 +326,6 @@ def test_one_day_gives_estimates_without_intervals_and_says_so(tmp_path, capsys)
     assert fitted["log"]["days"] == 1 and fitted["log"]["active_hours"][0] == 9
     assert fitted["saves_per_day"]["low"] is None and fitted["popularity"]["saves"]["zipf_exponent"]["low"] is None
     assert any("one day: no interval" in note for note in fitted["log"]["notes"])
-    from kbsim.experiment.load import load_config
+    from kbsim.runner.load import load_config
 
     assert load_config(tmp_path / "one.yaml").runs()

@@ -467,6 +467,6 @@ def test_a_long_experiment_name_is_refused_when_the_config_is_read(tmp_path, cap
         f"kbsim run: error: {config}: name: a name of 300 characters is over the limit of 100 (it names the "
         "results directory)")
     assert not (tmp_path / "results").exists()
-    from kbsim.experiment.load import load_config
+    from kbsim.runner.load import load_config
 
     assert load_config(write(tmp_path / "ok.yaml", "name: " + "a" * 100 + "\n")).name == "a" * 100

@@ -12,11 +12,11 @@ import yaml
 
 import kbsim
 from kbsim.cli import main
-from kbsim.experiment.config import ConfigError, TooLargeError
-from kbsim.experiment.load import load_config
-from kbsim.experiment.precision import PrecisionTarget, check_targets
-from kbsim.experiment.results import results_layout
 from kbsim.params import DayParams
+from kbsim.runner.config import ConfigError, TooLargeError
+from kbsim.runner.load import load_config
+from kbsim.runner.precision import PrecisionTarget, check_targets
+from kbsim.runner.results import results_layout
 from kbsim.sim import run_day
 from kbsim.stats.metrics import metric_names, run_metrics
 
@@ -112,12 +112,12 @@ def test_a_grid_at_the_run_limit_is_refused_by_its_size_before_per_point_validat
 def test_a_key_set_with_set_is_the_key_blamed(tmp_path, capsys):
     assert main(_run(tmp_path, "--set", "edit.delay_s=1e300")) == 2
     err = capsys.readouterr().err
-    assert err.startswith("kbsim run: error: --set edit.delay_s=1e300: params.edit.delay_s: the simulated clock "
+    assert err.startswith("kbsim run: error: --set edit.delay_s=1e300: edit.delay_s: the simulated clock "
                           "would reach"), err
     assert "day_hours" not in err
     # a day too long is still the day's fault
     assert main(_run(tmp_path, "--set", "day_hours=1e12")) == 2
-    assert "params.day_hours: the simulated clock would reach" in capsys.readouterr().err
+    assert "--set day_hours=1e12: day_hours: the simulated clock would reach" in capsys.readouterr().err
 
 
 def test_runs_of_other_kbsims_are_noted_each_with_its_own_reason(tmp_path, capsys):

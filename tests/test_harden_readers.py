@@ -27,12 +27,12 @@ from hypothesis import strategies as st
 
 from kbsim.cli import main
 from kbsim.errors import UsageError
-from kbsim.experiment.config import ConfigError
-from kbsim.experiment.load import MAX_EXTENDS, load_config, load_day_params
 from kbsim.inputs import InputError, load_corpus
 from kbsim.inputs.safe_read import MAX_ARTICLE_FILE_BYTES
 from kbsim.inputs.traces import ArticleIndex, read_questions_trace, read_saves_trace
 from kbsim.params import DayParams
+from kbsim.runner.config import ConfigError
+from kbsim.runner.load import MAX_EXTENDS, load_config, load_day_params
 from kbsim.sim.replay import check_inputs
 from kbsim.store import DAY_START
 from kbsim.store.rules import MAX_CONTENT_CHARS, MAX_TITLE_CHARS

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from tiny_configs import TINY_DAY, TINY_SWEEP
 
-import kbsim.experiment.executors
-import kbsim.experiment.limits
-import kbsim.experiment.runner
+import kbsim.runner.executors
+import kbsim.runner.limits
+import kbsim.runner.run
 from kbsim.cli import main
-from kbsim.experiment.config import ConfigError
-from kbsim.experiment.load import load_config
-from kbsim.experiment.schema import parse_seeds
-from kbsim.experiment.shipped import SHIPPED_DIR
+from kbsim.runner.config import ConfigError
+from kbsim.runner.config_keys import parse_seeds
+from kbsim.runner.load import load_config
+from kbsim.runner.shipped import SHIPPED_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -93,7 +93,7 @@ def test_infinity_is_refused_from_a_scenario_and_from_set(tmp_path):
     assert refused(path).key_path == "scenarios.zipf.day_hours"
     path = write_config(tmp_path, TINY_DAY)
     error = refused(path, "checks.interval_s=.inf")
-    assert (error.source, error.key_path) == ("--set checks.interval_s=.inf", "params.checks.interval_s")
+    assert (error.source, error.key_path) == ("--set checks.interval_s=.inf", "checks.interval_s")  # as written
 
 
 @pytest.mark.parametrize(
@@ -160,7 +160,7 @@ def executed(monkeypatch):
         jobs_seen.extend(jobs)
         return 1, 0
 
-    monkeypatch.setattr(kbsim.experiment.executors, "execute_local", execute)
+    monkeypatch.setattr(kbsim.runner.executors, "execute_local", execute)
     return jobs_seen
 
 
@@ -175,7 +175,7 @@ def test_a_large_experiment_prints_its_estimate_and_needs_yes(tmp_path, capsys, 
 
 
 def test_yes_runs_an_experiment_above_the_thresholds(tmp_path, capsys, executed, monkeypatch):
-    monkeypatch.setattr(kbsim.experiment.limits, "CONFIRM_RUNS", 10)  # so that a dozen runs pass it
+    monkeypatch.setattr(kbsim.runner.limits, "CONFIRM_RUNS", 10)  # so that a dozen runs pass it
     path = write_config(tmp_path, TINY_SWEEP)
     out = tmp_path / "out"
     assert main(["run", str(path), "--out", str(out), "--seeds", "1-3", "--no-progress"]) == 2

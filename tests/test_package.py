@@ -14,14 +14,15 @@ import shutil
 import subprocess
 import sys
 import tomllib
+import zipfile
 from pathlib import Path
 
 import pytest
 import yaml
 
 from kbsim.cli import main
-from kbsim.experiment.shipped import SHIPPED_DIR, experiment_path, shipped_experiments
 from kbsim.extras import EXTRAS, MissingExtraError, require
+from kbsim.runner.shipped import SHIPPED_DIR, experiment_path, shipped_experiments
 from kbsim.version import __version__
 
 REPO = Path(__file__).resolve().parents[1]
@@ -75,11 +76,11 @@ def test_require_names_the_missing_extra(monkeypatch):
 @pytest.mark.parametrize(
     ("argv", "module", "line"),
     [
-        (["serve"], "mcp", "kbsim serve: kbsim serve needs the 'serve' extra (mcp is not installed): "
+        (["serve"], "mcp", "kbsim serve: error: needs the 'serve' extra (mcp is not installed): "
                            "pip install 'kbsim[serve]'"),
         (["serve", "--http", "0"], "mcp", "pip install 'kbsim[serve]'"),
         (["figures", "--only", "check_cost"], "matplotlib",
-         "kbsim figures: kbsim figures needs the 'plots' extra (matplotlib is not installed): "
+         "kbsim figures: error: needs the 'plots' extra (matplotlib is not installed): "
          "pip install 'kbsim[plots]'"),
         (["run", "reference", "--executor", "dask"], "distributed",
          "kbsim run: error: --executor dask needs the 'dask' extra (distributed is not installed): "
@@ -106,7 +107,7 @@ def test_fit_with_a_figure_and_no_plots_extra_refuses_before_it_prints_or_writes
     assert main(argv) == 2
     out, err = capsys.readouterr()
     assert out == ""
-    assert err == ("kbsim fit: error: kbsim fit --figure needs the 'plots' extra (matplotlib is not installed): "
+    assert err == ("kbsim fit: error: --figure needs the 'plots' extra (matplotlib is not installed): "
                    "pip install 'kbsim[plots]'\n")
     assert list(tmp_path.iterdir()) == []
 
@@ -132,8 +133,10 @@ def test_no_help_page_shows_a_doubled_percent_sign():
 
 
 def test_experiments_ship_in_the_package_and_resolve_by_name(tmp_path, monkeypatch):
-    assert SHIPPED_DIR == REPO / "kbsim" / "experiments"
-    assert not (REPO / "experiments").exists()  # one source
+    """In a checkout the configs are the top-level experiments/ (the wheel's copy: the slow
+    wheel test); setup.py's build step copies them into the package."""
+    assert SHIPPED_DIR == REPO / "experiments"
+    assert not (REPO / "kbsim" / "experiments").exists()  # one source
     names = list(shipped_experiments())
     assert "reference" in names and names == sorted(names) and len(names) >= 10
     monkeypatch.chdir(tmp_path)
@@ -143,8 +146,8 @@ def test_experiments_ship_in_the_package_and_resolve_by_name(tmp_path, monkeypat
     assert experiment_path("mine.yaml") == Path("mine.yaml")  # a path, even when missing
     with pytest.raises(ValueError, match="no shipped experiment of that name.*shipped: ablation, check_interval_sweep"):
         experiment_path("refrence")
-    package_data = PYPROJECT["tool"]["setuptools"]["package-data"]["kbsim"]
-    assert "experiments/*.yaml" in package_data and "py.typed" in package_data
+    assert "py.typed" in PYPROJECT["tool"]["setuptools"]["package-data"]["kbsim"]
+    assert "include experiments/*.yaml" in (REPO / "MANIFEST.in").read_text(encoding="utf-8")
 
 
 def test_kbsim_experiments_lists_every_shipped_one_with_its_description(capsys):
@@ -188,8 +191,8 @@ def test_the_api_reference_builds_from_the_docstrings(tmp_path):
     finally:
         sys.path.remove(str(REPO / "scripts"))
     modules = api_docs.api_modules()
-    assert {"kbsim", "kbsim.extras", "kbsim.serve.http", "kbsim.experiment.shipped"} <= set(modules)
-    assert "kbsim.config" not in modules and "kbsim.__main__" not in modules  # aliases, the entry point
+    assert {"kbsim", "kbsim.extras", "kbsim.serve.http", "kbsim.runner.shipped"} <= set(modules)
+    assert "kbsim.__main__" not in modules  # the entry point
     index = api_docs.build(tmp_path / "api")
     assert index.is_file()
     page = (tmp_path / "api" / "kbsim" / "extras.html").read_text(encoding="utf-8")
@@ -247,6 +250,9 @@ def test_the_core_wheel_installs_alone_and_runs_a_study_from_an_empty_folder(tmp
                    check=True, capture_output=True, timeout=600)
     (wheel,) = (tmp_path / "wheel").glob("kbsim-*.whl")
     assert wheel.name == f"kbsim-{__version__}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as archive:  # the top-level experiments/, mapped into the package
+        packaged = {name: archive.read(name) for name in archive.namelist() if name.startswith("kbsim/experiments/")}
+    assert packaged == {f"kbsim/experiments/{path.name}": path.read_bytes() for path in SHIPPED_DIR.glob("*.yaml")}
     subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "venv")], check=True, timeout=300)
     python = tmp_path / "venv" / "bin" / "python"
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", str(wheel)], check=True,
@@ -292,7 +298,7 @@ def test_the_core_wheel_installs_alone_and_runs_a_study_from_an_empty_folder(tmp
 
     served = kbsim("serve")
     assert served.returncode == 2
-    assert served.stderr.strip() == ("kbsim serve: kbsim serve needs the 'serve' extra (mcp is not installed): "
+    assert served.stderr.strip() == ("kbsim serve: error: needs the 'serve' extra (mcp is not installed): "
                                      "pip install 'kbsim[serve]'")
     drawn = kbsim("figures", "--out", "study")
     assert drawn.returncode == 2 and drawn.stderr.strip().endswith("pip install 'kbsim[plots]'")
@@ -320,7 +326,7 @@ def test_the_sdist_holds_the_project_files_and_the_package_data(tmp_path):
     assert name == f"kbsim-{__version__}.tar.gz"
     with tarfile.open(tmp_path / "sdist" / name) as sdist:
         members = {member.split("/", 1)[1] for member in sdist.getnames() if "/" in member}
-    experiments = {f"kbsim/experiments/{path.name}" for path in SHIPPED_DIR.glob("*.yaml")}
+    experiments = {f"experiments/{path.name}" for path in SHIPPED_DIR.glob("*.yaml")}
     assert {"LICENSE", "CITATION.cff", "CHANGELOG.md", "README.md", "pyproject.toml", "kbsim/py.typed",
             "kbsim/spec/tools.json", "kbsim/__init__.py", *experiments} <= members
     assert not [member for member in members if member.startswith("tests/")]

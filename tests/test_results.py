@@ -14,11 +14,11 @@ import pandas as pd
 import pytest
 from tiny_configs import TINY_SWEEP
 
-import kbsim.experiment.executors
-import kbsim.experiment.runner
+import kbsim.runner.executors
+import kbsim.runner.run
 from kbsim.cli import main
-from kbsim.experiment.load import load_config
-from kbsim.experiment.runner import load_results, run_experiment
+from kbsim.runner.load import load_config
+from kbsim.runner.run import RunsFailedError, load_results, run_experiment
 
 
 def write_config(directory: Path, text: str = TINY_SWEEP, name: str = "tiny") -> Path:
@@ -34,10 +34,10 @@ def in_process(monkeypatch):
 
     def execute(jobs, workers, batch_size, run_day, handle):
         handed_out.extend(job["run_id"] for job in jobs)
-        handle(kbsim.experiment.runner.run_batch(jobs, run_day))
+        handle(kbsim.runner.run.run_batch(jobs, run_day))
         return 1, len(jobs)
 
-    monkeypatch.setattr(kbsim.experiment.executors, "execute_local", execute)
+    monkeypatch.setattr(kbsim.runner.executors, "execute_local", execute)
     return handed_out
 
 
@@ -127,7 +127,7 @@ def test_a_damaged_run_is_recomputed_with_one_line_and_nothing_else_moves(damage
 
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
 def test_load_results_names_a_damaged_run_and_what_to_run(damage, done):
-    from kbsim.experiment.results import DamagedResultsError
+    from kbsim.runner.results import DamagedResultsError
 
     config, out, directory, _ = done
     name, spoil, reason = DAMAGE[damage]
@@ -144,7 +144,7 @@ def test_the_fast_parquet_reader_gives_what_read_table_gives(finished):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from kbsim.experiment.results import read_parquet_bytes
+    from kbsim.runner.results import read_parquet_bytes
 
     _, out = finished
     files = sorted((out / "tiny" / "runs").glob("*/*.parquet"))
@@ -159,7 +159,7 @@ def test_the_fast_parquet_reader_gives_what_read_table_gives(finished):
 def test_tables_read_one_by_one_equal_load_results(finished):
     """load_results(tables=...) and ResultTables read only what is asked for, and give what
     reading everything gives: the same frames, keys and order."""
-    from kbsim.experiment.results import ResultTables
+    from kbsim.runner.results import ResultTables
 
     _, out = finished
     everything = load_results(out / "tiny")
@@ -182,7 +182,7 @@ def test_tables_read_one_by_one_equal_load_results(finished):
 def test_a_damaged_table_is_refused_when_it_is_read(damage, done):
     """A table read on first use is verified then: a damaged file of it is the same one-line
     error as load_results gives, naming the run and what to run."""
-    from kbsim.experiment.results import DamagedResultsError, ResultTables
+    from kbsim.runner.results import DamagedResultsError, ResultTables
 
     config, out, directory, _ = done
     name, spoil, reason = DAMAGE[damage]
@@ -197,7 +197,7 @@ def test_a_damaged_table_is_refused_when_it_is_read(damage, done):
 
 
 def test_a_truncated_manifest_is_a_clear_message_and_is_rebuilt_from_the_config(done, capsys, in_process):
-    from kbsim.experiment.results import DamagedResultsError
+    from kbsim.runner.results import DamagedResultsError
 
     config, out, directory, before = done
     manifest = directory / "manifest.json"
@@ -253,10 +253,9 @@ def test_runs_of_an_older_layout_without_checksums_are_recomputed(done, capsys, 
 def test_the_results_layout_is_computed_from_the_tables_the_metrics_and_the_strategies(monkeypatch):
     """Nothing to bump by hand: a new metric, a metric's new kind, a new column of a day's table
     or a new check strategy each give another layout; a metric's label (not in any file) does not."""
+    import kbsim.runner.results
     import kbsim.sim.tables
-    from kbsim.experiment.results import results_layout
-    from kbsim.sim.checks import reread_check
-    from kbsim.sim.strategies import Strategy, register_strategy, unregister_strategy
+    from kbsim.runner.results import results_layout
     from kbsim.stats.metrics import METRICS, Metric
 
     layout = results_layout()
@@ -272,18 +271,20 @@ def test_the_results_layout_is_computed_from_the_tables_the_metrics_and_the_stra
     with monkeypatch.context() as patch:
         patch.setitem(kbsim.sim.tables.DERIVED_COLUMNS, "saves", (("toy_s", "float"),))
         assert results_layout() != layout
-    register_strategy(Strategy("toy", "toy re-read", exact=False, check=reread_check))
-    try:
+    with monkeypatch.context() as patch:  # a new default strategy (a day naming others has another run id)
+        patch.setattr(kbsim.runner.results, "DEFAULT_STRATEGIES", (*kbsim.runner.results.DEFAULT_STRATEGIES,
+                                                                       "toy"))
         assert results_layout() != layout
-    finally:
-        unregister_strategy("toy")
+    with monkeypatch.context() as patch:  # the switched days' own tables are not in it (stored runs keep theirs)
+        patch.setitem(kbsim.sim.tables.SWITCHED_TABLES, "toy", kbsim.sim.tables.RECORDS["edits"])
+        assert results_layout() == layout
     assert results_layout() == layout
 
 
 def test_adding_a_metric_recomputes_every_run_and_load_results_refuses_the_old(done, monkeypatch, capsys, in_process):
     """The path a change of the metrics table takes: add a metric to the registry, and the
     layout (computed, not bumped) changes, so nothing stored before is used."""
-    from kbsim.experiment.results import DamagedResultsError, results_layout
+    from kbsim.runner.results import DamagedResultsError, results_layout
     from kbsim.stats.metrics import METRICS, Metric
 
     config, out, directory, before = done
@@ -378,8 +379,8 @@ def test_the_summary_covers_only_the_configs_runs_when_runs_failed(tmp_path, in_
     out = tmp_path / "out"
     run_experiment(config, out, progress=False)
     failing = f"{__name__}:failing_day"
-    result = run_experiment(load_config(config, ["saves.count=31"]), out, progress=False, run_day=failing)
-    assert len(result.failures) == 8 and result.summary.empty
+    with pytest.raises(RunsFailedError, match=r"all 8 runs failed; the first, .* raised RuntimeError: no day today"):
+        run_experiment(load_config(config, ["saves.count=31"]), out, progress=False, run_day=failing)
     assert not (out / "tiny" / "summary.csv").exists()
 
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from tiny_configs import TINY_DAY, TINY_SWEEP
 
-import kbsim.experiment.executors
-import kbsim.experiment.results
-import kbsim.experiment.runner
+import kbsim.runner.executors
+import kbsim.runner.results
+import kbsim.runner.run
 from kbsim.cli import main
 
 #: linux/capability.h: the capability by which root writes where permission bits say no
@@ -112,10 +112,10 @@ def in_process(monkeypatch):
     """Runs computed in this thread: no pool to start, no worker that gets root's capabilities afresh."""
 
     def execute(jobs, workers, batch_size, run_day, handle):
-        handle(kbsim.experiment.runner.run_batch(jobs, run_day))
+        handle(kbsim.runner.run.run_batch(jobs, run_day))
         return 1, len(jobs)
 
-    monkeypatch.setattr(kbsim.experiment.executors, "execute_local", execute)
+    monkeypatch.setattr(kbsim.runner.executors, "execute_local", execute)
 
 
 def run_argv(config: Path, out: Path, *extra: str) -> list[str]:
@@ -205,8 +205,8 @@ def test_a_full_disk_mid_sweep_is_one_line_and_resumes_cleanly(tmp_path, monkeyp
     stops with one line, and the same command afterwards completes it exactly."""
     config = write_config(tmp_path)
     clean = tmp_path / "clean"
-    kbsim.experiment.runner.run_experiment(config, clean, workers=1, progress=False)
-    real_write = kbsim.experiment.results.atomic_write
+    kbsim.runner.run.run_experiment(config, clean, workers=1, progress=False)
+    real_write = kbsim.runner.results.atomic_write
     writes = []
 
     def filling_up(path: Path, data: bytes) -> None:
@@ -217,13 +217,13 @@ def test_a_full_disk_mid_sweep_is_one_line_and_resumes_cleanly(tmp_path, monkeyp
         tmp.write_bytes(data[: len(data) // 2])  # what was written before the disk filled
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(tmp))
 
-    monkeypatch.setattr(kbsim.experiment.results, "atomic_write", filling_up)
+    monkeypatch.setattr(kbsim.runner.results, "atomic_write", filling_up)
     out = tmp_path / "out"
     capsys.readouterr()
     assert main(run_argv(config, out, "--workers", "1", "--batch-size", "1")) == 2
     err = one_line(capsys.readouterr().err.split("\n", 1)[1])  # after the "8 runs ... to run" line
     assert f"{out / 'tiny' / 'runs'}" in err and "No space left on device" in err
-    monkeypatch.setattr(kbsim.experiment.results, "atomic_write", real_write)
+    monkeypatch.setattr(kbsim.runner.results, "atomic_write", real_write)
     done = len(list((out / "tiny" / "runs").glob("*/run.json")))
     assert 1 <= done < 8
 
@@ -274,7 +274,7 @@ def test_figures_from_a_read_only_results_folder(tmp_path, in_process, capsys):
     (tmp_path / "experiments").mkdir()
     config = write_config(tmp_path / "experiments", EDIT_DELAY_SWEEP, name="edit_delay_sweep")
     results = tmp_path / "results"
-    kbsim.experiment.runner.run_experiment(config, results, progress=False)
+    kbsim.runner.run.run_experiment(config, results, progress=False)
     (tmp_path / "figures").mkdir()
     before = files_under(results)
     fresh = tmp_path / "fresh_figures"

@@ -15,12 +15,12 @@ import pandas as pd
 import pytest
 from tiny_configs import TINY_SWEEP
 
-import kbsim.experiment.executors
-import kbsim.experiment.runner
+import kbsim.runner.executors
+import kbsim.runner.run
 from kbsim.cli import main
-from kbsim.experiment.load import config_from_dict, load_config
-from kbsim.experiment.runner import ResultsConflictError, in_seed_order, load_results, run_experiment
 from kbsim.params import DayParams
+from kbsim.runner.load import config_from_dict, load_config
+from kbsim.runner.run import ResultsConflictError, in_seed_order, load_results, run_experiment
 from kbsim.sim import run_day
 from kbsim.stats import summarize
 
@@ -175,12 +175,12 @@ def test_a_folder_kbsim_did_not_write_is_neither_used_nor_deleted(tmp_path, caps
 def test_failing_runs_are_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch, capsys):
     path = write_config(tmp_path)
     flaky = f"{__name__}:flaky_run_day"
-    real_run_experiment = kbsim.experiment.runner.run_experiment
+    real_run_experiment = kbsim.runner.run.run_experiment
 
     def with_flaky_day(*args, **kwargs):
         return real_run_experiment(*args, run_day=flaky, **kwargs)
 
-    monkeypatch.setattr(kbsim.experiment.runner, "run_experiment", with_flaky_day)
+    monkeypatch.setattr(kbsim.runner.run, "run_experiment", with_flaky_day)
     out = tmp_path / "out"
     assert main(["run", str(path), "--out", str(out), "--workers", "2", "--no-progress"]) == 1
     err = capsys.readouterr().err
@@ -199,7 +199,7 @@ def test_failing_runs_are_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch, 
     assert sorted(tables["errors"]["run_id"]) == sorted(failed)
     assert (pd.read_csv(directory / "summary.csv")["n"] == 1).all()
 
-    monkeypatch.setattr(kbsim.experiment.runner, "run_experiment", real_run_experiment)
+    monkeypatch.setattr(kbsim.runner.run, "run_experiment", real_run_experiment)
     assert main(["run", str(path), "--out", str(out), "--workers", "2", "--no-progress"]) == 0
     assert "4 already done, 4 to run" in capsys.readouterr().err
     assert not list((directory / "errors").iterdir())
@@ -348,10 +348,10 @@ def test_the_runner_hands_out_the_runs_of_a_seed_together(tmp_path, monkeypatch)
 
     def in_process(jobs, workers, batch_size, run_day, handle):
         handed_out.extend(job["seed"] for job in jobs)
-        handle(kbsim.experiment.runner.run_batch(jobs, run_day))
+        handle(kbsim.runner.run.run_batch(jobs, run_day))
         return 1, len(jobs)
 
-    monkeypatch.setattr(kbsim.experiment.executors, "execute_local", in_process)
+    monkeypatch.setattr(kbsim.runner.executors, "execute_local", in_process)
     config = load_config(write_config(tmp_path))
     assert [r.seed for r in config.runs()] == [1, 2] * 4  # config order alternates seeds
     result = run_experiment(config, tmp_path / "out", progress=False)
@@ -384,7 +384,7 @@ def test_tidy_tables_are_written_byte_for_byte_as_the_plain_path_writes_them(job
     """The worker's Parquet writer (_TidyWriter) against _parquet_bytes(_tidy(...)): every
     table of a day with edits, its metrics, empty tables, a table with a column the front
     replaces and one with an index of its own."""
-    from kbsim.experiment.worker import _parquet_bytes, _tidy, _TidyWriter
+    from kbsim.runner.worker import _parquet_bytes, _tidy, _TidyWriter
     from kbsim.stats.metrics import run_metrics
 
     tables = run_day(DayParams(edit={"delay_s": 60}), 3)

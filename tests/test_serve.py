@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
+from kbsim.serve.shapes import output_schema
 from kbsim.store import ERROR_CODES
 from kbsim.store.schema import tools_document
 
@@ -114,10 +115,12 @@ def test_tools_list_equals_tools_json(server):
         for tool in server.list_tools().tools
     ]
     expected = [
-        {key: tool[key] for key in ("name", "description", "inputSchema", "annotations")}
+        {**{key: tool[key] for key in ("name", "description", "inputSchema", "annotations")},
+         "outputSchema": output_schema(tool["name"])}
         for tool in tools_document()["tools"]
     ]
-    # names, descriptions, required arguments, bounds, the enum and annotations, nothing else
+    # names, descriptions, required arguments, bounds, the enum and annotations, and the
+    # outputSchema of each result (kbsim/spec/results.json), nothing else
     assert listed == expected
 
 
@@ -165,7 +168,7 @@ def test_search_read_edit_replay_and_poll_end_to_end(server):
     assert [e["sequence"] for e in resumed["events"]] == list(range(101, 108))
     assert resumed["next_sequence"] == 107
     at_end = server.poll(server.cursor)
-    assert at_end == {"events": [], "next_sequence": server.cursor, "has_more": False}
+    assert at_end == {"events": [], "last_sequence": server.cursor, "next_sequence": server.cursor, "has_more": False}
 
 
 # -- bad arguments ---------------------------------------------------------------
@@ -437,8 +440,8 @@ def test_docs_snippets_start_a_valid_server():
 
 def test_config_errors_name_the_file_and_the_key(tmp_path):
     """serve reads its config with the project's loader: nested or dotted keys, as run does."""
-    from kbsim.experiment.config import ConfigError
-    from kbsim.experiment.load import load_day_params
+    from kbsim.runner.config import ConfigError
+    from kbsim.runner.load import load_day_params
 
     path = tmp_path / "typo.yaml"
     for text in ("saves:\n  cont: 3\n", "saves.cont: 3\n"):

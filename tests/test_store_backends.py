@@ -12,10 +12,10 @@ import pytest
 from tiny_configs import TINY_DAY
 
 from kbsim import MemoryStore, SQLiteStore
-from kbsim.experiment.config import ConfigError
-from kbsim.experiment.load import config_from_dict, load_config
-from kbsim.experiment.runner import load_results, run_experiment
 from kbsim.params import DEFAULT_STORE_BACKEND, DayParams
+from kbsim.runner.config import ConfigError
+from kbsim.runner.load import config_from_dict, load_config
+from kbsim.runner.run import load_results, run_experiment
 from kbsim.sim import run_day
 from kbsim.sim.day import day_store, starting_knowledge_base
 from kbsim.store import STORE_BACKENDS, store_backend

@@ -14,16 +14,16 @@ from pathlib import Path
 import pytest
 
 import kbsim
-import kbsim.experiment.results
-import kbsim.experiment.runner
+import kbsim.runner.results
+import kbsim.runner.run
 import kbsim.sim.day
 import kbsim.stats.summary
 
 REPO = Path(__file__).resolve().parents[1]
 ENTRY_POINTS = {
     "run_day": kbsim.sim.day,
-    "run_experiment": kbsim.experiment.runner,
-    "load_results": kbsim.experiment.results,
+    "run_experiment": kbsim.runner.run,
+    "load_results": kbsim.runner.results,
     "summarize": kbsim.stats.summary,
 }
 

@@ -54,7 +54,7 @@ def test_a_day_exported_and_replayed_gives_identical_tables(tmp_path, overrides)
 @pytest.mark.slow
 def test_kbsim_trace_export_round_trip_through_results(tmp_path):
     """A run of `kbsim run`, exported with `kbsim trace export` and run again as a replay."""
-    from kbsim.experiment.results import load_results
+    from kbsim.runner.results import load_results
 
     def kbsim(*args: str) -> subprocess.CompletedProcess:
         run = subprocess.run([sys.executable, "-m", "kbsim", *args], capture_output=True, text=True, cwd=REPO,
@@ -103,7 +103,7 @@ def test_a_folder_of_markdown_files_and_a_saves_log_replay_end_to_end(tmp_path):
                           str(tmp_path / "results"), "--no-progress", "--workers", "1"],
                          capture_output=True, text=True, cwd=REPO, timeout=300)
     assert run.returncode == 0, run.stderr
-    from kbsim.experiment.results import load_results
+    from kbsim.runner.results import load_results
 
     tables = load_results(tmp_path / "results" / "day")
     people = tables["saves"].query("actor == 'people'")

@@ -27,7 +27,7 @@ def advise_format_duration(seconds):  # kbsim.model.advise
     return f"{seconds / 86400:.3g} days"
 
 
-def tables_format_duration(seconds):  # kbsim.report.tables
+def tables_format_duration(seconds):  # kbsim.report.text_tables
     seconds = float(seconds)
     if seconds < 60:
         return f"{seconds:.3g} s"
@@ -44,7 +44,7 @@ def plots_duration(seconds):  # kbsim.report.plots
     return f"{seconds / 3600:g} h"
 
 
-def limits_format_seconds(s):  # kbsim.experiment.limits
+def limits_format_seconds(s):  # kbsim.runner.limits
     if s < 120:
         return f"{s:.2g} s" if s < 10 else f"{s:.0f} s"
     if s < 7200:
@@ -63,7 +63,7 @@ def advise_format_bytes(value):  # kbsim.model.advise
     return f"{value:.0f} B"
 
 
-def limits_format_bytes(n):  # kbsim.experiment.limits
+def limits_format_bytes(n):  # kbsim.runner.limits
     for unit in ("B", "kB", "MB", "GB", "TB", "PB"):
         if abs(n) < 1000 or unit == "PB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.3g} {unit}"
@@ -79,7 +79,7 @@ def plots_bytes_label(value):  # kbsim.report.plots
     return f"{value:g} B"
 
 
-def tables_bytes(value):  # kbsim.report.tables.format_estimate's value
+def tables_bytes(value):  # kbsim.report.text_tables.format_estimate's value
     return f"{value / 1000:.1f} kB"
 
 

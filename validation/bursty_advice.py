@@ -8,7 +8,7 @@ or 4 saves on average (an article saved again and again, 90 s apart). Each is fi
 ``kbsim fit`` and replayed, day by day, by the config the fit writes; the analytic model
 answers from the fitted numbers (``kbsim advise``'s question: a mean detection latency of at
 most 15 minutes, cheapest in calls, edits keeping conflicts under 5%), and the same frontier
-search runs on the simulated days (:func:`kbsim.experiment.simulated_advice.simulate_advice`,
+search runs on the simulated days (:func:`kbsim.runner.simulated_advice.simulate_advice`,
 2 seeds per log day, the log's 10 days the unit of replication).
 
     python validation/bursty_advice.py            # about 6 minutes on 2 cores
@@ -27,15 +27,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from kbsim.cli.day_config import load_day_config
-from kbsim.experiment.simulated_advice import simulate_advice
 from kbsim.fit import fit_log
-from kbsim.fit.config import write_config
+from kbsim.fit.fitted_config import write_config
 from kbsim.fit.from_config import model_day
 from kbsim.fit.synthetic import KnownDays, generate_log
 from kbsim.model import advise
 from kbsim.model.advise import Target, format_share
 from kbsim.report.pages import KEPT_MARKER
-from kbsim.sim.strategies import get_strategy
+from kbsim.runner.simulated_advice import simulate_advice
+from kbsim.sim.strategies import strategy_named
 from kbsim.units import format_duration
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,7 +123,7 @@ def section(results: list[dict], seeds: int) -> list[str]:
         a, s = r["answer"], r["simulated"]
         model_choice = a.choice.describe()
         sim_choice = "nothing meets it" if s.choice is None else (
-            f"{get_strategy(s.choice['strategy']).label} every {format_duration(s.choice['interval_s'])}")
+            f"{strategy_named(s.choice['strategy']).label} every {format_duration(s.choice['interval_s'])}")
         answers.append(f"model: {model_choice}; simulated: {sim_choice}")
         delays.append(f"model: {format_duration(a.edit.delay_s)}; simulated: {format_duration(s.edit_delay_s)} "
                       f"[{format_duration(s.edit_delay_low_s)}, {format_duration(s.edit_delay_high_s)}]")

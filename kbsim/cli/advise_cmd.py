@@ -16,6 +16,7 @@ import math
 import os
 import re
 import sys
+from typing import Any
 
 from kbsim.cli import advise_day
 from kbsim.cli.advise_options import number_option, share_option, target_and_options
@@ -36,11 +37,13 @@ examples:
 
 
 def register(subparsers) -> None:
+    """Add the ``kbsim advise`` parser to ``subparsers``, handled by :func:`run`."""
+    from kbsim.cli import command_help
     from kbsim.cli.config_args import add_quiet_argument
 
     parser = subparsers.add_parser(
         "advise",
-        help="the cheapest check strategy and interval for your day, and a safe edit delay",
+        help=command_help("advise"),
         description="Answer from the analytic model, instantly: the cheapest exact strategy (re-read or "
         "poll) and check interval meeting a detection-latency or stale-exposure target, with its calls "
         "and bytes per hour; the runner-up; what the title check would miss; and the largest delay "
@@ -101,7 +104,9 @@ def register(subparsers) -> None:
         help="simulate this one seed alone (--config or --trace; --verify's intervals need --seeds 2 or more)",
     )
     verify.add_argument(
-        "--out", default="results", metavar="DIR", help="results go to DIR/advise-<hash>/ (default: results)"
+        "--out", default=None, metavar="DIR",
+        help="results go to DIR/advise-<hash>/ (default: results; with --config or --trace, kbsim's cache folder, "
+             "$XDG_CACHE_HOME/kbsim/advise or ~/.cache/kbsim/advise, named in the output)"
     )
     verify.add_argument("--workers", default=None, metavar="N", help="processes (default: CPU count)")
     verify.add_argument("--yes", action="store_true", help="run a verification above kbsim's size limits")
@@ -141,6 +146,7 @@ def _question(args):
 
 
 def run(args) -> int:
+    """Print the advised check policy and edit delay (and, with ``--verify``, the simulated values); the exit status."""
     from kbsim.model import advise
 
     if advise_day.given(args):  # a config or a log gives the day
@@ -153,12 +159,13 @@ def run(args) -> int:
         f"{p.questions.count:,} questions per {p.day_hours:g}-hour day, Zipf s = {p.zipf_s:g}. "
         "Predicted by the analytic model (kbsim.model.analytic)."
     )
-    output = {"advice": answer.to_dict()}
+    output: dict[str, Any] = {"advice": answer.to_dict()}
     if not args.json:
         print("\n".join([day_line, *answer.lines()]), flush=True)
     code = 0
     if args.verify:
-        code, verified = _verify(answer, seeds, args.out, workers, args.yes, as_json=args.json, quiet=args.quiet)
+        code, verified = _verify(answer, seeds, args.out or "results", workers, args.yes, as_json=args.json,
+                                 quiet=args.quiet)
         output["verify"] = verified
     if args.json:
         print(json.dumps(output, indent=2, allow_nan=False))
@@ -169,10 +176,10 @@ def _verify(answer, seeds: int, out: str, workers: int | None, yes: bool, as_jso
             quiet: bool) -> tuple[int, dict | None]:
     """Simulate ``answer``'s days and set them beside it (printed unless ``as_json``); ``quiet``
     drops the estimate, the progress bar and the runner's notes, never an error."""
-    from kbsim.experiment.config import ConfigError
-    from kbsim.experiment.load import config_from_dict
-    from kbsim.experiment.runner import ResultsError, TooLargeError, run_experiment
     from kbsim.model import advise
+    from kbsim.runner.config import ConfigError
+    from kbsim.runner.load import config_from_dict
+    from kbsim.runner.run import ResultsError, TooLargeError, run_experiment
     from kbsim.units import format_duration
 
     def log(message: str) -> None:
@@ -184,7 +191,7 @@ def _verify(answer, seeds: int, out: str, workers: int | None, yes: bool, as_jso
 
     try:
         config = config_from_dict(advise.verify_config(answer, seeds))
-    except ConfigError as error:  # a day the simulation cannot hold (kbsim.experiment.limits)
+    except ConfigError as error:  # a day the simulation cannot hold (kbsim.runner.limits)
         log(f"kbsim advise: error: --verify: {error.problem}")
         return 2, None
     estimate = config.estimate()

@@ -7,7 +7,7 @@ of day parameters) or a log of your own (fitted on the spot, its config written 
 not what the model assumes (:meth:`kbsim.fit.Fit.model_gaps`: bursty saves, a profile
 far from flat, a Zipf law that does not fit, saves that follow the questions' ranking
 only in part), the answer says so and is found again by simulating the day
-(:mod:`kbsim.experiment.simulated_advice`), with where the model and the simulation
+(:mod:`kbsim.runner.simulated_advice`), with where the model and the simulation
 disagree. ``--verify`` simulates even when the model holds.
 
 The simulation is kept small for a laptop: one seed per day of a replayed log (the log's
@@ -24,8 +24,12 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kbsim.cli.advise_options import share_option, target_and_options
+
+if TYPE_CHECKING:
+    from kbsim.fit import Fit
 
 #: Simulated days per day of a replayed log, and of a synthetic day, when --seeds is not given.
 LOG_SEEDS = 1
@@ -91,10 +95,10 @@ def _articles(args) -> int:
     return int(text)
 
 
-def _fitted_config(args, out: str) -> tuple[Path, object]:
+def _fitted_config(args, out: str) -> tuple[Path, Fit]:
     """Fit ``--trace``'s logs and write their config under ``out``; returns its path and the fit."""
     from kbsim.cli.fit_cmd import read_and_fit
-    from kbsim.fit.config import write_config
+    from kbsim.fit.fitted_config import write_config
     from kbsim.model.advise import AdviceError
 
     if len(args.trace) > 2:
@@ -120,7 +124,7 @@ def _load(path: str):
     """The experiment config at ``path`` (or one made of a file of day parameters): one day,
     its scenarios being the days of a log."""
     from kbsim.cli.day_config import load_day_config
-    from kbsim.experiment.config import ConfigError
+    from kbsim.runner.config import ConfigError
 
     config = load_day_config(path)
     if config.sweep:
@@ -131,25 +135,30 @@ def _load(path: str):
 
 def run(args: argparse.Namespace) -> int:
     """Advise for the day a config or a log gives; simulate it where the analytic model does not hold."""
-    from kbsim.experiment.config import ConfigError
-    from kbsim.experiment.results import ResultsError
-    from kbsim.experiment.runner import TooLargeError
-    from kbsim.experiment.simulated_advice import EDIT_DELAYS_S, simulate_advice
     from kbsim.fit import FitInputError
     from kbsim.fit.from_config import model_day, replayed_fit, synthetic_gaps
     from kbsim.inputs import InputError
     from kbsim.model import advise
     from kbsim.model.advise import AdviceError
+    from kbsim.runner.config import ConfigError
+    from kbsim.runner.results import ResultsError
+    from kbsim.runner.run import TooLargeError
+    from kbsim.runner.simulated_advice import EDIT_DELAYS_S, simulate_advice
 
     changed = [flag for flag, default in _DAY_FLAGS.items() if str(getattr(args, flag)) != default]
     if changed:
         option = "--config" if args.config else "--trace"
         return _error(f"--{changed[0].replace('_', '-')}: does not apply with {option}, which gives the day")
+    from kbsim.files import cache_dir
+
+    # nothing is written into the current folder unless asked (--out): the fitted config and the
+    # simulated runs are kept in the cache folder, named in the output, and reused from there
+    out = args.out if args.out is not None else str(cache_dir() / "advise")
     try:
         target, options, edit_share, seeds, workers = _question(args)
         fit = None
         if args.trace:
-            path, fit = _fitted_config(args, args.out)
+            path, fit = _fitted_config(args, out)
             origin = f"your log ({', '.join(args.trace)}), fitted; its config: {path}"
         else:
             path = Path(args.config)
@@ -176,11 +185,15 @@ def run(args: argparse.Namespace) -> int:
               + (f", {len(scenarios)} days of a log replayed" if replayed else "") + ".")
         print("Predicted by the analytic model (kbsim.model.analytic):", flush=True)
         print("\n".join(answer.lines()), flush=True)
-    simulate = bool(gaps) or args.verify
+    simulate = bool(gaps) or bool(answer.unmodelled) or args.verify
     if gaps and not args.json:
         print("\nThe analytic model does not hold for this day:")
         print("\n".join(f"  - {gap}" for gap in gaps))
         print("so the answer is found again by simulating the day.", flush=True)
+    if answer.unmodelled and not args.json:
+        names = ", ".join(strategy.label for strategy in answer.unmodelled)
+        print(f"\nThe analytic model has no cost for {names}, so the answer is found again by simulating "
+              "the day with every strategy.", flush=True)
     if not simulate:
         if args.json:
             print(json.dumps(output, indent=2, allow_nan=False))
@@ -199,9 +212,9 @@ def run(args: argparse.Namespace) -> int:
         log(f"Simulating: the check intervals around the model's answer (wider until the cheapest meeting the "
             f"target is found), and edits after {delays} delays, on {len(scenarios) if replayed else 1} "
             f"day{'s' if replayed and len(scenarios) > 1 else ''} x {which}, "
-            f"{workers} worker{'s' if workers > 1 else ''} (results in {args.out}/, reused when you ask again).")
+            f"{workers} worker{'s' if workers > 1 else ''} (results in {out}/, reused when you ask again).")
     try:
-        simulated = simulate_advice(day_config, answer, out_dir=args.out, seeds=seeds, unit=unit, workers=workers,
+        simulated = simulate_advice(day_config, answer, out_dir=out, seeds=seeds, unit=unit, workers=workers,
                                     log=None if (args.json or args.quiet) else log, yes=args.yes)
     except TooLargeError as exc:
         log(f"kbsim advise: error: the simulation: {exc.problem}")

@@ -7,9 +7,9 @@ import argparse
 import re
 
 from kbsim.errors import OptionError
-from kbsim.experiment.config import ExperimentConfig
-from kbsim.experiment.limits import MAX_SEED
-from kbsim.experiment.load import load_config
+from kbsim.runner.config import ExperimentConfig
+from kbsim.runner.limits import MAX_SEED
+from kbsim.runner.load import load_config
 
 #: What ``--quiet`` does, in the words every command's help uses.
 QUIET_HELP = "print only the result and errors: no progress bar, notes or warnings"
@@ -73,6 +73,7 @@ def config_from_args(args: argparse.Namespace) -> ExperimentConfig:
         ConfigError: a bad config, override or ``--seeds``, naming it.
     """
     exclusive_seeds(args)
+    seeds: list[int] | str | None
     if getattr(args, "seed", None) is not None:
         seeds, flag = [one_seed(args.seed)], "--seed"
     else:

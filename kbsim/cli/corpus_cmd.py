@@ -24,9 +24,12 @@ MAX_UNPUBLISHED_SHARE = 0.05
 
 
 def register(subparsers) -> None:
+    """Add the ``kbsim corpus`` parser to ``subparsers``, handled by :func:`run`."""
+    from kbsim.cli import command_help
+
     parser = subparsers.add_parser(
         "corpus",
-        help="check a knowledge base's files, or write out the shipped sample",
+        help=command_help("corpus"),
         description="Read a corpus (a folder of .md/.txt files, a .jsonl or a .csv file) as a day would "
         "and report it, or write the shipped sample help desk as files you can edit and run on.",
         epilog=EPILOG,
@@ -39,8 +42,8 @@ def register(subparsers) -> None:
     check.add_argument("--saves", type=int, metavar="N",
                        help="the saves a day makes (saves.count; default: 0.75 per article)")
     check.add_argument("--language", metavar="CODE",
-                       help="the corpus's language (en, de, hi, ja, ...; 'und' for none in particular), as "
-                            "corpus.language or kbsim serve --language sets it")
+                       help="the corpus's language (en, de, hi, ja, ...; 'und' for none in particular; 'auto': "
+                            "from its text, the default), as corpus.language or kbsim serve --language sets it")
     sample = actions.add_parser("sample", help="write a shipped sample help desk (English: 400 articles)")
     sample.add_argument("--sample", default="kbsim:sample",
                         choices=("kbsim:sample", "kbsim:sample-de", "kbsim:sample-hi"),
@@ -54,6 +57,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    """Check a knowledge base's files, or write the shipped sample out; the exit status."""
     from kbsim.errors import first_problem, printable
     from kbsim.files import FileWriteError
     from kbsim.inputs import InputError, load_corpus
@@ -92,7 +96,12 @@ def check_report(corpus, language: str | None = None, saves: int | None = None) 
     """
     from kbsim.errors import brief
     from kbsim.inputs import InputError
-    from kbsim.inputs.resolve import corpus_analyzer, largest_title_group, refuse_crowded_titles
+    from kbsim.inputs.resolve import (
+        corpus_analyzer,
+        largest_title_group,
+        refuse_crowded_titles,
+        unsearchable_warnings,
+    )
     from kbsim.params import DayParams
 
     given = {} if saves is None else {"saves": {"count": saves}}
@@ -133,16 +142,7 @@ def check_report(corpus, language: str | None = None, saves: int | None = None) 
             warnings.append(
                 f"{count:,} articles share the title {brief(title)} (or its search terms): a question "
                 "about one may be answered from another; the title check still tells them apart by id")
-    unsearched = sum(1 for title in corpus.titles if not analyzer.tokenize(title))
-    if unsearched:
-        hint = "" if not analyzer.is_default else "; set the corpus's language (--language, corpus.language)"
-        warnings.append(f"{unsearched:,} title(s) give no search term under the {analyzer.name} analyzer, so no "
-                        f"query can find them{hint}")
-    elif analyzer.is_default and any(not text.isascii() for text in corpus.titles):
-        lost = sum(1 for text in corpus.titles + corpus.contents if not text.isascii())
-        warnings.append(f"{lost:,} title(s) and content(s) hold letters outside ASCII, which the ascii analyzer "
-                        "drops (Überprüfen is searched as berpr and fen); set the corpus's language "
-                        "(--language, corpus.language) to search them")
+    warnings += unsearchable_warnings(corpus, analyzer)
     lines += [f"warning: {warning}" for warning in warnings]
     return lines
 
@@ -151,4 +151,7 @@ def _analyzer_words(analyzer) -> str:
     if analyzer.is_default:
         return "lower-cased runs of ASCII letters and digits"
     words = "NFKC, case folding, Unicode words, bigrams of Chinese, Japanese and Thai"
-    return words + (f", {analyzer.language} stop words and stemming" if analyzer.language else "")
+    if analyzer.name.startswith("auto:"):
+        return words + f"; each text in its own language among {analyzer.name.partition(':')[2]}"
+    words += f", {analyzer.language} stop words and stemming" if analyzer.language else ""
+    return words + (", compound words split" if analyzer.splits_compounds else "")

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import yaml
 
-from kbsim.experiment.config import ExperimentConfig
-from kbsim.experiment.load import config_from_dict, load_config, load_day_params
-from kbsim.experiment.schema import CONFIG_KEYS
 from kbsim.files import FileReadError, read_regular
 from kbsim.inputs.safe_read import MAX_YAML_FILE_BYTES, BoundedSafeLoader
 from kbsim.params import DayParams
+from kbsim.runner.config import ExperimentConfig
+from kbsim.runner.config_keys import CONFIG_KEYS
+from kbsim.runner.load import config_from_dict, load_config, load_day_params
 
 __all__ = ["is_experiment", "load_day", "load_day_config"]
 

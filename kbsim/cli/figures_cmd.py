@@ -22,12 +22,14 @@ examples:
 
 
 def register(subparsers) -> None:
+    """Add the ``kbsim figures`` parser to ``subparsers``, handled by :func:`run`."""
+    from kbsim.cli import command_help
     from kbsim.cli.config_args import add_quiet_argument
     from kbsim.report.figures import FIGURE_NAMES
 
     parser = subparsers.add_parser(
         "figures",
-        help="run the missing results and write figures/*.png, *.svg, figures/README.md",
+        help=command_help("figures"),
         description="Run every experiment the figures need (missing runs only: results are cached "
         "under RESULTS/<experiment>/), then write FIGURES/<name>.png and .svg, FIGURES/README.md "
         "and the reference study's table DOCS.",
@@ -58,7 +60,7 @@ def register(subparsers) -> None:
         "--experiments",
         default=None,
         metavar="DIR",
-        help="the experiment configs (default: the ones kbsim ships, kbsim/experiments)",
+        help="the experiment configs (default: the ones kbsim ships, experiments/)",
     )
     parser.add_argument("--results", default=None, metavar="DIR", help="default: OUT/results")
     parser.add_argument(
@@ -101,11 +103,12 @@ def _readme_with_results(path: Path) -> Path | None:
 
 
 def run(args) -> int:
+    """Run the missing results, then draw the figures and write the pages; the exit status."""
     from kbsim.errors import UsageError
-    from kbsim.experiment.shipped import SHIPPED_DIR
     from kbsim.extras import require
     from kbsim.report.build import build_figures
     from kbsim.report.experiments import quick_from_env
+    from kbsim.runner.shipped import SHIPPED_DIR
 
     started = time.perf_counter()
     quick = args.quick or quick_from_env()

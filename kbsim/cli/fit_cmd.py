@@ -5,7 +5,7 @@ it cited) in any format :mod:`kbsim.fit.logs` knows, prints each estimate with i
 interval over the log's days and the method that made it, says where the analytic
 model's assumptions fail, and with ``--write-config`` writes an experiment that
 ``kbsim run``, ``kbsim advise --config`` and ``kbsim serve --config`` take
-(:mod:`kbsim.fit.config`). ``--figure`` draws the rank-frequency curves against the
+(:mod:`kbsim.fit.fitted_config`). ``--figure`` draws the rank-frequency curves against the
 fitted law, and the hourly profile.
 
 Exit codes: 0 fitted; 2 a bad log (the file, line and column named) or option, or a
@@ -33,11 +33,12 @@ examples:
 
 def register(subparsers) -> None:
     """Add ``kbsim fit`` to the command line."""
+    from kbsim.cli import command_help
     from kbsim.cli.config_args import add_quiet_argument
 
     parser = subparsers.add_parser(
         "fit",
-        help="estimate a day (rates, profile, popularity, bursts) from your logs, and write it as a config",
+        help=command_help("fit"),
         description="Estimate a day from logs of saves (and questions): saves and questions per day, the hourly "
         "profile, the Zipf exponent of each popularity (maximum likelihood over ranks, the number of articles "
         "known) and its goodness of fit, the rank correlation between them, the save mix and how bursty the saves "
@@ -98,6 +99,12 @@ def read_and_fit(args):
         if not text.isdigit():
             raise FitInputError("--articles", f"expected a whole number of articles, got {args.articles!r}")
         articles = int(text)
+        from kbsim.fit.estimates import REPLICATES, max_articles
+
+        if articles > max_articles():
+            raise FitInputError("--articles", f"{articles:,} articles is more than a fit can hold on this machine (its "
+                                f"goodness-of-fit test keeps {REPLICATES} logs of every article's count); at most "
+                                f"{max_articles():,}")
     day_start = DAY_START
     if getattr(args, "day_start", None):
         try:
@@ -133,21 +140,20 @@ def run(args) -> int:
     if args.figure and Path(args.figure).suffix.lower() not in (".png", ".svg", ".pdf"):
         return _error(f"--figure: expected a .png, .svg or .pdf file name, got {args.figure!r}")
     if args.figure:  # before the fit, so that nothing is printed or written when the figure cannot be drawn
-        from kbsim.extras import MissingExtraError, require
+        from kbsim.extras import require
 
-        try:
-            require("plots", "matplotlib", "kbsim fit --figure")
-        except MissingExtraError as exc:
-            return _error(str(exc))
+        require("plots", "matplotlib", "kbsim fit --figure")  # kbsim.cli.main reports it, in one form
     try:
         log, fit = read_and_fit(args)
     except (InputError, FitInputError, AdviceError) as exc:
         return _error(str(exc))
+    except MemoryError:
+        return _error("out of memory: the log, or the number of articles, is more than this machine can fit")
     output = fit.to_dict()
     if not args.json:
         print("\n".join(fit.lines(notes=not args.quiet)), flush=True)
     if args.write_config:
-        from kbsim.fit.config import write_config
+        from kbsim.fit.fitted_config import write_config
 
         command = "kbsim fit " + " ".join(shlex.quote(part) for part in sys.argv[2:]) if len(sys.argv) > 2 \
             else "kbsim fit"

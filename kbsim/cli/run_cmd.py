@@ -30,12 +30,14 @@ examples:
 
 
 def register(subparsers) -> None:
+    """Add the ``kbsim run`` parser to ``subparsers``, handled by :func:`run`."""
+    from kbsim.cli import command_help
     from kbsim.cli.config_args import add_config_arguments, add_quiet_argument
 
     parser = subparsers.add_parser(
         "run",
         aliases=["sweep"],
-        help="run an experiment config (scenarios x sweep x seeds), resumably",
+        help=command_help("run"),
         description="Run every scenario x sweep point x seed of CONFIG that is not done yet, "
         "write each run's tables as Parquet under OUT/<experiment>/, then summarise all runs "
         "into summary.csv and print it.",
@@ -108,13 +110,14 @@ def _error(message: str) -> int:
 
 
 def run(args) -> int:
+    """Run the config's missing runs and print its summary; the exit status."""
     from kbsim.cli.config_args import config_from_args
     from kbsim.errors import UsageError
-    from kbsim.experiment.precision import DEFAULT_MAX_SEEDS, PrecisionTarget, run_until_precise
-    from kbsim.experiment.runner import Interrupted, run_experiment
-    from kbsim.experiment.shipped import experiment_path
     from kbsim.extras import require
-    from kbsim.report.tables import format_contrasts, format_summary, seed_warnings
+    from kbsim.report.text_tables import format_contrasts, format_summary, seed_warnings
+    from kbsim.runner.precision import DEFAULT_MAX_SEEDS, PrecisionTarget, run_until_precise
+    from kbsim.runner.run import Interrupted, RunsFailedError, run_experiment
+    from kbsim.runner.shipped import experiment_path
 
     if args.scheduler and args.executor == "local":
         return _error("--scheduler needs --executor dask")
@@ -132,7 +135,7 @@ def run(args) -> int:
     if args.max_seeds is not None and args.max_seeds < 1:
         return _error(f"--max-seeds: expected at least 1, got {args.max_seeds}")
     if args.scheduler:
-        from kbsim.experiment.executors import check_scheduler_address
+        from kbsim.runner.executors import check_scheduler_address
 
         check_scheduler_address(args.scheduler)
     config = config_from_args(args)
@@ -144,10 +147,16 @@ def run(args) -> int:
         if not args.quiet:
             log(message)
 
-    for line in _sized_notes(config):
+    for line in [*config.notes, *_sized_notes(config)]:
         note(line)
 
     def run_once(config, fresh: bool = args.fresh):
+        try:
+            return _run_experiment(config, fresh)
+        except RunsFailedError as exc:  # reported below as any failed runs are: exit 1
+            return exc.result
+
+    def _run_experiment(config, fresh: bool):
         return run_experiment(
             config,
             args.out,
@@ -222,7 +231,7 @@ def run(args) -> int:
 
 def _report_precision(precision, keys: list[str], log) -> int:
     """Seeds each point needed for each target; exit 3 when the cap came first."""
-    from kbsim.report.tables import point_label
+    from kbsim.report.text_tables import point_label
 
     for row in precision.needed.to_dict("records"):
         if math.isnan(row["value"]):

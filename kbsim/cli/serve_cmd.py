@@ -8,11 +8,13 @@ import sys
 
 
 def register(subparsers) -> None:
+    """Add the ``kbsim serve`` parser to ``subparsers``, handled by :func:`run`."""
+    from kbsim.cli import command_help
     from kbsim.serve.server import DEFAULT_BUSY_TIMEOUT_S, DEFAULT_KB_ID, DEFAULT_SEED, DEFAULT_SPEED, MAX_SPEED
 
     parser = subparsers.add_parser(
         "serve",
-        help="serve the knowledge base as an MCP server (the four tools), over stdio or HTTP",
+        help=command_help("serve"),
         description=(
             "Serve a knowledge base as an MCP server over stdio, or over Streamable HTTP with "
             "--http: the shipped sample help desk, your own articles (--corpus), or the synthetic "
@@ -27,8 +29,8 @@ def register(subparsers) -> None:
     parser.add_argument("--language", metavar="CODE",
                         help="the corpus's language (en, de, hi, fr, es, ja, zh, ...; 'und' for none in "
                              "particular): search with the Unicode analyzer and that language's stop words "
-                             "and stemmer (default: the corpus's own, as the German and Hindi samples "
-                             "declare, else the ascii analyzer)")
+                             "and stemmer; 'auto': each article's language from its script and stop words "
+                             "(default: the corpus's own, as the German and Hindi samples declare, else auto)")
     parser.add_argument("--config", metavar="CONFIG",
                         help="YAML file of day parameters, nested or dotted as in a config's "
                              "params (corpus.articles, saves.count, zipf_s, ...), or an experiment "
@@ -42,6 +44,10 @@ def register(subparsers) -> None:
     parser.add_argument("--grant", action="append", metavar="KB_ID",
                         help="a knowledge base id the agent may use (repeatable; "
                              "default: the served one)")
+    parser.add_argument("--admin-tools", action="store_true",
+                        help="also serve two admin tools, publish_knowledge_article and "
+                             "unpublish_knowledge_article (off by default, never listed otherwise): "
+                             "what kbsim drive needs to run people's unpublishes against this server")
     parser.add_argument("--live", action="store_true",
                         help="people keep saving articles while serving (accelerated time)")
     parser.add_argument("--speed", type=float, default=DEFAULT_SPEED,
@@ -73,6 +79,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Serve the knowledge base over stdio or Streamable HTTP until stopped; the exit status."""
     from kbsim.cli.day_config import load_day
     from kbsim.extras import require
     from kbsim.params import DayParams
@@ -114,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         serve(params, seed=args.seed, db=args.db, kb_id=args.kb_id, grants=args.grant,
               live=args.live, speed=args.speed, busy_timeout_s=busy_timeout_s,
               corpus_given=args.corpus is not None or args.language is not None,
-              transport=transport)
+              admin_tools=args.admin_tools, transport=transport)
     except KeyboardInterrupt:
         return 130
     return 0

@@ -9,7 +9,7 @@ sim and stats, never the model, the experiments, the report, the server or the C
   known, its goodness of fit, the rank correlation between saves and questions;
 - :mod:`kbsim.fit.estimates`: every estimate with its 95% interval over days, and what the
   analytic model needs that the log does not do;
-- :mod:`kbsim.fit.config`: the experiment config (and traces) a fit writes;
+- :mod:`kbsim.fit.fitted_config`: the experiment config (and traces) a fit writes;
 - :mod:`kbsim.fit.synthetic`: logs from known days, for validation and the shipped example.
 """
 

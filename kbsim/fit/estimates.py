@@ -14,13 +14,14 @@ With one day there is no interval (the spread between days is unknown) and the f
 :func:`fit_log` also judges what the analytic model (:mod:`kbsim.model.analytic`) needs:
 saves that are not bursty, a flat profile over the day, a Zipf law that fits, and the
 same ranking for saves and questions. What it finds decides what
-:mod:`kbsim.fit.config` writes.
+:mod:`kbsim.fit.fitted_config` writes.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -40,6 +41,7 @@ __all__ = [
     "Profile",
     "day_sums",
     "fit_log",
+    "max_articles",
 ]
 
 #: Saves within this many seconds of a save of the same article belong to one burst.
@@ -52,6 +54,22 @@ BURST_RATIO = 1.5
 PEAK_RATIO = 1.5
 #: Shuffles of each day's articles over its save times that give the Poisson reference.
 SHUFFLES = 10
+#: Logs drawn for each goodness-of-fit test.
+REPLICATES = 199
+
+
+def max_articles(replicates: int = REPLICATES, memory_bytes: int | None = None) -> int:
+    """The most articles a fit holds in half of ``memory_bytes`` (default: this machine's
+    memory): the goodness-of-fit test keeps ``replicates`` logs of every article's count,
+    four arrays of 8-byte numbers each."""
+    import os
+
+    if memory_bytes is None:
+        try:
+            memory_bytes = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            memory_bytes = 8 << 30
+    return max(3, int(memory_bytes / 2 // (4 * 8 * (replicates + 1))))
 
 
 def _over_days(result: Estimate) -> Estimate:
@@ -254,7 +272,7 @@ class Fit:
     def to_dict(self) -> dict:
         """The fit as plain JSON-able values (``kbsim fit --json``)."""
         log = self.log
-        out = {
+        out: dict[str, Any] = {
             "log": {
                 "saves": log.origin.get("saves"), "questions": log.origin.get("questions") or None,
                 "days": log.days, "dates": [d.isoformat() for d in log.dates], "timezone": log.timezone,
@@ -332,15 +350,24 @@ class Fit:
             lines.append(_line("rank correlation, saves to questions", self.rank_correlation, "exponent"))
         for what, b in self.burstiness.items():
             lines.append(_line(f"{what} within {_minutes(b.window_s)} of one of the same article", b.share, "share"))
-            lines.append(f"  a Poisson day gives {_pct(b.poisson_share.value)}; ratio {_value(b.ratio.value)} "
-                         f"{_bracket(b.ratio.low, b.ratio.high)}" + (": BURSTY" if b.bursty else ""))
-            lines.append(_line(f"dispersion index of {what} per article-hour", b.dispersion, "exponent")
-                         + f" (Poisson: {_value(b.poisson_dispersion.value)})")
+            if math.isnan(b.ratio.value):
+                lines.append(f"  a Poisson day gives {_pct(b.poisson_share.value)}; no ratio: on the shuffled days no "
+                             f"{what[:-1]} follows one of the same article within {_minutes(b.window_s)}")
+            else:
+                lines.append(f"  a Poisson day gives {_pct(b.poisson_share.value)}; ratio {_value(b.ratio.value)} "
+                             f"{_bracket(b.ratio.low, b.ratio.high)}" + (": BURSTY" if b.bursty else ""))
+            label = f"dispersion index of {what} per article-hour"
+            if math.isnan(b.dispersion.value):
+                lines.append(f"{label:<46} cannot be estimated: {_no_table(self.log, what)}")
+            else:
+                lines.append(_line(label, b.dispersion, "exponent")
+                             + f" (Poisson: {_value(b.poisson_dispersion.value)})")
         for what, prof in self.profiles.items():
             active = prof.hourly[(prof.hourly["hour"] >= first) & (prof.hourly["hour"] < end)]
             rates = ", ".join(f"{int(h):02d} {r:.3g}" for h, r in zip(active["hour"], active["rate"], strict=True))
             lines.append(f"{what} per hour (local hour, mean over days): {rates}")
-            lines.append(f"  busiest hour / mean hour {prof.peak.value:.2f} {_bracket(prof.peak.low, prof.peak.high)}; "
+            peak = "n/a (no event in the active hours)" if math.isnan(prof.peak.value) else f"{prof.peak.value:.2f}"
+            lines.append(f"  busiest hour / mean hour {peak} {_bracket(prof.peak.low, prof.peak.high)}; "
                          f"flat profile: p = {_p(prof.p_value)} ({prof.test_method})"
                          + ("; FAR FROM FLAT" if prof.far_from_flat else ""))
         gaps = self.model_gaps()
@@ -353,6 +380,16 @@ class Fit:
         if notes:
             lines += [f"Note: {note}" for note in (*log.notes, *self.notes)]
         return lines
+
+
+def _no_table(log: Log, what: str) -> str:
+    """Why no day of ``what`` has an article-by-hour table to test (its dispersion index)."""
+    activity = log.saves if what == "saves" else log.questions
+    articles = len(np.unique(activity.article)) if activity is not None else 0
+    if articles < 2:
+        return f"every one of the {what} is of one article, so there is no article to compare with another"
+    return (f"no day has {what} of two articles in two different hours (one active hour, or one article a day), "
+            "so there is no article-by-hour table")
 
 
 def _apart(a: Estimate, b: Estimate) -> bool:
@@ -402,6 +439,8 @@ def _bracket(low: float, high: float, share: bool = False) -> str:
 
 
 def _line(label: str, value: Estimate, unit: str) -> str:
+    if math.isnan(value.value):  # never a bare nan: what a caller can say more precisely, it says itself
+        return f"{label:<46} cannot be estimated from this log"
     if unit == "share":
         shown = f"{_pct(value.value)} {_bracket(value.low, value.high, share=True)}"
     elif unit == "count":
@@ -447,18 +486,26 @@ def day_sums(activity: Activity, days: int, articles: int, window_s: float, seed
     rng = np.random.default_rng(seed)
     poisson_follows = np.zeros(days)
     chi_square, dof, poisson_chi = np.zeros(days), np.zeros(days), np.zeros(days)
+    in_order = len(activity.time_s) < 2 or bool(np.all(activity.time_s[1:] >= activity.time_s[:-1]))
     for d in range(days):
         mine = np.flatnonzero(activity.day == d)
         if not len(mine):
             continue
         time_s, article, hours = activity.time_s[mine], activity.article[mine], hour_bin[mine]
-        chi_square[d], dof[d] = _pearson(article, hours)
+        # a shuffle moves the articles, not which articles and hours the day has: the table's rows
+        # and columns are found once, and a shuffle of the articles is the same shuffle of their rows
+        _, rows = np.unique(article, return_inverse=True)
+        _, cols = np.unique(hours, return_inverse=True)
+        chi_square[d], dof[d] = _pearson_coded(rows, cols)
         shuffled_follows, shuffled_chi = 0.0, 0.0
         zeros = np.zeros(len(mine), dtype=int)
         for _ in range(SHUFFLES):
-            shuffled = rng.permutation(article)
-            shuffled_follows += pop.bursts(zeros, time_s, shuffled, window_s)[0].sum()
-            shuffled_chi += _pearson(shuffled, hours)[0]
+            shuffled = rng.permutation(rows)
+            if in_order:  # times already in order: sorting by article alone, stably, keeps them so
+                shuffled_follows += _follows_in_order(time_s, shuffled, window_s)
+            else:
+                shuffled_follows += pop.bursts(zeros, time_s, shuffled, window_s)[0].sum()
+            shuffled_chi += _pearson_coded(shuffled, cols)[0]
         poisson_follows[d] = shuffled_follows / SHUFFLES
         poisson_chi[d] = shuffled_chi / SHUFFLES
     kinds = None
@@ -468,15 +515,20 @@ def day_sums(activity: Activity, days: int, articles: int, window_s: float, seed
     return DaySums(totals, counts, hourly, follows, poisson_follows, chi_square, dof, poisson_chi, run_sizes, kinds)
 
 
-def _pearson(article: np.ndarray, hour: np.ndarray) -> tuple[float, float]:
-    """Pearson's chi-square of independence in the article-by-hour table, and its degrees of freedom."""
-    _, rows = np.unique(article, return_inverse=True)
-    _, cols = np.unique(hour, return_inverse=True)
-    r, c = rows.max() + 1, cols.max() + 1
+def _follows_in_order(time_s: np.ndarray, article: np.ndarray, window_s: float) -> int:
+    """How many events follow one of the same article within ``window_s`` (times in order): what
+    :func:`kbsim.fit.popularity.bursts` counts, for one day."""
+    order = np.argsort(article, kind="stable")
+    a, t = article[order], time_s[order]
+    return int(np.count_nonzero((a[1:] == a[:-1]) & (t[1:] - t[:-1] <= window_s)))
+
+
+def _pearson_coded(rows: np.ndarray, cols: np.ndarray) -> tuple[float, float]:
+    """:func:`_pearson` of an article-by-hour table whose rows and columns are coded from 0, each used."""
+    r, c = int(rows.max()) + 1, int(cols.max()) + 1
     if r < 2 or c < 2:
         return 0.0, 0.0
-    table = np.zeros((r, c))
-    np.add.at(table, (rows, cols), 1.0)
+    table = np.bincount(rows * c + cols, minlength=r * c).astype(float).reshape(r, c)
     expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / table.sum()
     return float(((table - expected) ** 2 / expected).sum()), float((r - 1) * (c - 1))
 
@@ -484,7 +536,7 @@ def _pearson(article: np.ndarray, hour: np.ndarray) -> tuple[float, float]:
 # -- the fit ------------------------------------------------------------------------------------
 
 
-def fit_log(log: Log, *, window_s: float = BURST_WINDOW_S, replicates: int = 199) -> Fit:
+def fit_log(log: Log, *, window_s: float = BURST_WINDOW_S, replicates: int = REPLICATES) -> Fit:
     """Estimate a day from ``log`` (see the module doc): rates, profiles, popularity, rank
     correlation, save mix and burstiness, each with its 95% interval over the log's days.
 

@@ -1,7 +1,7 @@
 """A config's day, read back: the fit of the traces it replays, and the numbers the analytic model takes.
 
 ``kbsim advise --config`` answers for the day of a config. When the config replays a log
-(scenarios naming traces, as :mod:`kbsim.fit.config` writes), the log is fitted again from
+(scenarios naming traces, as :mod:`kbsim.fit.fitted_config` writes), the log is fitted again from
 those traces, so that advise knows what the analytic model's assumptions meet
 (:meth:`kbsim.fit.Fit.model_gaps`); the model then takes the fitted numbers. A synthetic
 day is the model's own, but for a save ranking only partly the questions'.
@@ -10,9 +10,10 @@ day is the model's own, but for a save ranking only partly the questions'.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from kbsim.fit.estimates import Fit, fit_log
-from kbsim.fit.logs import build_log, read_events
+from kbsim.fit.logs import RawEvent, build_log, read_events
 from kbsim.params import CorpusParams, DayParams
 from kbsim.store import DAY_START
 
@@ -27,14 +28,16 @@ def merged(base: dict, override: dict) -> dict:
     return out
 
 
-def replayed_fit(params: dict, scenarios: dict, source: str | None = None) -> Fit | None:
+def replayed_fit(params: dict, scenarios: dict[str, dict], source: str | None = None) -> Fit | None:
     """The fit of the traces the scenarios of a config replay, each a day of the log (None when
     they replay none). Times in seconds count from each scenario's ``day_start``.
 
     Raises:
         InputError: a trace that cannot be read, naming the file, line and column.
     """
-    saves, questions, any_questions = [], [], False
+    saves: list[RawEvent] = []
+    questions: list[RawEvent] = []
+    any_questions = False
     n = None
     for body in scenarios.values() or [{}]:
         day = DayParams.model_validate(merged(params, body))
@@ -63,7 +66,7 @@ def model_day(params: dict, fit: Fit | None) -> DayParams:
     articles = day.corpus.articles if day.corpus.source is None else len(load_corpus(day.corpus.source))
     saves = day.saves.model_copy(update={"trace": None})
     questions = day.questions.model_copy(update={"trace": None})
-    update = {"corpus": CorpusParams(articles=articles), "saves": saves, "questions": questions}
+    update: dict[str, Any] = {"corpus": CorpusParams(articles=articles), "saves": saves, "questions": questions}
     if fit is not None:
         popularity = fit.popularity.get("questions", fit.popularity["saves"])
         mix = day.saves.mix.model_copy(update={kind: fit.mix[kind].value for kind in fit.mix})

@@ -26,6 +26,7 @@ file, the line and the column. Nothing here estimates anything (:mod:`kbsim.fit.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
@@ -39,24 +40,39 @@ import numpy as np
 
 from kbsim.errors import UsageError
 from kbsim.files import FileReadError, path_problem, read_regular
+from kbsim.fit.columnar import KIND_QUESTION, EventTable, TableBuilder, csv_table
 from kbsim.inputs import InputError
 from kbsim.inputs.errors import decode_utf8
-from kbsim.inputs.safe_read import MAX_DATA_FILE_BYTES, JSONTooDeepError, csv_records, json_loads, newlines_as_lf
+from kbsim.inputs.safe_read import (
+    MAX_DATA_FILE_BYTES,
+    JSONDuplicateKeyError,
+    JSONTooDeepError,
+    csv_records,
+    duplicate_key_error,
+    json_unique_loads,
+    newlines_as_lf,
+    unique_header,
+)
 from kbsim.inputs.traces import ArticleIndex
 from kbsim.store import DAY_START
 
 __all__ = [
+    "KIND_CODES",
     "KIND_NAMES",
     "SAVE_KINDS",
     "Activity",
     "Columns",
+    "EventTable",
     "FitInputError",
     "Log",
     "RawEvent",
+    "assemble_log",
     "build_log",
     "parse_timezone",
     "read_events",
     "read_log",
+    "read_table",
+    "raw_events",
 ]
 
 SAVE_KINDS = ("content", "content_and_title", "unpublish")
@@ -72,6 +88,11 @@ KIND_NAMES = {
     "archive": "unpublish", "article.unpublished": "unpublish",
     "publish": "publish", "published": "publish", "create": "publish", "article.published": "publish",
 }
+#: A save's kind as the columns hold it: its index in :data:`SAVE_KINDS`, ``publish`` after them.
+KIND_CODES = {**{kind: i for i, kind in enumerate(SAVE_KINDS)}, "publish": len(SAVE_KINDS)}
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_EPOCH_DATE = date(1970, 1, 1)
+_DAY_US = 86_400 * 1_000_000
 #: File name endings read as a SQLite event log.
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 _EVENT_KEYS = ("type", "article_id", "updated_at")
@@ -147,7 +168,30 @@ def read_events(
     day_start: datetime = DAY_START,
     kb_id: str = "kb-1",
 ) -> tuple[list[RawEvent], list[str]]:
-    """The rows of one log file, each checked, and notes on what was assumed or left out.
+    """The rows of one log file, each checked, and notes on what was assumed or left out
+    (:func:`read_table`, one :class:`RawEvent` a row: for small logs and tests).
+
+    Raises:
+        InputError: naming the file, the line and the column of the first bad row.
+    """
+    table, notes = read_table(path, what, columns=columns, tz=tz, day_start=day_start, kb_id=kb_id)
+    return raw_events(table), notes
+
+
+def read_table(
+    path: str | Path,
+    what: str = "saves",
+    *,
+    columns: Columns = Columns(),
+    tz: tzinfo | None = None,
+    day_start: datetime = DAY_START,
+    kb_id: str = "kb-1",
+) -> tuple[EventTable, list[str]]:
+    """The rows of one log file, each checked, as columns, and notes on what was assumed or left out.
+
+    A CSV file is read a block at a time by pyarrow when it can be read exactly so
+    (:func:`kbsim.fit.columnar.csv_table`), else row by row; either way memory grows by
+    some 30 bytes a row, not by the row's text.
 
     Args:
         path: a CSV, JSONL, JSON or SQLite file (see the module doc).
@@ -168,25 +212,52 @@ def read_events(
     if path.suffix.lower() in SQLITE_SUFFIXES:
         if what == "questions":
             raise InputError(path, "an event log holds saves, not questions; give the questions as CSV or JSONL")
-        records = _sqlite_records(path, kb_id)
-    else:
-        try:
-            data = read_regular(path, MAX_DATA_FILE_BYTES, what="log file")
-        except FileReadError as exc:
-            raise InputError(path, exc.problem) from None
-        except FileNotFoundError:
-            raise InputError(path, "no such file") from None
-        except OSError as exc:
-            raise InputError(path, f"cannot read it: {exc.strerror}") from None
-        suffix = path.suffix.lower()
-        text = decode_utf8(path, data if suffix in (".jsonl", ".ndjson", ".json") else newlines_as_lf(data))
-        if suffix in (".jsonl", ".ndjson"):
-            records = _jsonl_records(path, text)
-        elif suffix == ".json":
-            records = _json_records(path, text)
-        else:
-            records = _csv_records(path, text, columns)
-    return _events(path, records, what, columns, tz, day_start)
+        return _row_table(path, _sqlite_records(path, kb_id), what, columns, tz, day_start)
+    try:
+        data = read_regular(path, MAX_DATA_FILE_BYTES, what="log file")
+    except FileReadError as exc:
+        raise InputError(path, exc.problem) from None
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot read it: {exc.strerror}") from None
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson", ".json"):
+        text = decode_utf8(path, data)
+        del data
+        records = _jsonl_records(path, text) if suffix != ".json" else _json_records(path, text)
+        return _row_table(path, records, what, columns, tz, day_start)
+    data = newlines_as_lf(data)
+    seen: set[str] = set()
+
+    def kind_code(raw: str) -> int | None:
+        key = raw.strip().lower()
+        seen.add(key)
+        kind = KIND_NAMES.get(key)
+        return None if kind is None else KIND_CODES[kind]
+
+    fast = csv_table(path, data, columns.time, columns.article, columns.kind if what == "saves" else None,
+                     kind_code, tz, day_start)
+    if fast is not None:
+        del data  # before the rows are put in order: the file's bytes and two copies of the table never coexist
+        table, no_kind = fast
+        del fast
+        return _canonical(table), _reading_notes(path, no_kind, seen)
+    return _row_table(path, _csv_records(path, decode_utf8(path, data), columns), what, columns, tz, day_start)
+
+
+def raw_events(table: EventTable) -> list[RawEvent]:
+    """The rows of ``table``, one :class:`RawEvent` each (an instant in its own offset)."""
+    events = []
+    kinds = (*SAVE_KINDS, "publish")
+    for instant_us, offset_us, article, kind, line in zip(
+            table.instant_us.tolist(), table.offset_us.tolist(), table.article.tolist(), table.kind.tolist(),
+            table.line.tolist(), strict=True):
+        offset = timedelta(microseconds=offset_us)
+        utc = _EPOCH + timedelta(microseconds=instant_us)
+        events.append(RawEvent(utc.astimezone(timezone(offset)), (utc + offset).replace(tzinfo=None),
+                               table.names[article], None if kind == KIND_QUESTION else kinds[kind], line))
+    return events
 
 
 def _csv_records(path: Path, text: str, columns: Columns) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -196,6 +267,7 @@ def _csv_records(path: Path, text: str, columns: Columns) -> Iterator[tuple[int,
     header = [name.strip() for name in next(records, (1, []))[1]]
     if not header:
         raise InputError(path, "empty file; expected a header row naming the columns", line=1)
+    unique_header(path, header)
     for name, option in ((columns.time, "--time-column"), (columns.article, "--article-column")):
         if name not in header:
             raise InputError(path, f"missing column {name!r} (the header names {', '.join(map(repr, header))}); "
@@ -209,11 +281,13 @@ def _csv_records(path: Path, text: str, columns: Columns) -> Iterator[tuple[int,
 
 
 def _jsonl_records(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    for line, raw in enumerate(text.splitlines(), start=1):
+    for line, raw in enumerate(io.StringIO(text, newline=None), start=1):
         if not raw.strip():
             continue
         try:
-            value = json_loads(raw)
+            value = json_unique_loads(raw)
+        except JSONDuplicateKeyError as exc:
+            raise duplicate_key_error(path, exc, line) from None
         except JSONTooDeepError as exc:
             raise InputError(path, f"not JSON ({exc})", line=line) from None
         except json.JSONDecodeError as exc:
@@ -223,7 +297,9 @@ def _jsonl_records(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]
 
 def _json_records(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
-        value = json_loads(text)
+        value = json_unique_loads(text)
+    except JSONDuplicateKeyError as exc:
+        raise duplicate_key_error(path, exc, None) from None
     except JSONTooDeepError as exc:
         raise InputError(path, f"not JSON ({exc})") from None
     except json.JSONDecodeError as exc:
@@ -248,14 +324,14 @@ def _unpack(path: Path, value: Any, line: int | None) -> Iterator[dict[str, Any]
 
 def _sqlite_records(path: Path, kb_id: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """The event log of a ``kbsim serve --db`` file, paged through ``poll_resource_events``."""
-    from kbsim.store import SQLiteStore, StoreFileError
+    from kbsim.store import SQLiteStore, StoreBusyError, StoreFileError
 
     problem = path_problem(path, "SQLite file")
     if problem is not None:
         raise InputError(path, problem)
     try:
         store = SQLiteStore(path)
-    except StoreFileError as exc:
+    except (StoreFileError, StoreBusyError) as exc:  # busy: another process holds the file's lock
         raise InputError(path, str(exc)) from None
     try:
         if not store.has_knowledge_base(kb_id):
@@ -270,6 +346,8 @@ def _sqlite_records(path: Path, kb_id: str) -> Iterator[tuple[int, dict[str, Any
             cursor = page["next_sequence"]
             if not page["has_more"]:
                 break
+    except StoreBusyError as exc:  # locked while read
+        raise InputError(path, str(exc)) from None
     finally:
         store.close()
     return ((int(event["sequence"]), event) for event in records)
@@ -279,9 +357,10 @@ def _is_event(record: dict[str, Any]) -> bool:
     return all(key in record for key in _EVENT_KEYS)
 
 
-def _events(path: Path, records: Iterable[tuple[int, dict[str, Any]]], what: str, columns: Columns,
-            tz: tzinfo | None, day_start: datetime) -> tuple[list[RawEvent], list[str]]:
-    events: list[RawEvent] = []
+def _row_table(path: Path, records: Iterable[tuple[int, dict[str, Any]]], what: str, columns: Columns,
+               tz: tzinfo | None, day_start: datetime) -> tuple[EventTable, list[str]]:
+    """Every record checked, one at a time, and kept as columns (:class:`~kbsim.fit.columnar.TableBuilder`)."""
+    rows = TableBuilder()
     kinds_seen: set[str] = set()
     no_kind = 0
     for line, record in records:
@@ -303,28 +382,34 @@ def _events(path: Path, records: Iterable[tuple[int, dict[str, Any]]], what: str
             raise error(f"no {article_key!r}: every row names the article it is about", article_key)
         if not isinstance(article, (str, int)) or isinstance(article, bool):
             raise error(f"expected an article id or title, got {article!r}", article_key)
-        kind = None
+        kind = KIND_QUESTION
         if what == "saves":
             raw_kind = record.get(kind_key)
             if raw_kind is None:
                 no_kind += 1
-                kind = "content"
+                kind = KIND_CODES["content"]
             else:
-                kind = KIND_NAMES.get(str(raw_kind).strip().lower())
-                if kind is None:
+                name = KIND_NAMES.get(str(raw_kind).strip().lower())
+                if name is None:
                     raise error(f"unknown kind {raw_kind!r}; expected one of {', '.join(SAVE_KINDS)} (or "
                                 f"{', '.join(sorted(set(KIND_NAMES) - set(SAVE_KINDS)))})", kind_key)
+                kind = KIND_CODES[name]
                 kinds_seen.add(str(raw_kind).strip().lower())
-        events.append(RawEvent(instant, local, str(article).strip(), kind, line))
+        rows.add(instant, local, str(article).strip(), kind, line)
+    table = rows.table()
+    if not len(table):
+        raise InputError(path, f"holds no {what}")
+    return _canonical(table), _reading_notes(path, no_kind, kinds_seen)
+
+
+def _reading_notes(path: Path, no_kind: int, kinds_seen: set[str]) -> list[str]:
     notes = []
     if no_kind:
         notes.append(f"{path.name}: {no_kind:,} saves name no kind; counted as changes of content")
     if "article.updated" in kinds_seen:
         notes.append(f"{path.name}: the event log says 'article.updated' for a change of content and of title alike; "
                      "the save mix counts both as content")
-    if not events:
-        raise InputError(path, f"holds no {what}")
-    return events, notes
+    return notes
 
 
 def _instant(value: Any, tz: tzinfo | None, day_start: datetime, error) -> tuple[datetime, datetime]:
@@ -391,12 +476,6 @@ class Activity:
     def __len__(self) -> int:
         return len(self.time_s)
 
-    def select(self, days: Sequence[int]) -> Activity:
-        """Only the events of ``days`` (day indices kept as they are)."""
-        keep = np.isin(self.day, np.asarray(days))
-        return Activity(self.time_s[keep], self.day[keep], self.hour[keep], self.article[keep],
-                        None if self.kind is None else self.kind[keep], self.line[keep], self.source)
-
     def counts(self, articles: int, days: int) -> np.ndarray:
         """Events per day (rows) and article (columns)."""
         table = np.zeros((days, articles))
@@ -444,12 +523,6 @@ class Log:
         every = np.concatenate(hours)
         return int(math.floor(every.min())), min(24, int(math.floor(every.max())) + 1)
 
-    def without_day(self, day: int) -> Log:
-        """The log with one day left out (the jackknife's leave-one-out log); day indices keep."""
-        keep = [d for d in range(self.days) if d != day]
-        return Log(self.dates, self.day_starts, self.articles, self.n_articles, self.saves.select(keep),
-                   None if self.questions is None else self.questions.select(keep), self.notes, self.n_source,
-                   self.timezone, self.corpus_source, self.origin)
 
 
 def read_log(
@@ -476,13 +549,13 @@ def read_log(
     """
     if articles is not None and corpus is not None:
         raise FitInputError("--articles", "give --articles or --corpus, not both (a corpus knows its size)")
-    save_events, notes = read_events(saves, "saves", columns=columns, tz=tz, day_start=day_start, kb_id=kb_id)
-    question_events = None
+    save_rows, notes = read_table(saves, "saves", columns=columns, tz=tz, day_start=day_start, kb_id=kb_id)
+    question_rows = None
     if questions is not None:
-        question_events, more = read_events(questions, "questions", columns=columns, tz=tz, day_start=day_start)
+        question_rows, more = read_table(questions, "questions", columns=columns, tz=tz, day_start=day_start)
         notes += more
-    return build_log(save_events, question_events, articles=articles, corpus=corpus, notes=notes,
-                     sources=(str(saves), None if questions is None else str(questions)), tz=tz)
+    return assemble_log(save_rows, question_rows, articles=articles, corpus=corpus, notes=notes,
+                        sources=(str(saves), None if questions is None else str(questions)), tz=tz)
 
 
 def build_log(
@@ -496,39 +569,82 @@ def build_log(
     tz: tzinfo | None = None,
 ) -> Log:
     """A :class:`Log` from rows already read (:func:`read_events`), or made in memory."""
+    return assemble_log(_table_of(saves), None if questions is None else _table_of(questions), articles=articles,
+                        corpus=corpus, notes=notes, sources=sources, tz=tz)
+
+
+def _table_of(events: Sequence[RawEvent]) -> EventTable:
+    rows = TableBuilder()
+    for event in events:
+        rows.add(event.instant, event.local, event.article,
+                 KIND_QUESTION if event.kind is None else KIND_CODES[event.kind], event.line)
+    return rows.table()
+
+
+def assemble_log(
+    saves: EventTable,
+    questions: EventTable | None,
+    *,
+    articles: int | None = None,
+    corpus: str | None = None,
+    notes: Sequence[str] = (),
+    sources: tuple[str, str | None] = ("saves", None),
+    tz: tzinfo | None = None,
+) -> Log:
+    """A :class:`Log` from the rows of its files (:func:`read_table`).
+
+    The rows are put in a canonical order first, by instant, local time, article name and
+    kind, and the articles are indexed in the order that order first names them (saves,
+    then questions): so the log, and every estimate of it, is the same whatever order the
+    files list their rows in.
+    """
     notes = list(notes)
-    published = [event for event in saves if event.kind == "publish"]
-    if published:
-        notes.append(f"{len(published):,} saves publish a new article; a day starts from its corpus and cannot "
+    published = saves.kind == KIND_CODES["publish"]
+    if published.any():
+        notes.append(f"{int(published.sum()):,} saves publish a new article; a day starts from its corpus and cannot "
                      "replay them, so they are left out")
-        saves = [event for event in saves if event.kind != "publish"]
-    if not saves:
+        saves = saves.take(~published)
+    if not len(saves):
         raise InputError(sources[0], "holds no saves besides publications of new articles")
-    names, n_articles, n_source, resolve = _article_names(saves, questions, articles, corpus, sources)
-    every = [*saves, *(questions or ())]
-    dates = sorted({event.local.date() for event in every})
-    day_index = {day: i for i, day in enumerate(dates)}
-    first_of_day: dict[date, RawEvent] = {}
-    for event in every:
-        known = first_of_day.get(event.local.date())
-        if known is None or event.instant < known.instant:
-            first_of_day[event.local.date()] = event
-    day_starts = tuple(_local_midnight(day, first_of_day[day], tz) for day in dates)
+    saves = _canonical(saves)  # as read_table leaves them: no copy; rows made in memory are put in order here
+    questions = None if questions is None else _canonical(questions)
+    tables = [saves] + ([questions] if questions is not None else [])
+    local_day = [(t.instant_us + t.offset_us) // _DAY_US for t in tables]
+    day_numbers = np.unique(np.concatenate(local_day))
+    dates = [_EPOCH_DATE + timedelta(days=int(n)) for n in day_numbers]
+    # each day's midnight in the offset of its first event (saves before questions at one instant)
+    firsts = []
+    for number in day_numbers:
+        candidates: list[tuple[int, int, int]] = []
+        for table, days in zip(tables, local_day, strict=True):
+            mine = np.flatnonzero(days == number)
+            if len(mine):
+                candidates.append((int(table.instant_us[mine[0]]), len(candidates), int(table.offset_us[mine[0]])))
+        firsts.append(min(candidates)[2])
+    day_starts = tuple(_local_midnight(day, offset, tz) for day, offset in zip(dates, firsts, strict=True))
     origin = day_starts[0].timestamp()  # POSIX seconds: exact across a change of offset (summer time)
+    names, n_articles, n_source, codes = _article_names(saves, questions, articles, corpus, sources)
 
-    def activity(events: Sequence[RawEvent], source: str, with_kind: bool) -> Activity:
-        ordered = sorted(events, key=lambda event: event.instant)
-        time_s = np.array([event.instant.timestamp() - origin for event in ordered])
-        day = np.array([day_index[event.local.date()] for event in ordered], dtype=int)
-        local = [event.local for event in ordered]
-        hour = np.array([t.hour + t.minute / 60 + (t.second + t.microsecond / 1e6) / 3600 for t in local])
-        article = np.array([resolve(event, source) for event in ordered], dtype=int)
-        kind = np.array([SAVE_KINDS.index(event.kind) for event in ordered], dtype=int) if with_kind else None
-        line = np.array([event.line for event in ordered], dtype=int)
-        return Activity(time_s, day, hour, article, kind, line, source)
+    def activity(table: EventTable, days: np.ndarray, code: np.ndarray, source: str, with_kind: bool) -> Activity:
+        time_s = table.instant_us / 1e6
+        time_s -= origin
+        # the local hour as datetime's fields give it, h + m / 60 + (s + us / 1e6) / 3600, a field at a time
+        of_day = table.instant_us + table.offset_us
+        of_day %= _DAY_US
+        hour = (of_day // 3_600_000_000).astype(float)
+        hour += (of_day // 60_000_000 % 60) / 60
+        rest = (of_day % 1_000_000) / 1e6
+        rest += of_day // 1_000_000 % 60
+        rest /= 3600
+        hour += rest
+        del of_day, rest
+        day = np.searchsorted(day_numbers, days).astype(np.int32)
+        kind = table.kind if with_kind else None
+        return Activity(time_s, day, hour, code[table.article], kind, table.line, source)
 
-    save_activity = activity(saves, sources[0], True)
-    question_activity = None if questions is None else activity(questions, sources[1] or "questions", False)
+    save_activity = activity(saves, local_day[0], codes[0], sources[0], True)
+    question_activity = None if questions is None else activity(questions, local_day[1], codes[1],
+                                                                 sources[1] or "questions", False)
     span = f"{dates[0].isoformat()} to {dates[-1].isoformat()}"
     calendar = (dates[-1] - dates[0]).days + 1
     if calendar > len(dates):
@@ -539,17 +655,42 @@ def build_log(
                tuple(notes), n_source, zone, corpus, {"saves": sources[0], "questions": sources[1] or ""})
 
 
-def _local_midnight(day: date, first: RawEvent, tz: tzinfo | None) -> datetime:
+def _canonical(table: EventTable) -> EventTable:
+    """``table``'s rows in the canonical order: instant, local time, article name, kind (rows
+    alike in all four keep their order: nothing read from them differs but their lines)."""
+    name_rank = np.empty(len(table.names), dtype=np.int64)
+    name_rank[np.argsort(np.array(table.names, dtype=object), kind="stable")] = np.arange(len(table.names))
+    rank = name_rank[table.article]
+    if not len(table):
+        return table
+    span = int(table.instant_us.max() - table.instant_us.min())
+    rank_bits, kind_bits = max(1, len(table.names)).bit_length(), 3
+    one_offset = bool(np.all(table.offset_us == table.offset_us[0]))
+    if one_offset and span.bit_length() + rank_bits + kind_bits <= 62:
+        # the four keys packed into one integer: one stable sort instead of a sort by each
+        key = (table.instant_us - table.instant_us.min()) << (rank_bits + kind_bits)
+        key |= rank << kind_bits
+        key |= table.kind.astype(np.int64) + 1
+        order = np.argsort(key, kind="stable")
+    else:
+        order = np.lexsort((table.kind, rank, table.offset_us, table.instant_us))
+    if np.all(order[1:] > order[:-1]):
+        return table  # in order already
+    return table.take(order)
+
+
+def _local_midnight(day: date, offset_us: int, tz: tzinfo | None) -> datetime:
     """The day's local midnight: in ``tz``, else in the offset its first event was written with."""
     midnight = datetime(day.year, day.month, day.day)
     if tz is not None:
         return midnight.replace(tzinfo=tz)
-    offset = first.instant.utcoffset() or timedelta(0)
-    return midnight.replace(tzinfo=timezone(offset))
+    return midnight.replace(tzinfo=timezone(timedelta(microseconds=offset_us)))
 
 
-def _article_names(saves, questions, articles, corpus, sources):
-    """The article list, ``n``, where ``n`` came from, and ``resolve(event, source) -> index``."""
+def _article_names(saves: EventTable, questions: EventTable | None, articles, corpus, sources):
+    """The article list, ``n``, where ``n`` came from, and each table's code of its names
+    (an array: the table's article code to the log's article index)."""
+    tables = [saves] + ([questions] if questions is not None else [])
     if corpus is not None:
         from kbsim.inputs import load_corpus
         from kbsim.store import article_id_for
@@ -558,17 +699,30 @@ def _article_names(saves, questions, articles, corpus, sources):
         ids = [article_id_for(number) for number in range(1, len(loaded) + 1)]
         index = ArticleIndex(ids, loaded.titles, loaded.ids)
         position = {article_id: i for i, article_id in enumerate(ids)}
-
-        def resolve(event: RawEvent, source: str) -> int:
-            try:
-                return position[index.resolve(event.article)]
-            except ValueError as exc:
-                raise InputError(source, f"{exc} in the corpus {corpus}", line=event.line, column="article") from None
-
-        return ids, len(ids), f"the corpus {corpus}", resolve
+        codes = []
+        for table, source in zip(tables, sources, strict=False):
+            code = np.full(len(table.names), -1, dtype=np.int64)
+            unknown: dict[int, str] = {}
+            for i, name in enumerate(table.names):
+                try:
+                    code[i] = position[index.resolve(name)]
+                except ValueError as exc:
+                    unknown[i] = f"{exc} in the corpus {corpus}"
+            if unknown:  # the first row, in the file, naming an article the corpus does not hold
+                bad = np.isin(table.article, np.fromiter(unknown, dtype=np.int64))
+                first = int(np.argmin(np.where(bad, table.line.astype(np.int64), np.iinfo(np.int64).max)))
+                raise InputError(source or "questions", unknown[int(table.article[first])],
+                                 line=int(table.line[first]), column="article")
+            codes.append(code.astype(np.int32))
+        return ids, len(ids), f"the corpus {corpus}", codes
     named: dict[str, int] = {}
-    for event in [*saves, *(questions or ())]:
-        named.setdefault(event.article, len(named))
+    codes = []
+    for table in tables:
+        # the names in the order the (canonically ordered) rows first name them
+        _, first_row = np.unique(table.article, return_index=True)
+        for article in table.article[np.sort(first_row)].tolist():
+            named.setdefault(table.names[article], len(named))
+        codes.append(np.array([named.get(name, -1) for name in table.names], dtype=np.int32))
     if articles is None:
         n, n_source = len(named), "the articles the logs name (give --articles or --corpus: articles nobody " \
                                   "saved or asked about are missing, which flattens the fitted law)"
@@ -582,4 +736,4 @@ def _article_names(saves, questions, articles, corpus, sources):
     if n < 3:
         raise FitInputError("--articles", f"a knowledge base of {n} articles has no popularity to fit; kbsim "
                             "needs at least 3")
-    return list(named), n, n_source, lambda event, source: named[event.article]
+    return list(named), n, n_source, codes

@@ -60,6 +60,10 @@ EXPONENT_RANGE = (0.0, 5.0)
 GRID_STEP = 0.05
 #: How far from a nearby fit (``near``) the grid of :func:`mle_exponent` reaches.
 NEAR = 0.15
+#: Runs of events the goodness-of-fit test draws one at a time; above, each replicate draws the
+#: runs of each size as one multinomial over the ranks (the same law, in time that grows with the
+#: articles, not the events: a log of ten million saves).
+MAX_RUNS_DRAWN_ONE_BY_ONE = 200_000
 #: Ranks fitted one by one; above, runs of ranks of nearly equal weight are fitted as one.
 SINGLE_RANKS = 500
 _GROUPS = 1500
@@ -146,9 +150,16 @@ def mle_exponent(counts, n: int, *, near: float | None = None) -> float:
             log_w = -s * log_rank[None, :]
             log_w = log_w - _logsumexp(log_w + log_sizes[None, :], axis=1)[:, None]
             rates = np.exp(log_total + log_w)
-            log_pmf = (values[None, :, None] * (log_total + log_w)[:, None, :] - rates[:, None, :]
-                       + base[None, :, None] + log_sizes[None, None, :])
-            mixture = _logsumexp(log_pmf, axis=2) - math.log(n)
+            # the terms added in place, in the order the expression would add them (the same floats,
+            # without a temporary the size of the work array for each operation)
+            log_pmf = values[None, :, None] * (log_total + log_w)[:, None, :]
+            log_pmf -= rates[:, None, :]
+            log_pmf += base[None, :, None]
+            log_pmf += log_sizes[None, None, :]
+            top = np.max(log_pmf, axis=2, keepdims=True)
+            log_pmf -= top
+            np.exp(log_pmf, out=log_pmf)
+            mixture = (np.log(np.sum(log_pmf, axis=2, keepdims=True)) + top)[:, :, 0] - math.log(n)
             out[i : i + step] = -(mixture @ how_many)
         return out
 
@@ -255,10 +266,20 @@ def goodness_of_fit(counts, run_sizes: np.ndarray, n: int, s: float, *, replicat
     cdf = np.cumsum(zipf_weights(n, s))
     cdf /= cdf[-1]
     sorted_roots = np.empty((replicates, n))
+    by_size = len(run_sizes) > MAX_RUNS_DRAWN_ONE_BY_ONE
+    if by_size:
+        sizes, runs_of_size = np.unique(run_sizes, return_counts=True)
+        weights = np.diff(np.concatenate([[0.0], cdf]))  # the law, as the draws by its cdf give it
     for b in range(replicates):
-        ranking = rng.permutation(n)
-        ranks = np.minimum(np.searchsorted(cdf, rng.random(len(run_sizes)), side="right"), n - 1)
-        drawn = np.bincount(ranking[ranks], weights=run_sizes, minlength=n)
+        if by_size:
+            # the same law, drawn a rank count at a time: the runs of each size are multinomial over ranks
+            drawn = np.zeros(n)
+            for size, count in zip(sizes, runs_of_size, strict=True):
+                drawn += size * rng.multinomial(count, weights)
+        else:
+            ranking = rng.permutation(n)
+            ranks = np.minimum(np.searchsorted(cdf, rng.random(len(run_sizes)), side="right"), n - 1)
+            drawn = np.bincount(ranking[ranks], weights=run_sizes, minlength=n)
         sorted_roots[b] = np.sqrt(np.sort(drawn)[::-1])
     centre = sorted_roots.mean(axis=0)
     observed_roots = np.sqrt(np.sort(observed)[::-1])

@@ -91,7 +91,8 @@ class KnownDays:
 
     def dates(self) -> list[date]:
         """The calendar dates of the generated days, in order."""
-        out, day = [], self.first_date
+        out: list[date] = []
+        day = self.first_date
         while len(out) < self.days:
             if not (self.weekdays_only and day.weekday() >= 5):
                 out.append(day)

@@ -188,7 +188,7 @@ class _Articles:
             weights = np.asarray(self.weights, dtype=float)
             if not weights.sum() > 0:
                 raise InputError(source, "every popularity weight is 0: give at least one article a weight > 0",
-                                 **{"field": "popularity"})
+                                 field="popularity")
         ids = None
         if any(i is not None for i in self.ids):
             ids = tuple(i if i is not None else article_id_for(n) for n, i in enumerate(self.ids, start=1))

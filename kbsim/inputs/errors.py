@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from kbsim.errors import UsageError
@@ -18,7 +19,7 @@ class InputError(UsageError):
         problem: what is wrong and what was expected.
     """
 
-    def __init__(self, path: str | Path, problem: str, *, line: int | None = None,
+    def __init__(self, path: str | os.PathLike[str], problem: str, *, line: int | None = None,
                  column: str | None = None, field: str | None = None) -> None:
         self.path = str(path)
         self.line = line

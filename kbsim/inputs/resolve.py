@@ -12,10 +12,17 @@ from functools import lru_cache
 from kbsim.errors import brief
 from kbsim.inputs.errors import InputError
 from kbsim.inputs.loaded import SAMPLE, LoadedCorpus
-from kbsim.params import MAX_TITLE_SEARCH_LIMIT, CorpusParams, DayParams
-from kbsim.store.analyzer import ASCII, Analyzer, analyzer_for
+from kbsim.params import AUTO_LANGUAGE, MAX_TITLE_SEARCH_LIMIT, CorpusParams, DayParams
+from kbsim.store.analyzer import ASCII, Analyzer, analyzer_for, auto_analyzer
 
-__all__ = ["corpus_analyzer", "corpus_edits", "corpus_language", "largest_title_group", "refuse_crowded_titles"]
+__all__ = [
+    "corpus_analyzer",
+    "corpus_edits",
+    "corpus_language",
+    "largest_title_group",
+    "refuse_crowded_titles",
+    "unsearchable_warnings",
+]
 
 
 def corpus_language(params: CorpusParams, loaded: LoadedCorpus) -> str | None:
@@ -26,16 +33,28 @@ def corpus_language(params: CorpusParams, loaded: LoadedCorpus) -> str | None:
 
 def corpus_analyzer(params: CorpusParams, loaded: LoadedCorpus) -> Analyzer:
     """The analyzer a day on ``loaded`` indexes and searches with: ``corpus.analyzer``
-    (``ascii`` ignores the corpus's own language), else the Unicode analyzer for the
-    corpus's language when it has one, else :data:`~kbsim.store.analyzer.ASCII`."""
+    (``ascii`` ignores the corpus's own language; ``unicode`` with no language is plain
+    ``unicode``), else the Unicode analyzer for the corpus's language (``corpus.language``,
+    or the one the corpus declares), else, and for ``corpus.language: auto``, the one the
+    articles' text calls for (:func:`~kbsim.store.analyzer.auto_analyzer`: the ascii
+    analyzer for an English corpus in ASCII, as before ``auto`` was the default)."""
     language = corpus_language(params, loaded)
-    kind = params.analyzer or ("unicode" if language is not None else "ascii")
-    return ASCII if kind == "ascii" else analyzer_for("unicode", language)
+    if params.analyzer == "ascii":
+        return ASCII
+    if language == AUTO_LANGUAGE or (language is None and params.analyzer is None):
+        return _auto_analyzer(loaded)
+    return analyzer_for("unicode", language)
+
+
+@lru_cache(maxsize=8)
+def _auto_analyzer(loaded: LoadedCorpus) -> Analyzer:
+    """:func:`~kbsim.store.analyzer.auto_analyzer` of a corpus (read once per corpus)."""
+    return auto_analyzer(loaded.articles())
 
 
 def corpus_edits(params: CorpusParams, loaded: LoadedCorpus) -> str:
     """How people's saves write the corpus's text: ``corpus.edits``, else ``swap_lines`` on
-    the English sample (the edits its published study, kbsim/experiments/sample_kb.yaml, ran
+    the English sample (the edits its published study, experiments/sample_kb.yaml, ran
     with), else ``revise``."""
     if params.edits is not None:
         return params.edits
@@ -88,3 +107,20 @@ def refuse_crowded_titles(params: DayParams, loaded: LoadedCorpus) -> None:
             "Give them distinct titles"
             + (f", or set checks.title_search_limit to {count}" if count <= MAX_TITLE_SEARCH_LIMIT else ""),
             field="title")
+
+
+def unsearchable_warnings(loaded: LoadedCorpus, analyzer: Analyzer) -> list[str]:
+    """Warnings of text ``analyzer`` cannot search in ``loaded``: titles that give no search
+    term (no query can find their articles), or, under the ascii analyzer, letters outside
+    ASCII that it drops. ``kbsim corpus check`` prints them and ``kbsim serve`` logs them."""
+    unsearched = sum(1 for title in loaded.titles if not analyzer.tokenize(title))
+    if unsearched:
+        hint = "" if not analyzer.is_default else "; set the corpus's language (--language, corpus.language)"
+        return [f"{unsearched:,} title(s) give no search term under the {analyzer.name} analyzer, so no "
+                f"query can find them{hint}"]
+    if analyzer.is_default and any(not text.isascii() for text in loaded.titles):
+        lost = sum(1 for text in loaded.titles + loaded.contents if not text.isascii())
+        return [f"{lost:,} title(s) and content(s) hold letters outside ASCII, which the ascii analyzer "
+                "drops (Überprüfen is searched as berpr and fen); set the corpus's language "
+                "(--language, corpus.language) to search them"]
+    return []

@@ -52,15 +52,19 @@ __all__ = [
     "MAX_YAML_DEPTH",
     "MAX_YAML_FILE_BYTES",
     "BoundedSafeLoader",
+    "JSONDuplicateKeyError",
     "JSONTooDeepError",
     "YAMLBoundsError",
     "csv_field_limit",
     "csv_records",
+    "duplicate_key_error",
+    "json_unique_loads",
     "json_line",
     "json_loads",
     "list_text_files",
     "newlines_as_lf",
     "read_input",
+    "unique_header",
     "yaml_location",
     "yaml_problem",
     "yaml_reason",
@@ -123,7 +127,7 @@ def list_text_files(root: Path, suffixes: tuple[str, ...]) -> list[tuple[str, st
                 problem = ("a loop of symbolic links" if exc.errno == 40 else
                            f"cannot be read: {exc.strerror or exc}")
                 raise InputError(entry.path, problem) from None
-            if is_dir:
+            if is_dir and info is not None:  # (a folder's stat is always taken)
                 key = (info.st_dev, info.st_ino)
                 if key in seen:
                     raise InputError(entry.path, f"leads to the folder {seen[key]} again (a symbolic link loop, "
@@ -186,7 +190,7 @@ class BoundedSafeLoader(yaml.SafeLoader):
     def compose_document(self):  # noqa: D102 - PyYAML's hook
         self._aliases = False
         node = super().compose_document()
-        if self._aliases:  # without aliases, a document holds no more values than it reads
+        if self._aliases and node is not None:  # without aliases, a document holds no more values than it reads
             _check_expansion(node)
         return node
 
@@ -352,6 +356,31 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return row
 
 
+def duplicate_key_error(path: str | os.PathLike[str], exc: JSONDuplicateKeyError, line: int | None) -> InputError:
+    """The one-line refusal of a JSON object naming a key twice: the file, the line and the key."""
+    if len(exc.key) <= 60 and exc.key.isprintable():
+        return InputError(path, "the key is given twice in one object (JSON would keep the last value "
+                          "silently); expected each key once", line=line, field=exc.key)
+    return InputError(path, f"{exc}; expected each key once", line=line)
+
+
+def json_unique_loads(text: str | bytes) -> Any:
+    """:func:`json_loads` refusing, at any depth, an object that names a key twice
+    (:class:`JSONDuplicateKeyError`, a ``ValueError``; :func:`duplicate_key_error` words it)."""
+    return json_loads(text, object_pairs_hook=_unique_keys)
+
+
+def unique_header(path: str | os.PathLike[str], names: list[str], line: int = 1) -> None:
+    """Refuse a CSV header naming one column twice (a row would keep one value and drop the
+    other silently), naming the file, the line and the column."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise InputError(path, "the header names this column twice (one of its values would be dropped "
+                             "silently); expected each column once", line=line, column=name)
+        seen.add(name)
+
+
 def json_line(path: str | os.PathLike[str], text: str, line: int) -> Any:
     """One line of JSON, refusing (naming the line) what is not JSON, is nested deeper than
     Python parses, or names a key twice in one object (naming the key: read as JSON it
@@ -365,9 +394,6 @@ def json_line(path: str | os.PathLike[str], text: str, line: int) -> Any:
             json_loads(text, object_pairs_hook=_unique_keys)
         return value
     except JSONDuplicateKeyError as exc:
-        if len(exc.key) <= 60 and exc.key.isprintable():
-            raise InputError(path, "the key is given twice in one object (JSON would keep the last value "
-                             "silently); expected each key once", line=line, field=exc.key) from None
-        raise InputError(path, f"{exc}; expected each key once", line=line) from None
+        raise duplicate_key_error(path, exc, line) from None
     except ValueError as exc:
         raise InputError(path, f"not a JSON object: {exc}", line=line) from None

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 from functools import cache
+from types import ModuleType
 
 from kbsim.inputs.loaded import SAMPLE, LoadedCorpus
 from kbsim.inputs.sample_topics import TOPICS
@@ -318,8 +319,8 @@ def _candidates() -> list[tuple[str, str, str]]:
     out: list[tuple[str, str, str]] = []
     for name, (team, details, lines) in TOPICS.items():
         for line in lines.strip().splitlines():
-            kind, title, lead, steps = (part.strip() for part in line.split(" | "))
-            title, body, _ = _article(kind, title, lead, _steps(steps), team, details)
+            kind, title, lead, steps_text = (part.strip() for part in line.split(" | "))
+            title, body, _ = _article(kind, title, lead, _steps(steps_text), team, details)
             out.append((name, title, body))
     for thing, app, purpose, sign_in, check, platforms in DEVICE_SETUP:
         for platform in platforms:
@@ -328,9 +329,9 @@ def _candidates() -> list[tuple[str, str, str]]:
             lead = f"{purpose}. This article sets up {thing} on {words}."
             title, body, _ = _article("how", f"Set up {thing} on {words}", lead, steps, "the Service Desk", "")
             out.append((f"Setting up {thing}", title, body))
-    for app, code, meaning, why, steps in ERRORS:
+    for app, code, meaning, why, steps_text in ERRORS:
         lead = f"{app} shows error {code}: {meaning}. {why}"
-        title, body, _ = _article("fix", f"{app} error {code}: {meaning}", lead, _steps(steps), "the Service Desk",
+        title, body, _ = _article("fix", f"{app} error {code}: {meaning}", lead, _steps(steps_text), "the Service Desk",
                                   f"the error code {code}, a screenshot and when it happened")
         out.append((f"{app} errors", title, body))
     for name, purpose, address, approver, first, exports in APPS:
@@ -460,14 +461,15 @@ def _localised(topics: dict[str, tuple[str, str, str]], words: dict[str, str]) -
 
 @cache
 def _language_sample(source: str) -> LoadedCorpus:
+    material: ModuleType
     if source == SAMPLE_DE:
-        from kbsim.inputs import sample_de as material
+        from kbsim.inputs import sample_de
 
-        language = "de"
+        material, language = sample_de, "de"
     else:
-        from kbsim.inputs import sample_hi as material
+        from kbsim.inputs import sample_hi
 
-        language = "hi"
+        material, language = sample_hi, "hi"
     articles = _localised(material.TOPICS, material.WORDS)
     digest = hashlib.sha256("\0".join(f"{i}\0{t}\0{c}" for i, t, c in articles).encode()).hexdigest()
     return LoadedCorpus(source, tuple(t for _, t, _ in articles), tuple(c for _, _, c in articles),

@@ -13,7 +13,7 @@ from __future__ import annotations
 from kbsim.inputs.corpus import SAMPLE
 from kbsim.inputs.sample import SAMPLE_DE, SAMPLE_HI
 
-__all__ = ["QUERIES"]
+__all__ = ["COMPOUND_QUERIES", "QUERIES"]
 
 _EN = """
 reset my VPN password | Reset your VPN password
@@ -185,6 +185,31 @@ _HI = """
 हेडसेट से आवाज़ नहीं | वीडियो मीटिंग में आवाज़ नहीं आ रही
 """
 
+#: German queries written as one compound word, as people type them; the articles that
+#: answer each say its parts apart (``Papierstau im Drucker`` for ``Druckerpapierstau``).
+_DE_COMPOUNDS = """
+Druckerpapierstau | Papierstau im Drucker
+Laptopakku | Akku des Laptops hält nur kurz
+Gästewlan | WLAN für Gäste und Besucher
+Bildschirmflackern | Bildschirm flackert oder zeigt Streifen
+Kontosperre | Konto nach zu vielen Anmeldeversuchen gesperrt
+Postfachgröße | Postfach voll, keine E-Mails mehr senden
+Monitoranschluss | Zweiten Monitor anschließen
+Handyverlust | Handy verloren, Anmeldung nicht möglich; Verlorenes oder gestohlenes Gerät melden
+Laptopbestellung | Neuen Laptop bestellen
+Kalenderfreigabe | Kalender für Kolleginnen und Kollegen freigeben
+Softwareinstallation | Software aus dem Softwarecenter installieren
+Videokonferenzraum | Videokonferenz im Besprechungsraum starten
+Virenschutzmeldung | Virenschutz meldet eine Bedrohung
+Passwortablauf | Passwort vor dem Ablauf ändern; Passwortregeln: Länge, Verlauf und Ablauf
+Netzlaufwerkverbindung | Netzlaufwerk verbinden
+Druckerinstallation | Drucker hinzufügen
+Dateiwiederherstellung | Gelöschte Datei wiederherstellen
+Emailsignatur | E-Mail-Signatur hinzufügen
+Officelizenz | Office meldet ein Problem mit der Lizenz
+Handyeinrichtung | Dienstliche E-Mails auf dem Handy einrichten; Authenticator auf ein neues Handy übertragen
+"""
+
 
 def _parsed(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     rows = []
@@ -198,3 +223,6 @@ def _parsed(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
 QUERIES: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     SAMPLE: _parsed(_EN), SAMPLE_DE: _parsed(_DE), SAMPLE_HI: _parsed(_HI),
 }
+#: ``corpus.source`` of a sample -> its compound-word queries (``QUERIES``' form): what a
+#: query's compound words split into (kbsim.store.analyzer) is measured on these.
+COMPOUND_QUERIES: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {SAMPLE_DE: _parsed(_DE_COMPOUNDS)}

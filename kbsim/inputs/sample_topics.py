@@ -20,6 +20,7 @@ TOPICS: dict[str, tuple[str, str, str]] = {}
 
 
 def topic(name: str, team: str, ticket_details: str, articles: str) -> None:
+    """Register one topic of the sample knowledge base: who answers it, what a ticket needs, its articles."""
     TOPICS[name] = (team, ticket_details, articles)
 
 

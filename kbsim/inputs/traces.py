@@ -97,6 +97,7 @@ class ArticleIndex:
             self.by_title.setdefault(title, []).append(article_id)
 
     def copy(self) -> ArticleIndex:
+        """A copy whose titles can change without changing this index's (the ids are shared)."""
         twin = object.__new__(ArticleIndex)
         twin.by_id = self.by_id
         twin.title_of = self.title_of
@@ -104,7 +105,7 @@ class ArticleIndex:
         return twin
 
     def resolve(self, reference: str) -> str:
-        """kbsim's id of the article ``reference`` names; ValueError says why none."""
+        """The kbsim id of the article ``reference`` names; ValueError says why none."""
         if reference in self.by_id:
             return self.by_id[reference]
         found = self.by_title.get(reference, [])
@@ -116,6 +117,7 @@ class ArticleIndex:
         raise ValueError(f"unknown article {brief(reference)}: no article has this id or (current) title")
 
     def retitle(self, article_id: str, old: str | None, new: str | None) -> None:
+        """Record that ``article_id``'s title changed from ``old`` to ``new`` (None: no title)."""
         if old is not None and article_id in self.by_title.get(old, []):
             self.by_title[old].remove(article_id)
         if new is not None:
@@ -204,24 +206,26 @@ def read_saves_trace(path: str | Path, articles: ArticleIndex, day_s: float, sta
         kind = row.get("kind", "").strip()
         if kind not in SAVE_KINDS:
             raise error(f"unknown kind {brief(row.get('kind', ''))}; expected one of {', '.join(SAVE_KINDS)}", "kind")
-        title, content, length = row.get("title"), row.get("content"), row.get("length")
+        title, content, length_text = row.get("title"), row.get("content"), row.get("length")
         if title is not None and kind != "content_and_title":
             raise error(f"a new title is for content_and_title saves, not {kind}", "title")
-        if title is not None and title_problem(title.strip()):
+        problem = None if title is None else title_problem(title.strip())
+        if problem:
             # the day searches for titles (the title check, questions about the article)
-            raise error(title_problem(title.strip()), "title")
-        if kind == "unpublish" and (content is not None or length is not None):
+            raise error(problem, "title")
+        if kind == "unpublish" and (content is not None or length_text is not None):
             raise error("an unpublish save has no new content", "content" if content is not None else "length")
-        if content is not None and length is not None:
+        if content is not None and length_text is not None:
             raise error("give the new content or its length, not both", "length")
         if content is not None and len(content) > MAX_CONTENT_CHARS:
             raise error(f"content of {len(content):,} characters is over the limit of {MAX_CONTENT_CHARS:,}",
                         "content")
-        if length is not None:
+        length: int | None = None
+        if length_text is not None:
             try:
-                length = int(length)
+                length = int(length_text)
             except ValueError:
-                raise error(f"length {brief(length)} is not a whole number of characters", "length") from None
+                raise error(f"length {brief(length_text)} is not a whole number of characters", "length") from None
             if not 0 <= length <= MAX_CONTENT_CHARS:
                 raise error(f"length {length} is outside 0 to {MAX_CONTENT_CHARS:,} characters", "length")
         if kind == "unpublish":

@@ -6,8 +6,10 @@ stale exposure) and answers from :mod:`kbsim.model.analytic`, in well under a se
 
 - the cheapest exact strategy (re-read or poll) and check interval that meets the
   target, with its predicted calls and bytes per hour;
-- the runner-up (the cheapest option with the other exact strategy), and what the
+- the runner-up (the cheapest option with another exact strategy), and what the
   title check would miss at the chosen interval;
+- which of the day's strategies (``checks.strategies``) the model has no cost for: those
+  are answered by simulation (``kbsim advise --config``, :mod:`kbsim.runner.simulated_advice`);
 - the largest delay between reading an article and editing it that keeps the share of
   edits rejected as a version conflict under a target (5% by default).
 
@@ -20,7 +22,7 @@ so instead of giving a latency. ``--json`` leaves out what the model does not gi
 title check's p90, a missing runner-up) rather than writing null.
 
 :func:`verify_config` turns an answer into an experiment config (the chosen and the
-runner-up's day, and an edit day at the safe delay) for :func:`kbsim.experiment.runner.run_experiment`,
+runner-up's day, and an edit day at the safe delay) for :func:`kbsim.runner.run.run_experiment`,
 and :func:`compare` puts its summary beside the predictions. ``kbsim advise`` is the
 command line (:mod:`kbsim.cli.advise_cmd`), which also reads its options' text
 (durations, shares, counts) into the numbers this module takes.
@@ -39,7 +41,7 @@ import pandas as pd
 from kbsim.errors import UsageError
 from kbsim.model import analytic
 from kbsim.params import DayParams
-from kbsim.sim.strategies import get_strategy, strategy_names
+from kbsim.sim.strategies import Strategy, resolve, strategy_named
 from kbsim.stats.intervals import no_interval
 from kbsim.units import format_bytes, format_duration
 
@@ -88,10 +90,12 @@ def _by_hour(seconds: float) -> str:
 
 
 def format_count(value: float) -> str:
+    """A count for the advice's text: thousands separated from 100 up, three digits below."""
     return "n/a" if math.isnan(value) else f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
 
 def format_share(value: float) -> str:
+    """A share as a percentage for the advice's text (two digits under 10%)."""
     if math.isnan(value):
         return "n/a"
     return f"{100 * value:.2g}%" if value < 0.1 else f"{100 * value:.1f}%"
@@ -164,9 +168,11 @@ class Target:
 
     @property
     def flag(self) -> str:
+        """The ``kbsim advise`` option that sets this target (``--max-latency``, ...)."""
         return TARGETS[self.metric]
 
     def describe(self, value: float | None = None) -> str:
+        """The target in words (``stale exposure at most 2%``), or ``value`` of its metric in words."""
         what = {
             "detection_latency_s": "mean detection latency",
             "detection_latency_p90_s": "90th-percentile detection latency",
@@ -206,8 +212,9 @@ class Option:
     calls_per_hour: float
     bytes_per_hour: float
 
-    def describe(self) -> str:
-        return f"{get_strategy(self.strategy).label} every {format_duration(self.interval_s)}"
+    def describe(self, among: tuple[Strategy, ...] = ()) -> str:
+        """``re-read every 1 h``: the strategy's label (one of ``among``, else a built-in one) and interval."""
+        return f"{strategy_named(self.strategy, among).label} every {format_duration(self.interval_s)}"
 
 
 @dataclass(frozen=True)
@@ -234,9 +241,16 @@ class Advice:
     cost: str
     choice: Option
     runner_up: Option | None
-    title: Option
+    title: Option | None  # the day's blind check (advice_role "blind") at the chosen interval, if it has one
     edit: EditAdvice
     options: pd.DataFrame = field(repr=False)
+    #: the day's strategies (``checks.strategies``)
+    strategies: tuple[Strategy, ...] = field(default=(), repr=False)
+
+    @property
+    def unmodelled(self) -> tuple[Strategy, ...]:
+        """The day's strategies the model has no cost for: answered by simulation only."""
+        return tuple(strategy for strategy in self.strategies if strategy.model is None)
 
     def to_dict(self) -> dict:
         """The answer as plain JSON-able values (``kbsim advise --json``)."""
@@ -255,9 +269,11 @@ class Advice:
             "cost": self.cost,
             "choice": _finite(asdict(self.choice)),
             **({} if self.runner_up is None else {"runner_up": _finite(asdict(self.runner_up))}),
-            "title_check": _finite({**asdict(self.title), "misses_share": 1.0 - self.title.detected_share}),
+            **({} if self.title is None else {
+                "title_check": _finite({**asdict(self.title), "misses_share": 1.0 - self.title.detected_share})}),
             "edit": _finite(asdict(self.edit)),
             "source": "analytic model (kbsim.model.analytic)",
+            **({"simulation_only": [strategy.name for strategy in self.unmodelled]} if self.unmodelled else {}),
         }
 
     def lines(self) -> list[str]:
@@ -267,25 +283,31 @@ class Advice:
         latency = (f"mean latency {format_duration(c.detection_latency_s)} (p90 "
                    f"{format_duration(c.detection_latency_p90_s)})" if stale else
                    "no citation goes stale (no saves), so there is nothing to detect")
+        among = self.strategies
         lines = [
             f"Target: {self.target.describe()} (cheapest in {self.cost} per hour).",
-            f"Do: {c.describe()}: {format_count(c.calls_per_hour)} calls/h, "
+            f"Do: {c.describe(among)}: {format_count(c.calls_per_hour)} calls/h, "
             f"{format_bytes(c.bytes_per_hour)}/h; {latency}, stale exposure {format_share(c.stale_exposure)}.",
         ]
         if self.runner_up is not None:
             r = self.runner_up
             latency = f"mean latency {format_duration(r.detection_latency_s)}, " if stale else ""
             lines.append(
-                f"Runner-up: {r.describe()}: {format_count(r.calls_per_hour)} calls/h, "
+                f"Runner-up: {r.describe(among)}: {format_count(r.calls_per_hour)} calls/h, "
                 f"{format_bytes(r.bytes_per_hour)}/h; {latency}exposure {format_share(r.stale_exposure)}."
             )
-        misses = (f"it would miss {format_share(1.0 - t.detected_share)} of the citations stale by the last "
-                  "check (it cannot see a change of content alone), " if stale else "")
-        lines.append(
-            f"Title check every {format_duration(t.interval_s)} instead: {misses}leave "
-            f"{format_share(t.stale_exposure)} exposure, and cost "
-            f"{format_count(t.calls_per_hour)} searches/h ({format_bytes(t.bytes_per_hour)}/h)."
-        )
+        if t is not None:
+            misses = (f"it would miss {format_share(1.0 - t.detected_share)} of the citations stale by the last "
+                      "check (it cannot see a change of content alone), " if stale else "")
+            lines.append(
+                f"Title check every {format_duration(t.interval_s)} instead: {misses}leave "
+                f"{format_share(t.stale_exposure)} exposure, and cost "
+                f"{format_count(t.calls_per_hour)} searches/h ({format_bytes(t.bytes_per_hour)}/h)."
+            )
+        if self.unmodelled:
+            names = ", ".join(strategy.label for strategy in self.unmodelled)
+            lines.append(f"The model has no cost for {names}: that is answered by simulation only "
+                         "(kbsim advise --config DAY.yaml simulates it).")
         e = self.edit
         if e.longest:
             edit_line = f"any delay up to {format_duration(e.delay_s)} (the longest considered)"
@@ -312,8 +334,9 @@ def _check_answer(advice: Advice) -> Advice:
     due = ["interval_s", "stale_exposure", "calls_per_hour", "bytes_per_hour"]
     if advice.params.saves.count > 0:
         due += ["detected_share", "detection_latency_s", "detection_latency_p90_s"]
-    checked = [("choice", advice.choice, due), ("title check", advice.title,
-                                                 [name for name in due if name != "detection_latency_p90_s"])]
+    checked: list[tuple[str, Option | EditAdvice, list[str]]] = [("choice", advice.choice, due)]
+    if advice.title is not None:
+        checked.append(("title check", advice.title, [name for name in due if name != "detection_latency_p90_s"]))
     if advice.runner_up is not None:
         checked.append(("runner-up", advice.runner_up, due))
     checked.append(("edit advice", advice.edit, ["delay_s", "gone_rate"]))
@@ -409,17 +432,23 @@ def advise(
             f"{params.corpus.articles:,}; after that no answer can cite anything. Give fewer --saves-per-day or "
             "more --articles",
         )
+    strategies = resolve(params.checks.strategies)
     quiet = params.model_copy(update={"edit": params.edit.model_copy(update={"delay_s": None})})
     options = analytic.predict_check_policy(quiet, candidate_intervals(params.day_s, min_interval_s))
+    if options.empty:
+        raise AdviceError("--config", "the model has a cost for none of the day's strategies "
+                          f"({', '.join(s.name for s in strategies)}); answer by simulation")
     column = f"{cost}_per_hour"
     # nothing stale (no saves): every interval meets a latency target
     achieved = options[target.metric].fillna(0.0)
     options["meets"] = achieved <= target.limit * (1 + 1e-9)
     options["pareto"] = False
     # the exact strategies an answer chooses among (the title check misses content changes)
-    exact = options[options["strategy"].isin(strategy_names(exact=True))]
+    exact = options[options["strategy"].isin([strategy.name for strategy in strategies if strategy.exact])]
     options.loc[exact.index, "pareto"] = pareto_optimal(exact[column], exact[target.metric].fillna(0.0))
     feasible = exact[options.loc[exact.index, "meets"]]
+    if feasible.empty and exact.empty:
+        raise AdviceError(target.flag, "the model has a cost for no exact strategy of the day's; answer by simulation")
     if feasible.empty:
         best = exact.loc[exact[target.metric].idxmin()]
         raise AdviceError(
@@ -433,9 +462,13 @@ def advise(
     choice = _option(ranked.iloc[0])
     others = ranked[ranked["strategy"] != choice.strategy]
     runner_up = _option(others.iloc[0]) if len(others) else None
-    title_row = options[(options["strategy"] == "title") & (options["interval_s"] == choice.interval_s)].iloc[0]
+    blind = [strategy.name for strategy in strategies if strategy.advice_role == "blind" and strategy.model]
+    title = None
+    if blind:
+        at_choice = options[(options["strategy"] == blind[0]) & (options["interval_s"] == choice.interval_s)]
+        title = _option(at_choice.iloc[0])
     edit = _edit_advice(params, max_conflict_rate, left_s)
-    return _check_answer(Advice(params, target, cost, choice, runner_up, _option(title_row), edit, options))
+    return _check_answer(Advice(params, target, cost, choice, runner_up, title, edit, options, strategies))
 
 
 def _edit_advice(params: DayParams, max_conflict_rate: float, left_s: float) -> EditAdvice:
@@ -474,7 +507,7 @@ VERIFIED = ("detection_latency_s", "detection_latency_p90_s", "stale_exposure", 
 
 
 def verify_config(advice: Advice, seeds: int = 20) -> dict:
-    """An experiment config (for :func:`kbsim.experiment.load.config_from_dict`) simulating the
+    """An experiment config (for :func:`kbsim.runner.load.config_from_dict`) simulating the
     answer: the chosen interval's day, the runner-up's when its interval differs, and a
     day with edits after the safe delay (one check at its end). Its name hashes the day,
     so the same question reuses its runs."""
@@ -520,20 +553,22 @@ def compare(advice: Advice, summary: pd.DataFrame) -> pd.DataFrame:
         row = rows.iloc[0]
         return float(row["value"]), float(row["ci_low"]), float(row["ci_high"])
 
-    checked = [("choice", advice.choice, VERIFIED)]
+    checked: list[tuple[str, Option, tuple[str, ...]]] = [("choice", advice.choice, VERIFIED)]
     if advice.runner_up is not None:
         if advice.runner_up.interval_s == advice.choice.interval_s:
             # re-read and poll flag the same citations at the same checks: only the cost differs
             checked.append(("choice", advice.runner_up, ("calls_per_hour", "bytes_per_hour")))
         else:
             checked.append(("runner_up", advice.runner_up, VERIFIED))
-    title_metrics = ("detected_share", "detection_latency_s", "stale_exposure", "calls_per_hour")
-    checked.append(("choice", advice.title, title_metrics))
+    if advice.title is not None:
+        title_metrics = ("detected_share", "detection_latency_s", "stale_exposure", "calls_per_hour")
+        checked.append(("choice", advice.title, title_metrics))
     rows = []
     for scenario, option, metrics in checked:
         for metric in metrics:
             value, low, high = simulated(scenario, metric, option.strategy)
-            rows.append((option.describe(), option.strategy, metric, getattr(option, metric), value, low, high))
+            rows.append((option.describe(advice.strategies), option.strategy, metric, getattr(option, metric), value,
+                         low, high))
     if "edits" in set(summary["scenario"]):
         outcomes = analytic.predict_edit_outcomes(
             advice.params.model_copy(

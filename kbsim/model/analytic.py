@@ -45,12 +45,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from kbsim.params import DayParams
-from kbsim.sim.strategies import strategies
+from kbsim.sim.strategies import Strategy, resolve
 
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(96)
 
@@ -134,6 +135,7 @@ class ResultSizes:
 
     @classmethod
     def from_params(cls, params: DayParams) -> ResultSizes:
+        """The sizes for the corpus and title-search limit of ``params``."""
         corpus = params.corpus
         title = corpus.title_words * (_TITLE_WORD_CHARS + 1.0) - 1.0
         content = corpus.body_words * (_BODY_WORD_CHARS + 1.0)
@@ -498,11 +500,11 @@ class FreshnessModel:
         """The day's citations followed on a time grid: computed once per model."""
         return _day_flows(self)
 
-    def check_policy(self, intervals_s) -> pd.DataFrame:
+    def check_policy(self, intervals_s, strategies: tuple[Strategy, ...] | None = None) -> pd.DataFrame:
         """Detection, exposure and cost per hour of each strategy at each check interval.
 
-        One row per interval and strategy (``title``, ``reread``, ``poll``: the registered
-        strategies, :mod:`kbsim.sim.strategies`, that the model has a cost for), with the
+        One row per interval and strategy (``strategies``, default the study's three, that
+        has a ``model``: each turns the day's :class:`PolicyQuantities` into its row), with the
         metrics of :mod:`kbsim.stats.metrics` as the day computes them: checks at every
         multiple of the interval up to the end of the day (the last at
         ``floor(day / interval) * interval``); ``detected_share`` and the latencies over
@@ -521,32 +523,32 @@ class FreshnessModel:
                 "check_policy models days without agent edits; build the model from a day "
                 "with edit.delay_s null"
             )
-        flows = self._flows
+        modelled = [strategy for strategy in (resolve() if strategies is None else strategies)
+                    if strategy.model is not None]
         rows = []
         for interval in np.atleast_1d(np.asarray(intervals_s, dtype=float)):
             if not (math.isfinite(interval) and 0.0 < interval <= self.day_s * (1 + 1e-9)):
                 raise ValueError(
                     f"interval_s must be in (0, {self.day_s:g}] (the day), got {interval!r}"
                 )
-            detection = flows.detection(interval)
-            cost = self._policy_cost(interval)
-            for strategy in strategies():
-                if strategy.name not in cost:  # a strategy the model has no cost for
-                    continue
+            quantities = self.policy_quantities(float(interval))
+            for strategy in modelled:
+                assert strategy.model is not None
                 rows.append(
                     {
                         "interval_s": float(interval),
                         "strategy": strategy.name,
-                        **detection[strategy.name],
-                        **cost[strategy.name],
+                        **strategy.model(quantities),
                         "exact": strategy.exact,
                     }
                 )
         return pd.DataFrame(rows)
 
-    def _policy_cost(self, interval_s: float) -> dict[str, dict[str, float]]:
-        """Calls and bytes per hour of each strategy, summed over the day's checks."""
+    def policy_quantities(self, interval_s: float) -> PolicyQuantities:
+        """What the day's checks at every ``interval_s`` read and detect, summed over the
+        day: the quantities each strategy's ``model`` turns into its row."""
         flows, sizes, p, counts = self._flows, self.sizes, self.save_weights, self._counts
+        detection = flows.detection(interval_s)
         checks = interval_s * np.arange(1, int(math.floor(self.day_s / interval_s + 1e-9)) + 1)
         events = self.saves_per_s * interval_s
         pages = _expected_pages(events, self.poll_page_size)
@@ -570,22 +572,56 @@ class FreshnessModel:
                 ((moved - moved_gone) * sizes.read_bytes + moved_gone * sizes.not_found_bytes)
                 @ counts
             ).sum()
-        hours = self.day_s / 3600.0
-        n = len(checks)
-        poll_calls = n * pages + totals["moved"]
-        poll_bytes = n * (pages * sizes.page_bytes + events * sizes.event_bytes) + totals["moved_bytes"]
-        searches = totals["reread_calls"] + totals["retitled"]
-        return {
-            "title": {
-                "calls_per_hour": searches / hours,
-                "bytes_per_hour": searches * sizes.search_bytes / hours,
-            },
-            "reread": {
-                "calls_per_hour": totals["reread_calls"] / hours,
-                "bytes_per_hour": totals["reread_bytes"] / hours,
-            },
-            "poll": {"calls_per_hour": poll_calls / hours, "bytes_per_hour": poll_bytes / hours},
-        }
+        return PolicyQuantities(
+            hours=self.day_s / 3600.0,
+            checks=len(checks),
+            events=events,
+            pages=pages,
+            sizes=sizes,
+            cited_reads=totals["reread_calls"],
+            cited_read_bytes=totals["reread_bytes"],
+            retitled=totals["retitled"],
+            moved=totals["moved"],
+            moved_bytes=totals["moved_bytes"],
+            exact_detection=detection["exact"],
+            title_detection=detection["visible"],
+        )
+
+
+@dataclass(frozen=True)
+class PolicyQuantities:
+    """What checks at one interval read and detect over a modelled day, for a strategy's
+    ``model`` (:class:`kbsim.sim.strategies.Strategy`) to turn into calls, bytes and detection.
+
+    Attributes:
+        hours: the day's hours.
+        checks: the day's checks.
+        events: expected event-log entries written between two checks.
+        pages: expected pages of the event log a poll of those events reads.
+        sizes: the bytes of one answer of each tool (``read_bytes``, ``search_bytes``,
+            ``page_bytes``, ``event_bytes``, ``not_found_bytes``).
+        cited_reads: distinct cited articles, summed over the checks (a read of each).
+        cited_read_bytes: the bytes of those reads (a gone article's is a not_found error).
+        retitled: extra titles of retitled articles still cited, summed over the checks.
+        moved: distinct cited articles saved since the check before, summed over the checks.
+        moved_bytes: the bytes of reading those.
+        exact_detection: detected share, latencies and exposure of a strategy that flags
+            exactly what is stale at every check.
+        title_detection: the same for one that sees only a retitle or an unpublish.
+    """
+
+    hours: float
+    checks: int
+    events: float
+    pages: float
+    sizes: Any
+    cited_reads: float
+    cited_read_bytes: float
+    retitled: float
+    moved: float
+    moved_bytes: float
+    exact_detection: dict[str, float]
+    title_detection: dict[str, float]
 
 
 def _phi(x: np.ndarray) -> np.ndarray:
@@ -693,8 +729,8 @@ class _Flows:
         return 0.5 * (lo + hi)
 
     def detection(self, interval_s: float) -> dict[str, dict[str, float]]:
-        """Detected share, mean and p90 latency, and stale exposure of the title check and of
-        each exact strategy (registered in :mod:`kbsim.sim.strategies`)."""
+        """Detected share, mean and p90 latency, and stale exposure of a check that sees only
+        a retitle or an unpublish (``visible``) and of an exact one (``exact``)."""
         stale, exact_wait, exact_exposed = self._waits(self.stale, interval_s)
         visible, title_wait, title_exposed = self._waits(self.visible, interval_s)
         day = self.times[-1]
@@ -723,7 +759,7 @@ class _Flows:
             else math.nan,
         }
         # an exact strategy flags what is stale at every check, whichever it is
-        return {"title": title, **{strategy.name: exact for strategy in strategies(exact=True)}}
+        return {"visible": title, "exact": exact}
 
 
 def _day_flows(model: FreshnessModel) -> _Flows:
@@ -871,11 +907,13 @@ def predict_check_cost(params: DayParams, *, unpublish: bool = True) -> pd.Serie
 
 def predict_check_policy(params: DayParams, intervals_s=None, *, unpublish: bool = True) -> pd.DataFrame:
     """:meth:`FreshnessModel.check_policy` for a day like ``params`` (its edits switched
-    off); ``intervals_s`` defaults to the day's check interval."""
+    off), of the day's strategies that have a model; ``intervals_s`` defaults to the day's
+    check interval."""
     if params.edit.enabled:
         params = params.model_copy(update={"edit": params.edit.model_copy(update={"delay_s": None})})
     intervals = [params.checks.interval_s] if intervals_s is None else intervals_s
-    return FreshnessModel.from_params(params, unpublish=unpublish).check_policy(intervals)
+    strategies = resolve(params.checks.strategies)
+    return FreshnessModel.from_params(params, unpublish=unpublish).check_policy(intervals, strategies)
 
 
 #: The longest read-to-edit delay :func:`predict_safe_edit_delay` considers: ten days.

@@ -1,7 +1,7 @@
 """The README's answer to "What should my agent do?", written from results by ``kbsim figures``.
 
 Two blocks of README.md: what the check-policy sweep says of the strategies' costs
-(``kbsim/experiments/check_policy.yaml``), and what ``kbsim advise`` answers for the
+(``experiments/check_policy.yaml``), and what ``kbsim advise`` answers for the
 reference day, with its ``--verify`` simulation (the same runs ``kbsim advise
 --max-latency 15min --verify`` keeps under ``results/advise-<hash>/``). Every number in
 them comes from those results or from :func:`kbsim.model.advise.advise`, so none of it
@@ -19,6 +19,9 @@ import pandas as pd
 from kbsim.model import advise as model_advise
 from kbsim.params import DayParams
 from kbsim.report.experiments import Experiment
+from kbsim.sim.strategies.poll import STRATEGY as POLL
+from kbsim.sim.strategies.reread import STRATEGY as REREAD
+from kbsim.sim.strategies.title import STRATEGY as TITLE
 from kbsim.units import format_bytes, format_duration
 
 #: The experiment of the check-policy paragraph.
@@ -61,8 +64,8 @@ def verify_reference_advice(
 ) -> pd.DataFrame:
     """``kbsim advise --verify`` for ``answer``: its days simulated (or reused) under
     ``results_dir`` and set beside the model (:func:`kbsim.model.advise.compare`)."""
-    from kbsim.experiment.load import config_from_dict
-    from kbsim.experiment.runner import run_experiment
+    from kbsim.runner.load import config_from_dict
+    from kbsim.runner.run import run_experiment
 
     config = config_from_dict(model_advise.verify_config(answer, VERIFY_SEEDS))
     result = run_experiment(config, results_dir, workers=workers, progress=progress, log=log)
@@ -85,7 +88,7 @@ def check_policy_paragraph(experiment: Experiment) -> list[str]:
     calls = summary[summary["metric"] == "calls_per_hour"].pivot_table(
         index=["saves.count", "checks.interval_s"], columns="strategy", values="value"
     )
-    ratio = calls["reread"] / calls["poll"]
+    ratio = calls[REREAD.name] / calls[POLL.name]
     saves = sorted(int(s) for s in calls.index.get_level_values(0).unique())
     low, high = saves[0], saves[-1]
     intervals = sorted(calls.index.get_level_values(1).unique())
@@ -96,7 +99,7 @@ def check_policy_paragraph(experiment: Experiment) -> list[str]:
     shown = [format_duration(s, "page") for s in RATIO_INTERVALS_S]
     first, middle, last = at(low)
     others = ", ".join(f"{r:.2g}" for r in at(high))
-    title = summary[(summary["metric"] == "detected_share") & (summary["strategy"] == "title")]
+    title = summary[(summary["metric"] == "detected_share") & (summary["strategy"] == TITLE.name)]
     missed = {count: 1.0 - float(title[title["saves.count"] == count]["value"].mean()) for count in saves}
     return [
         "Checking more often finds a stale citation sooner and costs more. Across check intervals from "

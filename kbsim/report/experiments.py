@@ -1,12 +1,12 @@
 """An experiment's config and results, loaded for the report: tables, per-run metrics, summary.
 
 :func:`load_experiment` runs what is missing of ``<experiments_dir>/<name>.yaml``
-through :func:`kbsim.experiment.runner.run_experiment` (results are cached under
+through :func:`kbsim.runner.run.run_experiment` (results are cached under
 ``<results_dir>/<experiment>/``), then summarises the per-run metrics the
 runner stored with :func:`kbsim.stats.summarize`. Quick mode runs a few seeds
 and thins every sweep, into ``<results_dir>/quick/``, so that quick and full
 results never mix. Every path is passed in (the configs default to the ones kbsim
-ships, :data:`kbsim.experiment.shipped.SHIPPED_DIR`): nothing here looks for a checkout.
+ships, :data:`kbsim.runner.shipped.SHIPPED_DIR`): nothing here looks for a checkout.
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kbsim.experiment.shipped import SHIPPED_DIR
 from kbsim.report import frames
+from kbsim.runner.config import ExperimentConfig
+from kbsim.runner.shipped import SHIPPED_DIR
+from kbsim.sim.strategies import Strategy, default_strategies, resolve
 from kbsim.stats import summarize
 
 QUICK_SEEDS = 3
@@ -41,8 +43,8 @@ class Experiment:
     """One experiment's config and results: tables, per-run metrics, summary, params per point."""
 
     name: str
-    config: object  # kbsim.experiment.config.ExperimentConfig
-    tables: Mapping[str, pd.DataFrame]  # a kbsim.experiment.results.ResultTables: read on first use
+    config: ExperimentConfig
+    tables: Mapping[str, pd.DataFrame]  # a kbsim.runner.results.ResultTables: read on first use
     points: pd.DataFrame  # scenario, swept keys, params (DayParams), derived columns
     per_run: pd.DataFrame = field(default_factory=pd.DataFrame)
     summary: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -50,11 +52,22 @@ class Experiment:
 
     @property
     def swept(self) -> list[str]:
+        """The parameters the experiment sweeps, by dotted name."""
         return list(self.config.swept)
 
     @property
     def seeds(self) -> int:
+        """How many seeds each point runs."""
         return len(self.config.seeds)
+
+    @property
+    def strategies(self) -> tuple[Strategy, ...]:
+        """The check strategies its days ran (``checks.strategies`` of every point), in order."""
+        found: dict[str, Strategy] = {}
+        for params in self.points["params"] if "params" in self.points else ():
+            for strategy in resolve(params.checks.strategies):
+                found.setdefault(strategy.name, strategy)
+        return tuple(found.values()) or default_strategies()
 
     def runs_per_point(self) -> str:
         """The runs behind each point of the experiment's figures, from its config:
@@ -85,7 +98,7 @@ def _thin(values: list, keep: int) -> list:
 
 def experiment_config(name: str, experiments_dir: str | Path = SHIPPED_DIR, quick: bool = False):
     """The validated config ``<experiments_dir>/<name>.yaml`` (quick: fewer seeds and points)."""
-    from kbsim.experiment.load import load_config
+    from kbsim.runner.load import load_config
 
     path = Path(experiments_dir) / f"{name}.yaml"
     if not path.exists():
@@ -132,8 +145,7 @@ def load_experiment(
     results (runs are stored by parameters and seed); ``fresh`` discards them first.
     ``progress`` shows the runner's bar (on a terminal); ``log`` takes its status lines.
     """
-    from kbsim.experiment.results import ResultTables
-    from kbsim.experiment.runner import run_experiment
+    from kbsim.runner.run import run_experiment
 
     config = experiment_config(name, experiments_dir, quick)
     root = Path(results_dir) / ("quick" if quick else "")
@@ -143,14 +155,22 @@ def load_experiment(
             raise RuntimeError(
                 f"experiment {name!r}: {len(result.failures)} runs failed; see {result.directory}/errors"
             )
+    return experiment_of(config, root / config.name, name=name, quick=quick)
+
+
+def experiment_of(config, directory: str | Path, *, name: str | None = None, quick: bool = False) -> Experiment:
+    """The :class:`Experiment` of ``config`` whose runs are done in ``directory`` (the results
+    folder of the experiment itself): its tables, read on first use, per-run metrics and summary."""
+    from kbsim.runner.results import ResultTables
+
     # each table is read when a figure, page or notebook first asks for it
-    tables = ResultTables(root / config.name, keep=(*frames.TABLE_NAMES, "runs", "timings"))
+    tables = ResultTables(Path(directory), keep=(*frames.TABLE_NAMES, "runs", "timings"))
     points = _points(config)
     by = ["scenario", *config.swept]
     per_run = tables["metrics"]
     summary = _annotate(summarize(per_run, by), points, by)
     per_run = _annotate(per_run, points, by)
-    return Experiment(name, config, tables, points, per_run, summary, name_is_quick=quick)
+    return Experiment(name or config.name, config, tables, points, per_run, summary, name_is_quick=quick)
 
 
 def _annotate(frame: pd.DataFrame, points: pd.DataFrame, by: list[str]) -> pd.DataFrame:

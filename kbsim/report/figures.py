@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -27,9 +28,14 @@ from kbsim.report.experiments import (
     sweep_frame,
     sweep_points,
 )
-from kbsim.sim.strategies import strategy_names
+from kbsim.sim.strategies import Strategy
+from kbsim.sim.strategies.poll import STRATEGY as POLL
+from kbsim.sim.strategies.reread import STRATEGY as REREAD
 from kbsim.stats.summary import MetricSelector
 from kbsim.units import format_duration
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def _edits_note(params: DayParams) -> str:
@@ -42,6 +48,7 @@ def _edits_note(params: DayParams) -> str:
 
 
 def figure_staleness_over_day(exps: dict[str, Experiment]):
+    """Staleness over the day, Zipf against control, with the model's curves (``reference`` and ``control``)."""
     from kbsim.report import plots
 
     days = staleness_days([exps["reference"], exps["control"]])
@@ -70,6 +77,7 @@ def figure_staleness_over_day(exps: dict[str, Experiment]):
 
 
 def figure_staleness_by_age(exps: dict[str, Experiment]):
+    """How long a citation stays fresh (Kaplan-Meier by age), Zipf against control."""
     from kbsim.report import plots
     from kbsim.stats.survival import survival_by
 
@@ -129,6 +137,7 @@ def _end_staleness_figure(
 
 
 def figure_staleness_vs_zipf(exps: dict[str, Experiment]):
+    """The share stale at the end of the day against the Zipf exponent (``zipf_sweep``)."""
     return _end_staleness_figure(
         exps,
         "staleness_vs_zipf",
@@ -141,6 +150,7 @@ def figure_staleness_vs_zipf(exps: dict[str, Experiment]):
 
 
 def figure_staleness_vs_saves(exps: dict[str, Experiment]):
+    """The share stale at the end of the day against the day's saves (``save_volume_sweep``)."""
     return _end_staleness_figure(
         exps,
         "staleness_vs_saves",
@@ -167,6 +177,7 @@ def _held_model(params: DayParams, by_held: pd.DataFrame) -> pd.DataFrame:
 
 
 def figure_check_cost(exps: dict[str, Experiment]):
+    """What each strategy's checks cost against save volume, and per hourly check of the reference day."""
     from kbsim.report import plots
 
     volume, key = exps["save_volume_sweep"], "saves.count"
@@ -188,11 +199,12 @@ def figure_check_cost(exps: dict[str, Experiment]):
         + _sweep_note(volume, key).replace("These days", "Left: the days"),
     )
     return plots.check_cost(
-        by_saves, key, by_held, caption, model_saves, _held_model(params, by_held)
+        by_saves, key, by_held, caption, model_saves, _held_model(params, by_held), volume.strategies
     )
 
 
 def figure_edit_rejections(exps: dict[str, Experiment]):
+    """The agent's edits refused against the read-to-write delay (``edit_delay_sweep``), with the model."""
     from kbsim.report import plots
 
     experiment, key = exps["edit_delay_sweep"], "edit.delay_s"
@@ -218,6 +230,7 @@ def figure_edit_rejections(exps: dict[str, Experiment]):
 
 
 def figure_retention_cost(exps: dict[str, Experiment]):
+    """What an expired poll cursor costs against the event log's retention (``retention_sweep``)."""
     from kbsim.report import plots
 
     experiment = exps["retention_sweep"]
@@ -235,23 +248,23 @@ def figure_retention_cost(exps: dict[str, Experiment]):
     for _, point in points.iterrows():
         cost = analytic.predict_check_cost(point["params"])
         rows.append({retention: point[retention], interval: point[interval], **cost.to_dict()})
-    reread = summary[MetricSelector("calls_per_check", strategy="reread").mask(summary)]
+    reread = summary[MetricSelector("calls_per_check", strategy=REREAD.name).mask(summary)]
     caption = experiment.caption(
         "retention_cost",
         "An expired cursor makes the poll fall back to re-reading every live cited article. "
         "Dashed: analytic model. " + _edits_note(points.iloc[0]["params"]),
     )
-    return plots.retention_cost(summary, retention, interval, caption, pd.DataFrame(rows), reread)
+    return plots.retention_cost(summary, retention, interval, caption, pd.DataFrame(rows), reread, POLL.name)
 
 
-def _frontier_frame(summary: pd.DataFrame, key: str, volume: str) -> pd.DataFrame:
+def _frontier_frame(summary: pd.DataFrame, key: str, volume: str, strategies: tuple[Strategy, ...]) -> pd.DataFrame:
     """Per save volume, strategy and interval: calls per hour, mean detection latency and
     stale exposure with their intervals, and whether each point is Pareto-optimal."""
     from kbsim.model.advise import pareto_optimal
 
     measures = {"calls": "calls_per_hour", "latency": "detection_latency_s", "exposure": "stale_exposure"}
     frames = []
-    for strategy in strategy_names():
+    for strategy in (s.name for s in strategies):
         parts = []
         for short, metric in measures.items():
             rows = summary[MetricSelector(metric, strategy=strategy).mask(summary)]
@@ -269,6 +282,8 @@ def _frontier_frame(summary: pd.DataFrame, key: str, volume: str) -> pd.DataFram
 
 
 def figure_check_frontier(exps: dict[str, Experiment]):
+    """Each strategy's cost against its detection latency over check intervals, and the Pareto
+    front (``check_policy``)."""
     from kbsim.report import plots
 
     experiment = exps["check_policy"]
@@ -293,7 +308,9 @@ def figure_check_frontier(exps: dict[str, Experiment]):
         "detects sooner). Dashed: analytic model; dotted: its rough title-check model.",
         bands=False,
     )
-    return plots.check_frontier(_frontier_frame(summary, key, volume), pd.concat(models), caption, key, volume)
+    strategies = experiment.strategies
+    return plots.check_frontier(_frontier_frame(summary, key, volume, strategies), pd.concat(models), caption, key,
+                                volume, strategies)
 
 
 #: Conflict rates the safe-edit-delay figure finds the largest delay for.
@@ -301,6 +318,7 @@ CONFLICT_TARGETS = (0.01, 0.05, 0.10)
 
 
 def figure_safe_edit_delay(exps: dict[str, Experiment]):
+    """The largest safe edit delay against save volume, simulated and modelled (``edit_delay_by_saves``)."""
     from kbsim.model.advise import largest_delay_below
     from kbsim.report import plots
 
@@ -375,15 +393,15 @@ class Advice:
 
 LOSS, AGENTS = "transport.loss_rate", "agents.count"
 
-#: The five pieces of advice as the ablation study measures them (kbsim/experiments/ablation.yaml).
+#: The five pieces of advice as the ablation study measures them (experiments/ablation.yaml).
 ADVICE: tuple[Advice, ...] = (
     Advice(
         1,
         "put a version in the citation",
         "Versions in citations: bytes per check",
         (
-            Harm("poll, bytes per check", "bytes_per_check", "no_version", strategy="poll"),
-            Harm("re-read, bytes per check", "bytes_per_check", "no_version", strategy="reread"),
+            Harm("poll, bytes per check", "bytes_per_check", "no_version", strategy=POLL.name),
+            Harm("re-read, bytes per check", "bytes_per_check", "no_version", strategy=REREAD.name),
         ),
         AGENTS,
         ((LOSS, 0.0),),
@@ -393,8 +411,8 @@ ADVICE: tuple[Advice, ...] = (
         "answer only from published content, and log unpublishing as an event",
         "Unpublish events: gone citations",
         (
-            Harm("gone taken for changed (poll)", "gone_as_changed_share", "no_unpublish_event", strategy="poll"),
-            Harm("gone flagged as gone (poll)", "gone_flagged_share", "no_unpublish_event", strategy="poll"),
+            Harm("gone taken for changed (poll)", "gone_as_changed_share", "no_unpublish_event", strategy=POLL.name),
+            Harm("gone flagged as gone (poll)", "gone_flagged_share", "no_unpublish_event", strategy=POLL.name),
         ),
         AGENTS,
         ((LOSS, 0.0),),
@@ -461,6 +479,8 @@ def design_contrasts(experiment: Experiment) -> pd.DataFrame:
 
 
 def figure_design_choices(exps: dict[str, Experiment]):
+    """What turning each piece of the write-up's advice off costs, seed by seed against the default
+    day (``ablation``)."""
     from kbsim.report import plots
 
     experiment = exps["ablation"]
@@ -497,14 +517,15 @@ def alt_check_cost(exps: dict[str, Experiment]) -> str:
     volume, key = exps["save_volume_sweep"], "saves.count"
     rows = sweep_frame(volume, key)
     calls = {name: rows[MetricSelector("calls_per_check", strategy=name).mask(rows)].set_index(key)["value"]
-             for name in ("reread", "poll")}
-    low, high = calls["poll"].index.min(), calls["poll"].index.max()
+             for name in (REREAD.name, POLL.name)}
+    reread, poll = calls[REREAD.name], calls[POLL.name]
+    low, high = poll.index.min(), poll.index.max()
     return (
         "Four log-scale panels: tool calls (top) and result bytes (bottom) per check of the title lookup, "
         "re-read and poll, against saves per day (left) and against the citations held (right). Re-read "
-        f"stays near {calls['reread'].loc[low]:.0f} to {calls['reread'].loc[high]:.0f} calls per check while "
-        f"polling rises from {calls['poll'].loc[low]:.1f} at {low:,.0f} saves a day to "
-        f"{calls['poll'].loc[high]:.1f} at {high:,.0f}."
+        f"stays near {reread.loc[low]:.0f} to {reread.loc[high]:.0f} calls per check while "
+        f"polling rises from {poll.loc[low]:.1f} at {low:,.0f} saves a day to "
+        f"{poll.loc[high]:.1f} at {high:,.0f}."
     )
 
 
@@ -549,7 +570,7 @@ def alt_check_frontier(exps: dict[str, Experiment]) -> str:
     """Alt text naming the strategies of the Pareto-optimal points."""
     experiment = exps["check_policy"]
     key, volume = "checks.interval_s", "saves.count"
-    frame = _frontier_frame(sweep_frame(experiment, key), key, volume)
+    frame = _frontier_frame(sweep_frame(experiment, key), key, volume, experiment.strategies)
     best = sorted(set(frame.loc[frame["pareto_latency"] | frame["pareto_exposure"], "strategy"]))
     volumes = " and ".join(f"{v:,.0f}" for v in sorted(frame[volume].unique()))
     return (
@@ -568,7 +589,7 @@ class FigureSpec:
     name: str
     shows: str
     experiments: tuple[str, ...]
-    draw: Callable[[dict[str, Experiment]], object]
+    draw: Callable[[dict[str, Experiment]], Figure]
     model: str = "No model overlay."
     alt: Callable[[dict[str, Experiment]], str] | None = None
 

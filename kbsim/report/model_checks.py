@@ -20,7 +20,6 @@ from kbsim.report.experiments import (
     sweep_frame,
     sweep_points,
 )
-from kbsim.sim.strategies import strategy_names
 from kbsim.stats.summary import ContrastSpec, MetricSelector, contrasts
 from kbsim.units import format_duration
 
@@ -136,7 +135,7 @@ def check_cost_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
     rows = []
     for _, point in sweep_points(experiment, key).iterrows():
         model = analytic.predict_check_cost(point["params"])
-        for strategy in strategy_names(exact=True):
+        for strategy in (s.name for s in experiment.strategies if s.exact and f"{s.name}_calls" in model):
             mine = summary[MetricSelector("calls_per_check", strategy=strategy).mask(summary)]
             hit = mine[mine[key] == point[key]]
             value, low, high = hit[["value", "ci_low", "ci_high"]].iloc[0]
@@ -210,18 +209,11 @@ def agent_edit_effect(exps: dict[str, Experiment], experiment: str = "reference"
     return pd.DataFrame(rows).sort_values(["saves", "delay_s"], ascending=[False, True], ignore_index=True)
 
 
-#: What :func:`check_policy_model_check` compares, per strategy.
-CHECK_POLICY_METRICS = {
-    "poll": ("detection_latency_s", "detection_latency_p90_s", "stale_exposure", "calls_per_hour", "bytes_per_hour"),
-    "reread": ("calls_per_hour", "bytes_per_hour"),
-    "title": ("detected_share", "detection_latency_s", "stale_exposure", "calls_per_hour"),
-}
-
-
 def check_policy_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
     """Simulated detection, exposure and cost per hour of each strategy at each check
-    interval and save volume (Zipf and control days) beside :func:`kbsim.model.analytic.predict_check_policy`.
-    Re-read's detection is poll's (both exact), so it is listed once."""
+    interval and save volume (Zipf and control days) beside :func:`kbsim.model.analytic.predict_check_policy`:
+    each strategy's ``model_checked`` metrics, the day's last strategy first (the order the
+    page has always listed them). Re-read's detection is poll's (both exact), so it is listed once."""
     experiment = exps["check_policy"]
     key, volume = "checks.interval_s", "saves.count"
     summary = experiment.summary
@@ -230,7 +222,7 @@ def check_policy_model_check(exps: dict[str, Experiment]) -> pd.DataFrame:
         mine = summary[(summary["scenario"] == point["scenario"]) & (summary[volume] == point[volume])]
         mine = mine[mine[key] == point[key]]
         model = analytic.predict_check_policy(point["params"]).set_index("strategy")
-        for strategy, metrics in CHECK_POLICY_METRICS.items():
+        for strategy, metrics in ((s.name, s.model_checked) for s in reversed(experiment.strategies) if s.model):
             for metric in metrics:
                 hit = mine[MetricSelector(metric, strategy=strategy).mask(mine)]
                 if hit.empty:

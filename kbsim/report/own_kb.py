@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from kbsim.report.experiments import Experiment, match, staleness_days
-from kbsim.report.tables import REFERENCE_ROWS, cell, markdown_table
+from kbsim.report.text_tables import REFERENCE_ROWS, cell, markdown_table
 
 #: The experiment this section reads (kbsim.report.build.PAGE_EXPERIMENTS lists it).
 EXPERIMENT = "sample_kb"

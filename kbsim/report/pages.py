@@ -17,7 +17,7 @@ from kbsim.report.figures import ADVICE, FIGURES, design_contrasts
 from kbsim.report.links import write_page
 from kbsim.report.own_kb import sample_kb_section
 from kbsim.report.search_quality import search_quality_section
-from kbsim.report.tables import format_contrast, markdown_table, point_label, reference_results
+from kbsim.report.text_tables import format_contrast, markdown_table, point_label, reference_results
 from kbsim.stats.metrics import METRICS
 from kbsim.stats.summary import MetricSelector
 

@@ -26,19 +26,17 @@ from matplotlib.text import Annotation  # noqa: E402
 from matplotlib.ticker import FuncFormatter, PercentFormatter  # noqa: E402
 
 from kbsim.files import atomic_write_bytes  # noqa: E402
-from kbsim.sim.strategies import strategies  # noqa: E402
+from kbsim.sim.strategies import Strategy, default_strategies  # noqa: E402
 from kbsim.stats.summary import MetricSelector  # noqa: E402
 from kbsim.units import format_bytes, format_duration  # noqa: E402
 
-#: One colour per series kind (each strategy's by its name), used the same way in every figure.
+#: One colour per series kind, used the same way in every figure (a strategy's is its own
+#: ``colour``, :class:`kbsim.sim.strategies.Strategy`).
 COLOURS = {
     "zipf": "#1f77b4",
     "control": "#ff7f0e",
     "citations": "#1f77b4",
     "answers": "#d62728",
-    "title": "#7f7f7f",
-    "reread": "#2ca02c",
-    "poll": "#9467bd",
     "rejection_rate": "#d62728",
     "gone_rate": "#7f7f7f",
     "retry_success": "#2ca02c",
@@ -314,6 +312,8 @@ def staleness_by_age(
             ``ci_low``, ``ci_high``) with ``scenario_column``.
         labels: scenario -> legend label (and the order of the lines).
         day_hours: the day's length, marked on the age axis (no citation is older).
+        caption: the caption line under the figure (names the config that made it).
+        scenario_column: the column telling the scenarios (the lines) apart.
     """
     labels = dict(labels or {s: s for s in observed[scenario_column].unique()})
     fig, axes = _figure(width=7.6, height=5.0)
@@ -365,6 +365,10 @@ def end_staleness_vs(
         analytic: columns ``x``, ``stale_citation_share``, ``stale_answer_share``.
         control: optional summary rows (same metrics) of a uniform-saves control,
             also with column ``x``, drawn dotted.
+        caption: the caption line under the figure (names the config that made it).
+        xlabel: the x axis's label.
+        title: the figure's title.
+        logx: whether the x axis is logarithmic.
     """
     fig, axes = _figure(width=7.6, height=5.2)
     ax = axes[0, 0]
@@ -418,6 +422,11 @@ def end_staleness_vs(
 # -- (d) check cost ------------------------------------------------------------------
 
 
+def _has_line(analytic: pd.DataFrame | None, strategy: Strategy) -> bool:
+    """Whether ``analytic`` has an exact strategy's calls (the model draws no inexact line)."""
+    return analytic is not None and strategy.exact and f"{strategy.name}_calls" in analytic
+
+
 def check_cost(
     by_saves: pd.DataFrame,
     saves_column: str,
@@ -425,6 +434,7 @@ def check_cost(
     caption: str,
     analytic_saves: pd.DataFrame | None = None,
     analytic_held: pd.DataFrame | None = None,
+    strategies: Sequence[Strategy] | None = None,
 ) -> Figure:
     """Calls (top) and bytes (bottom) per check, per strategy, against saves a day
     (left) and against the citations held at the check (right).
@@ -433,13 +443,18 @@ def check_cost(
         by_saves: summary rows of ``calls_per_check`` and ``bytes_per_check`` (every
             strategy) with column ``saves_column``.
         by_held: :func:`kbsim.report.frames.cost_by_citations_held` output.
-        analytic_saves: columns ``saves_column``, ``reread_calls``, ``poll_calls``.
-        analytic_held: columns ``held``, ``reread_calls``, ``poll_calls``.
+        analytic_saves: columns ``saves_column`` and ``<strategy>_calls`` of the exact
+            strategies the model has calls for.
+        analytic_held: columns ``held`` and ``<strategy>_calls``, the same.
+        strategies: the strategies drawn, in order (default: the study's three).
+        caption: the caption line under the figure (names the config that made it).
+        saves_column: the column of ``by_saves`` holding the saves a day.
     """
+    strategies = default_strategies() if strategies is None else strategies
     fig, axes = _figure(ncols=2, nrows=2, width=10.0, height=7.4)
     for row, measure in enumerate(("calls", "bytes")):
         ax = axes[row, 0]
-        for strategy in strategies():
+        for strategy in strategies:
             rows = _metric(by_saves, f"{measure}_per_check", strategy.name)
             _band(
                 ax,
@@ -447,15 +462,15 @@ def check_cost(
                 rows["value"],
                 rows["ci_low"],
                 rows["ci_high"],
-                COLOURS[strategy.name],
+                strategy.colour,
                 strategy.label,
             )
-            if measure == "calls" and analytic_saves is not None and strategy.exact:
+            if measure == "calls" and _has_line(analytic_saves, strategy):
                 line = analytic_saves.sort_values(saves_column)
                 ax.plot(
                     line[saves_column],
                     line[f"{strategy.name}_calls"],
-                    color=COLOURS[strategy.name],
+                    color=strategy.colour,
                     linestyle="--",
                     linewidth=1.2,
                     label=f"{strategy.label} (analytic)",
@@ -464,7 +479,7 @@ def check_cost(
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
         ax.set_xlabel("saves by people per day (log scale)")
         ax = axes[row, 1]
-        for strategy in strategies():
+        for strategy in strategies:
             rows = by_held[(by_held["strategy"] == strategy.name) & (by_held["measure"] == measure)]
             _band(
                 ax,
@@ -472,15 +487,15 @@ def check_cost(
                 rows["value"],
                 rows["ci_low"],
                 rows["ci_high"],
-                COLOURS[strategy.name],
+                strategy.colour,
                 strategy.label,
             )
-            if measure == "calls" and analytic_held is not None and strategy.exact:
+            if measure == "calls" and _has_line(analytic_held, strategy):
                 line = analytic_held.sort_values("held")
                 ax.plot(
                     line["held"],
                     line[f"{strategy.name}_calls"],
-                    color=COLOURS[strategy.name],
+                    color=strategy.colour,
                     linestyle="--",
                     linewidth=1.2,
                     label=f"{strategy.label} (analytic)",
@@ -543,6 +558,9 @@ def edit_rejections(
             ``retry_success`` with column ``delay_column`` (and ``trials``: the retries).
         analytic: columns ``delay_s`` and the same three rates.
         control: optional ``rejection_rate`` rows of the uniform-saves control (dotted).
+        caption: the caption line under the figure (names the config that made it).
+        delay_column: the column holding the approval delay (seconds).
+        min_retries: the fewest retries (over all seeds) that a delay's retry success is drawn from.
     """
     fig, axes = _figure(ncols=2, width=11.0, height=5.4, gridspec_kw={"width_ratios": (1.25, 1)})
     ax, right = axes[0, 0], axes[0, 1]
@@ -604,16 +622,21 @@ def retention_cost(
     caption: str,
     analytic: pd.DataFrame | None = None,
     reread: pd.DataFrame | None = None,
+    poll: str = "",
 ) -> Figure:
     """Poll cost per check (left) and the share of polls finding the cursor expired
     (right) against the retention window, one line per check interval.
 
     Args:
-        observed: summary rows of ``calls_per_check`` (poll) and
+        observed: summary rows of ``calls_per_check`` (of ``poll``) and
             ``cursor_expired_rate`` with the two key columns.
         analytic: columns ``retention_column``, ``interval_column``,
-            ``poll_calls``, ``cursor_expired_rate``.
+            ``<poll>_calls``, ``cursor_expired_rate``.
         reread: summary rows of ``calls_per_check`` for re-read (drawn for reference).
+        caption: the caption line under the figure (names the config that made it).
+        retention_column: the column holding the event log's retention window (seconds).
+        interval_column: the column holding the check interval (seconds), one line each.
+        poll: the name of the strategy that follows the event log.
     """
     fig, axes = _figure(ncols=2, width=10.0, height=5.2)
     finite = observed[retention_column].dropna()
@@ -627,7 +650,7 @@ def retention_cost(
     cmap = plt.get_cmap("viridis")
     colours = {iv: cmap(i / max(1, len(intervals) - 1) * 0.85) for i, iv in enumerate(intervals)}
     for ax, (metric, strategy), model_column in (
-        (axes[0, 0], ("calls_per_check", "poll"), "poll_calls"),
+        (axes[0, 0], ("calls_per_check", poll), f"{poll}_calls"),
         (axes[0, 1], ("cursor_expired_rate", ""), "cursor_expired_rate"),
     ):
         for interval in intervals:
@@ -740,6 +763,7 @@ def check_frontier(
     caption: str,
     interval_column: str = "checks.interval_s",
     volume_column: str = "saves.count",
+    strategies: Sequence[Strategy] | None = None,
 ) -> Figure:
     """Tool calls per hour (x, log) against mean detection latency (top) and stale exposure
     (bottom), one curve per strategy across check intervals, one column per save volume.
@@ -749,7 +773,13 @@ def check_frontier(
             each with ``_low`` and ``_high`` (95% interval), and ``pareto_latency``,
             ``pareto_exposure`` (booleans).
         analytic: :func:`kbsim.model.analytic.predict_check_policy` rows with ``volume_column``.
+        caption: the caption line under the figure (names the config that made it).
+        interval_column: the column holding the check interval (seconds).
+        volume_column: the column holding the saves a day, one column of panels each.
+        strategies: the strategies drawn, in order (default: the study's three).
     """
+    strategies = default_strategies() if strategies is None else strategies
+    last_exact = [strategy.name for strategy in strategies if strategy.exact][-1:]
     volumes = sorted(observed[volume_column].unique())
     fig, axes = _figure(ncols=len(volumes), nrows=2, width=5.0 * len(volumes) + 0.6, height=8.6)
     pending = []  # (axes, text, point, colour): placed once the layout is final
@@ -761,10 +791,10 @@ def check_frontier(
         for row, (short, metric, ylabel) in enumerate(panels):
             ax = axes[row, col]
             mine = observed[observed[volume_column] == volume]
-            for strategy in strategies():
+            for strategy in strategies:
                 name = strategy.name
                 rows = mine[mine["strategy"] == name].sort_values(interval_column)
-                colour = COLOURS[name]
+                colour = strategy.colour
                 x, y = rows["calls"].to_numpy(float), rows[short].to_numpy(float)
                 xerr = np.vstack([x - rows["calls_low"], rows["calls_high"] - x]).clip(0)
                 yerr = np.vstack([y - rows[f"{short}_low"], rows[f"{short}_high"] - y]).clip(0)
@@ -778,7 +808,7 @@ def check_frontier(
                     zorder=5, label="Pareto-optimal (simulated)",
                 )
                 if strategy.exact and len(rows):  # the intervals along the exact strategies' curves
-                    labelled = [0, len(rows) // 2] + ([len(rows) - 1] if name == "poll" else [])
+                    labelled = [0, len(rows) // 2] + ([len(rows) - 1] if [name] == last_exact else [])
                     for _, point in rows.iloc[sorted(set(labelled))].iterrows():
                         pending.append((ax, f"every {_duration(point[interval_column])}",
                                         (point["calls"], point[short]), colour))
@@ -904,6 +934,8 @@ def safe_edit_delay(observed: pd.DataFrame, volume_column: str, analytic: pd.Dat
         observed: per volume and ``target``: ``delay_s`` with ``low`` and ``high`` (NaN low:
             the target is crossed at the shortest delay swept, ``shortest``), ``longest``.
         analytic: :func:`kbsim.model.analytic.predict_safe_edit_delay` rows with ``volume_column``.
+        caption: the caption line under the figure (names the config that made it).
+        volume_column: the column holding the saves a day (the x axis).
     """
     fig, axes = _figure(width=7.6, height=5.4)
     ax = axes[0, 0]
@@ -944,6 +976,7 @@ def fit_rank_frequency(curves: pd.DataFrame, hourly: pd.DataFrame, caption: str)
             ``expected`` with ``low``/``high``, ``law``, ``exponent``, ``p_value``).
         hourly: :meth:`kbsim.fit.Fit.hourly_profile` (per ``what`` and ``hour``: ``rate`` with
             ``low``/``high``).
+        caption: the caption line under the figure (names the config that made it).
     """
     kinds = list(dict.fromkeys(curves["what"]))
     fig, axes = _figure(ncols=len(kinds) + 1, width=4.0 * (len(kinds) + 1), height=4.6)
@@ -991,6 +1024,7 @@ def design_choices(contrasts: pd.DataFrame, advice: Sequence, caption: str) -> F
             and ``ci_high`` (scenario minus baseline, paired on common seeds).
         advice: the :class:`kbsim.report.figures.Advice` entries; each panel plots its
             harms against ``x`` with its ``at`` keys fixed.
+        caption: the caption line under the figure (names the config that made it).
     """
     fig, axes = _figure(ncols=len(advice), width=3.1 * len(advice), height=5.2)
     for index, (item, ax) in enumerate(zip(advice, axes[0], strict=True)):

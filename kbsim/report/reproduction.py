@@ -3,7 +3,7 @@
 kbsim exists because of a short write-up that simulated one support day with a
 stdlib-and-sqlite rebuild of four knowledge-base tools. Its tables were lost;
 the figures in its prose are :data:`CLAIMS`' ``writeup`` values. Each claim is
-set beside kbsim's estimate on the same day (``kbsim/experiments/writeup.yaml``,
+set beside kbsim's estimate on the same day (``experiments/writeup.yaml``,
 95% interval over seeds), the analytic model's prediction where it has one, and
 a verdict:
 
@@ -24,6 +24,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
@@ -32,8 +34,11 @@ from kbsim.model import analytic
 from kbsim.report.experiments import Experiment, match
 from kbsim.report.links import write_page
 from kbsim.report.pages import DESIGN_CHOICES_ANCHOR, DESIGN_CHOICES_TITLE
-from kbsim.report.tables import format_estimate, markdown_table
-from kbsim.sim.strategies import strategy_names
+from kbsim.report.text_tables import format_estimate, markdown_table
+from kbsim.sim.strategies import default_strategies
+from kbsim.sim.strategies.poll import STRATEGY as POLL
+from kbsim.sim.strategies.reread import STRATEGY as REREAD
+from kbsim.sim.strategies.title import STRATEGY as TITLE
 from kbsim.stats.intervals import Estimate, estimate
 from kbsim.stats.summary import MetricSelector
 from kbsim.units import format_duration
@@ -43,8 +48,25 @@ LITERAL, CONTROL = "literal", "control"
 #: The delays the literal rows pool over: kbsim's reference grid (the write-up states none).
 GRID_S = (5.0, 60.0, 600.0, 3600.0)
 DELAY = "edit.delay_s"
+
+
+class _Reported(TypedDict):
+    """The write-up's figures: counts as ``(part, whole)``, shares, counts and seconds."""
+
+    stale: tuple[int, int]
+    answers_stale: float
+    control_stale: tuple[int, int]
+    control_answers: tuple[int, int]
+    title_found: tuple[int, int]
+    edits: int
+    replayed: int
+    gone: int
+    reject_1h: float
+    runtime_s: float
+
+
 #: What the write-up reports for its five seeds (1,200 citations in 600 answers).
-WRITEUP = {
+WRITEUP: _Reported = {
     "stale": (369, 1200),
     "answers_stale": 0.8,
     "control_stale": (167, 1200),
@@ -88,12 +110,15 @@ class Writeup:
         self.seeds = experiment.seeds
 
     def day(self, scenario: str = LITERAL, delay: float | None = None):
+        """The day parameters of ``scenario`` at edit ``delay`` (None: the day without edits)."""
         return self.params[(scenario, delay)]
 
     def rows(self, scenario: str, delay: float | None) -> pd.DataFrame:
+        """The summary rows of ``scenario`` at edit ``delay``."""
         return match(self.summary, {"scenario": scenario, DELAY: delay})
 
     def estimate(self, selector: MetricSelector, scenario: str = LITERAL, delay: float | None = None) -> Estimate:
+        """The metric ``selector`` picks, in ``scenario`` at ``delay``: its value and interval (NaN if absent)."""
         hit = self.rows(scenario, delay)
         hit = hit[selector.mask(hit)]
         if hit.empty:
@@ -111,14 +136,17 @@ class Writeup:
         return result, float(per_seed["successes"].sum()), float(per_seed["trials"].sum())
 
     def tables(self, name: str, scenario: str = LITERAL, delay: float | None = None) -> pd.DataFrame:
+        """Table ``name``'s rows of ``scenario`` at edit ``delay``."""
         return match(self.experiment.tables[name], {"scenario": scenario, DELAY: delay})
 
 
 def share(result: Estimate) -> str:
+    """A share estimate as a percentage with its 95% interval."""
     return format_estimate(result.value, result.low, result.high, "share")
 
 
 def inside(value: float, result: Estimate) -> bool:
+    """Whether ``value`` lies within the estimate's interval."""
     return bool(result.low <= value <= result.high)
 
 
@@ -147,6 +175,7 @@ VERDICTS = ("reproduced", "differs", "cannot hold as stated", "measured", "not c
 
 
 def pct(value: float, digits: int = 1) -> str:
+    """``value`` as a percentage with ``digits`` decimals."""
     return f"{100 * value:.{digits}f}%"
 
 
@@ -365,7 +394,7 @@ def _check_rows(data: Writeup) -> list[Row]:
         )
     )
     checks = data.tables("checks")
-    exact = checks[checks["strategy"].isin(strategy_names(exact=True))]
+    exact = checks[checks["strategy"].isin([s.name for s in default_strategies() if s.exact])]
     agree = bool(
         (exact["flagged"] == exact["true_stale"]).all() and (exact["true_positives"] == exact["true_stale"]).all()
     )
@@ -383,7 +412,7 @@ def _check_rows(data: Writeup) -> list[Row]:
     saves = data.tables("saves")
     hour = (saves["time_s"] // 3600).astype(int)
     per_hour = saves.groupby(["seed", hour]).size()
-    pages = checks[checks["strategy"] == "poll"]
+    pages = checks[checks["strategy"] == POLL.name]
     params = data.day()
     rows.append(
         Row(
@@ -525,7 +554,7 @@ def _counts_rows(data: Writeup, params, model: pd.DataFrame) -> list[Row]:
         )
     )
     checks = data.tables("checks")
-    exact = checks[checks["strategy"].isin(strategy_names(exact=True))]
+    exact = checks[checks["strategy"].isin([s.name for s in default_strategies() if s.exact])]
     labelled = bool((exact["flagged_gone"] == exact["true_gone"]).all())
     rows.append(
         Row(
@@ -552,9 +581,9 @@ def _advice_rows(data: Writeup) -> list[Row]:
 
 def _advice_followed(data: Writeup) -> list[Row]:
     title, reread, poll = (
-        data.estimate(MetricSelector("calls_per_check", strategy=s)) for s in ("title", "reread", "poll")
+        data.estimate(MetricSelector("calls_per_check", strategy=s)) for s in (TITLE.name, REREAD.name, POLL.name)
     )
-    kb = {s: data.estimate(MetricSelector("bytes_per_check", strategy=s)) for s in ("reread", "poll")}
+    kb = {s: data.estimate(MetricSelector("bytes_per_check", strategy=s)) for s in (REREAD.name, POLL.name)}
     gone = data.estimate(MetricSelector("gone_citation_share"))
     hour = data.estimate(MetricSelector("rejection_rate"), LITERAL, 3600.0)
     ten = data.estimate(MetricSelector("rejection_rate"), LITERAL, 600.0)
@@ -576,8 +605,8 @@ def _advice_followed(data: Writeup) -> list[Row]:
             f"calls a check: poll {format_estimate(poll.value, poll.low, poll.high, 'count')} vs re-read "
             f"{format_estimate(reread.value, reread.low, reread.high, 'count')} (title "
             f"{format_estimate(title.value, title.low, title.high, 'count')}); result size: poll "
-            f"{format_estimate(kb['poll'].value, kb['poll'].low, kb['poll'].high, 'bytes')} vs re-read "
-            f"{format_estimate(kb['reread'].value, kb['reread'].low, kb['reread'].high, 'bytes')}; both exact",
+            f"{format_estimate(kb[POLL.name].value, kb[POLL.name].low, kb[POLL.name].high, 'bytes')} vs re-read "
+            f"{format_estimate(kb[REREAD.name].value, kb[REREAD.name].low, kb[REREAD.name].high, 'bytes')}; both exact",
             "-",
             "measured",
         ),
@@ -683,10 +712,8 @@ def reproduction_table(exps: Mapping[str, Experiment]) -> pd.DataFrame:
     )
 
 
-def write_reproduction(exps: Mapping[str, Experiment], path) -> object:
+def write_reproduction(exps: Mapping[str, Experiment], path: str | Path) -> Path:
     """``docs/reproduction.md``: the table and what it says, regenerated by ``kbsim figures``."""
-    from pathlib import Path
-
     path = Path(path)
     table = reproduction_table(exps)
     experiment = exps[EXPERIMENT]
@@ -743,7 +770,9 @@ def readme_paragraph(exps: Mapping[str, Experiment]) -> list[str]:
         f"answers (at most {pct(stale / (citations / 2))}), its control's {pct(control_stale / citations)} "
         f"is half of what uniform saves give on the model's own arithmetic ({pct(plain)}), and its "
         f"{WRITEUP['replayed']} replays with {WRITEUP['gone']} edits finding the article gone imply delays "
-        "of about an hour or more, not a grid from seconds to an hour. kbsim finds "
-        f"{more} staleness on the Zipf day than the write-up's \"almost a third\" "
-        f"({share(end)} of citations stale at the end, against {pct(stale / citations, 2)}).",
+        "of about an hour or more, not a grid from seconds to an hour. On the write-up's own Zipf day "
+        f"(`experiments/{EXPERIMENT}.yaml`, {exps[EXPERIMENT].seeds} seeds) kbsim finds "
+        f"{more} staleness than the write-up's \"almost a third\" "
+        f"({share(end)} of citations stale at the end, against {pct(stale / citations, 2)}; the reference "
+        "study's day, in the table above, is another day).",
     ]

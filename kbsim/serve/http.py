@@ -20,6 +20,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import socket
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
@@ -35,6 +36,8 @@ MCP_PATH = "/mcp"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 #: Seconds uvicorn waits for open streams when stopping, before closing them.
 SHUTDOWN_GRACE_S = 3
+#: The ``retry`` delay (milliseconds) an SSE stream tells a client to wait before it reconnects.
+RETRY_MS = 1000
 
 
 @dataclass(frozen=True)
@@ -301,11 +304,15 @@ class AnsweredBodies:
 
 
 def run_http(server, address: HttpAddress, *, allow_hosts: Iterable[str] = (), allow_origins: Iterable[str] = (),
-             on_listening: Callable[[str], None] | None = None) -> None:
-    """Serve ``server`` (an SDK low-level ``Server``) over Streamable HTTP until SIGINT or SIGTERM.
+             on_listening: Callable[[str], None] | None = None, stop: threading.Event | None = None) -> None:
+    """Serve ``server`` (an SDK low-level ``Server``) over Streamable HTTP until SIGINT or SIGTERM,
+    or until ``stop`` is set (then it returns, after the same graceful shutdown).
 
     ``on_listening`` is called with the endpoint's URL once the socket is bound (its
     address, and the port the OS chose for port 0), before the first request is taken.
+    Streams can be resumed: every SSE event has an id (:class:`~kbsim.serve.events.RecentEvents`
+    keeps the latest), and a client that lost a stream reconnects with ``Last-Event-ID``
+    after the ``retry`` delay the stream states (:data:`RETRY_MS`).
     """
     import uvicorn
 
@@ -315,8 +322,11 @@ def run_http(server, address: HttpAddress, *, allow_hosts: Iterable[str] = (), a
     security = transport_security(address, port, [*allow_hosts, bound.url_host], allow_origins)
     from mcp.server.streamable_http_manager import DEFAULT_MAX_REQUEST_BODY_SIZE
 
+    from kbsim.serve.events import RecentEvents
+
     app = AnsweredBodies(server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security,
-                                                    host=address.host),
+                                                    host=address.host, event_store=RecentEvents(),
+                                                    retry_interval=RETRY_MS),
                          security, DEFAULT_MAX_REQUEST_BODY_SIZE)
     config = uvicorn.Config(
         app,
@@ -330,10 +340,18 @@ def run_http(server, address: HttpAddress, *, allow_hosts: Iterable[str] = (), a
     if on_listening is not None:
         on_listening(bound.url())
     served = uvicorn.Server(config)
+    if stop is not None:
+        def stop_when_set() -> None:
+            stop.wait()
+            served.should_exit = True
+
+        threading.Thread(target=stop_when_set, name="kbsim-http-stop", daemon=True).start()
     try:
         served.run(sockets=[sock])
     finally:
         sock.close()
+    if stop is not None and stop.is_set():
+        return  # stopped as asked (the live day stopped): the caller says why
     if served.should_exit:
         # Stopped by SIGINT or SIGTERM. uvicorn re-raises the signal once it has shut down,
         # which is a KeyboardInterrupt (exit 130) as a rule; under load the re-raise was seen

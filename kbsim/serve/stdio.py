@@ -1,4 +1,4 @@
-"""The stdio transport of ``kbsim serve``: the MCP SDK's, with every line answered.
+r"""The stdio transport of ``kbsim serve``: the MCP SDK's, with every line answered.
 
 The SDK's stdio transport drops a line it cannot parse, so a request in it
 is never answered and its client waits forever. Here every line is checked
@@ -7,7 +7,7 @@ a JSON-RPC error instead (its ``id`` when one can be read, else ``null``):
 
 - ``-32700`` parse error: the line is not UTF-8 text, or not JSON (``NaN``
   included). Invalid UTF-8 is refused, not silently replaced by U+FFFD;
-- ``-32602`` invalid params: a string holds a lone surrogate (``"\\ud800"``,
+- ``-32602`` invalid params: a string holds a lone surrogate (``"\ud800"``,
   what a client cutting a string inside an emoji sends), which is not
   Unicode text; the message names where (``params.arguments.query``);
 - ``-32600`` invalid request: JSON that is not a JSON-RPC 2.0 message; a

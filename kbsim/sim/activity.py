@@ -92,6 +92,7 @@ def arrival_times(rng: np.random.Generator, count: int, day_s: float, model: str
 
 
 def save_shares(params: DayParams) -> list[float]:
+    """The shares of people's save kinds: content, content and title, unpublish."""
     mix = params.saves.mix
     return [mix.content, mix.content_and_title, mix.unpublish]
 

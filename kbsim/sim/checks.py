@@ -1,22 +1,19 @@
-"""The agent's three ways of finding its stale citations, and the ground truth.
+"""The agent's ways of finding its stale citations, and the ground truth.
 
 Plain functions over a tool client (no SimPy): each returns what it flagged
 and what it cost. A citation is flagged "gone" (unpublished) or "changed".
-:func:`title_check`, :func:`reread_check` and :func:`poll_check` run them at a
-check of a day (the ``check`` of each strategy in :mod:`kbsim.sim.strategies`).
+The strategies of :mod:`kbsim.sim.strategies` run them at a check of a day; without
+versions in the citations, the exact ones compare text (:func:`reread_by_text`,
+:func:`poll_by_text`, held to :func:`text_staleness`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from kbsim.sim.records import CitationRecord
 from kbsim.store import Client, Store, ToolError, json_size
-
-if TYPE_CHECKING:
-    from kbsim.sim.world import Day
 
 GONE = "gone"
 CHANGED = "changed"
@@ -200,6 +197,9 @@ class PollState:
 
     cursor: int
     known: dict[str, str | None] = field(default_factory=dict)
+    #: without versions: the verdicts (citation index -> GONE/CHANGED) of citations whose
+    #: article has not moved since (:func:`poll_by_text`)
+    flags: dict[int, str] = field(default_factory=dict)
 
 
 def check_by_polling(
@@ -254,29 +254,6 @@ def check_by_polling(
     return outcome
 
 
-# -- the checks as a day runs them (each strategy's ``check``) -------------------------------
-
-
-def title_check(day: Day, held: Sequence[CitationRecord], state: None) -> CheckOutcome:
-    """:func:`check_by_title` at a check of ``day``, with its ``checks.title_search_limit``."""
-    return check_by_title(day.client, day.kb_id, held, day.params.checks.title_search_limit)
-
-
-def reread_check(day: Day, held: Sequence[CitationRecord], state: None) -> CheckOutcome:
-    """:func:`check_by_rereading` at a check of ``day``."""
-    return check_by_rereading(day.client, day.kb_id, held)
-
-
-def poll_start(day: Day) -> PollState:
-    """The poll's state when the day's checker starts: a cursor at the latest sequence."""
-    return PollState(cursor=day.store.latest_sequence(day.kb_id))
-
-
-def poll_check(day: Day, held: Sequence[CitationRecord], state: PollState) -> CheckOutcome:
-    """:func:`check_by_polling` at a check of ``day``, from (and advancing) its ``state``."""
-    return check_by_polling(day.client, day.kb_id, held, state, day.params.checks.poll_page_size)
-
-
 def verify_exact(check_index: int, strategy: str, flagged: dict[int, str], truth: dict[int, str]) -> None:
     """Raise :class:`StalenessMismatch` naming the check and the difference."""
     if flagged == truth:
@@ -290,3 +267,89 @@ def verify_exact(check_index: int, strategy: str, flagged: dict[int, str], truth
         f"gone/changed mixed up {mislabelled[:10]} "
         f"({len(truth)} truly stale, {len(flagged)} flagged)"
     )
+
+
+# -- citations without versions: the text cited is compared -----------------------------------
+
+
+def text_staleness(store: Store, kb_id: str, citations: Sequence[CitationRecord],
+                   cited_text: Mapping[int, tuple[str, str]]) -> dict[int, str]:
+    """Truth by text: index -> GONE/CHANGED where the article is gone or its title or text
+    differ from what was cited."""
+    truth: dict[int, str] = {}
+    for index, cited in enumerate(citations):
+        if store.current_version(kb_id, cited.article_id) is None:
+            truth[index] = GONE
+            continue
+        article = store.article_state(kb_id, cited.article_id)
+        if (article.title, article.content) != cited_text[index]:
+            truth[index] = CHANGED
+    return truth
+
+
+def _check_by_text(client: Client, kb_id: str, citations: Sequence[CitationRecord],
+                   cited_text: Mapping[int, tuple[str, str]], article_ids, outcome: CheckOutcome) -> dict[int, str]:
+    """Read each of ``article_ids`` in full and flag the citations of it whose text moved."""
+    current: dict[str, tuple[str, str] | None] = {}
+    for article_id in article_ids:
+        read = outcome.call(client, "read_knowledge_article", {"knowledge_base_id": kb_id, "article_id": article_id})
+        current[article_id] = None if read is None else (read["title"], read["content"])
+    flagged: dict[int, str] = {}
+    for index, cited in enumerate(citations):
+        if cited.article_id not in current:
+            continue
+        now = current[cited.article_id]
+        if now is None:
+            flagged[index] = GONE
+        elif now != cited_text[index]:
+            flagged[index] = CHANGED
+    return flagged
+
+
+def reread_by_text(client: Client, kb_id: str, citations: Sequence[CitationRecord],
+                   cited_text: Mapping[int, tuple[str, str]]) -> CheckOutcome:
+    """The re-read without versions: read every cited article and compare its text."""
+    outcome = CheckOutcome()
+    distinct = dict.fromkeys(cited.article_id for cited in citations)
+    outcome.flagged = _check_by_text(client, kb_id, citations, cited_text, distinct, outcome)
+    return outcome
+
+
+def poll_by_text(client: Client, kb_id: str, citations: Sequence[CitationRecord],
+                 cited_text: Mapping[int, tuple[str, str]], state: PollState, page_size: int) -> CheckOutcome:
+    """The poll without versions: page the log from the cursor, read what moved in full and
+    compare its text; ``state.flags`` (kept between checks) holds the verdicts of citations
+    whose article has not moved since. On ``cursor_expired`` every cited article is read."""
+    outcome = CheckOutcome()
+    flags = state.flags
+    cited_ids = dict.fromkeys(cited.article_id for cited in citations)
+    moved: dict[str, None] = {}
+    after = state.cursor
+    while True:
+        outcome.calls += 1
+        arguments = {"resource_type": "knowledge_base", "resource_id": kb_id, "after_sequence": after,
+                     "limit": page_size}
+        try:
+            page, size = client.call_sized("poll_resource_events", arguments)
+        except ToolError as error:
+            if error.code != "cursor_expired":
+                raise
+            outcome.bytes += json_size({"error": error.to_dict()})
+            outcome.cursor_expired = True
+            moved = dict(cited_ids)
+            after = error.details["latest_sequence"]
+            break
+        outcome.bytes += size
+        moved.update((event["article_id"], None) for event in page["events"] if event["article_id"] in cited_ids)
+        after = page["next_sequence"]
+        if not page["has_more"]:
+            break
+    state.cursor = after
+    fresh = _check_by_text(client, kb_id, citations, cited_text, moved, outcome)
+    for index, cited in enumerate(citations):
+        if cited.article_id in moved:
+            flags.pop(index, None)
+            if index in fresh:
+                flags[index] = fresh[index]
+    outcome.flagged = dict(flags)
+    return outcome

@@ -73,17 +73,20 @@ class Corpus:
 
     @classmethod
     def build(cls, params: CorpusParams) -> Corpus:
+        """The corpus for ``params``: its vocabulary and the Zipf weights bodies are drawn with."""
         size = max(params.min_vocabulary, int(params.vocabulary_per_article * params.articles))
         ranks = np.arange(1, size + 1, dtype=float)
         weights = 1.0 / ranks
         return cls(make_vocabulary(size), np.cumsum(weights / weights.sum()), params)
 
     def title(self, rng: np.random.Generator) -> str:
+        """A new title: distinct words drawn uniformly from the vocabulary, the first capitalised."""
         picks = rng.choice(len(self.vocabulary), size=self.params.title_words, replace=False)
         return " ".join(self.vocabulary[i].capitalize() if j == 0 else self.vocabulary[i]
                         for j, i in enumerate(picks))
 
     def body(self, rng: np.random.Generator) -> str:
+        """A new body: words drawn Zipf-like from the vocabulary."""
         return self.content_of(self.body_words(rng))
 
     def body_words(self, rng: np.random.Generator) -> np.ndarray:
@@ -178,6 +181,7 @@ class TextCorpus:
 
     @classmethod
     def from_articles(cls, titles, contents) -> TextCorpus:
+        """The corpus of a knowledge base's articles: their lines and title words, to rewrite with."""
         # the articles' lines but blank ones and headings (one splitting of them all: a line
         # break ends every article's last line, and the blank lines that joining adds go)
         lines = [line for line in "\n".join(contents).splitlines() if (text := line.lstrip()) and text[0] != "#"]
@@ -194,6 +198,7 @@ class TextCorpus:
         return "\n".join(self.lines[int(i)] for i in rng.integers(len(self.lines), size=lines))
 
     def rewrite(self, content: str, rng: np.random.Generator, article_id: str | None = None) -> str:
+        """``content`` with one of its text lines (not a heading) replaced by a line of the corpus."""
         lines = content.split("\n")
         replacement = self.lines[int(rng.integers(len(self.lines)))]
         candidates = [i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")]
@@ -317,6 +322,7 @@ class RevisingCorpus:
 
     @classmethod
     def from_articles(cls, titles, contents, article_ids) -> RevisingCorpus:
+        """The corpus of a knowledge base's articles, each by its id."""
         return cls(dict(zip(article_ids, contents, strict=True)), list(titles), list(contents))
 
     def title(self, rng: np.random.Generator) -> str:

@@ -27,16 +27,16 @@ import simpy
 from kbsim.inputs.resolve import refuse_crowded_titles
 from kbsim.params import DayParams
 from kbsim.sim.activity import QuestionSource, SaveSource
-from kbsim.sim.agents import Agents, on_answer_of, switched_checker, switched_edit
 from kbsim.sim.popularity import Popularity, correlated_ranking
 from kbsim.sim.processes import Answer, agent_edit, asker, checker, editor
 from kbsim.sim.records import DayLog
 from kbsim.sim.replay import activity_sources
+from kbsim.sim.strategies import resolve
 from kbsim.sim.tables import tabulate
-from kbsim.sim.world import KB_ID, Day, StartingKnowledgeBase, day_store, starting_knowledge_base, streams
+from kbsim.sim.world import KB_ID, Agents, Day, StartingKnowledgeBase, day_store, starting_knowledge_base, streams
 from kbsim.store import Store, StoreFactory
 
-__all__ = ["agent_edits", "open_day", "run_day", "simulate_day"]
+__all__ = ["agent_edits", "open_day", "prepared", "run_day", "simulate_day"]
 
 _STANDARD_NORMAL = NormalDist()
 #: A day of at least this many starting articles collects its garbage before its tables are
@@ -78,6 +78,7 @@ def open_day(
     kb_id: str = KB_ID,
     log: DayLog | None = None,
     starting: StartingKnowledgeBase | None = None,
+    checked: bool = False,
 ) -> Day:
     """A day over ``store``, which already holds the starting knowledge base as ``kb_id``.
 
@@ -86,11 +87,12 @@ def open_day(
     ranking (or publication order, ``ranking: by_id``; or a corpus's own popularity
     weights), save popularity the same, a ranking correlated with it
     (``saves.rank_correlation`` below 1), or uniform (``saves.popularity: uniform``).
+    ``params`` are sized to the corpus and its titles checked (:func:`prepared`) unless
+    ``checked`` says that was done already.
     """
     starting = starting_knowledge_base(params.corpus, seed) if starting is None else starting
-    params = params.sized_to(len(starting.article_ids))
-    if starting.loaded is not None:  # a day built without a config is held to it too
-        refuse_crowded_titles(params, starting.loaded)
+    if not checked:
+        params = prepared(params, starting)
     env = simpy.Environment() if env is None else env
     rngs = streams(seed)
     weights = starting.weights
@@ -125,6 +127,23 @@ def open_day(
     )
 
 
+def prepared(params: DayParams, starting: StartingKnowledgeBase) -> DayParams:
+    """``params`` sized to the corpus the day starts from (:meth:`DayParams.sized_to`), its
+    title check held to finding every article (a corpus from files), and its strategies
+    resolved: what is done once on the way down to a day (the experiment layer does it
+    once for every run of a config).
+
+    Raises:
+        InputError: the title check could not find some articles by their title.
+        StrategyError: a strategy name that names none.
+    """
+    params = params.sized_to(len(starting.article_ids))  # a corpus from files: saves and questions per article
+    if starting.loaded is not None:  # a day built without a config is held to it too
+        refuse_crowded_titles(params, starting.loaded)
+    resolve(params.checks.strategies)
+    return params
+
+
 def _approval_delays(params: DayParams, uniforms: np.ndarray) -> Iterator[float]:
     """Approval delays from pre-drawn uniforms (inverse CDF), so every delay
     distribution consumes the agent's stream identically."""
@@ -143,15 +162,20 @@ def agent_edits(day: Day, edit=agent_edit) -> Callable[[Answer], None]:
 
     Draws from the ``agent`` stream for every answer, edits on or off, so the same
     answers are edited (after the same uniform delays) in every day of a sweep.
-    ``edit(day, answer, delays)`` is the edit process (a switched day's is
-    :func:`kbsim.sim.agents.switched_edit`).
+    ``edit(day, answer, delays)`` is the edit process. Without versions in the citations,
+    the answering agent first keeps the text it cited, which its checks compare.
     """
     params, rng = day.params, day.streams["agent"]
     retries_per_edit = 1 + params.edit.max_retries
 
     share = params.edit.share
+    cited_text = day.cited_text
 
     def on_answer(answer: Answer) -> None:
+        if cited_text is not None:
+            start = len(day.log.citations) - len(answer.citations)
+            for i, (cited, content) in enumerate(zip(answer.citations, answer.contents, strict=True)):
+                cited_text[start + i] = (cited.cited_title, content)
         chosen = rng.random() < share
         if params.edit.exact_share:  # exactly that share: every fourth answer for 0.25
             chosen = math.floor((answer.answer_id + 1) * share) > math.floor(answer.answer_id * share)
@@ -172,6 +196,7 @@ def run_day(
     store: StoreFactory | None = None,
     saves: SaveSource | None = None,
     questions: QuestionSource | None = None,
+    checked: bool = False,
 ) -> dict[str, pd.DataFrame]:
     """Simulate one day and return its tidy tables.
 
@@ -186,7 +211,14 @@ def run_day(
             seconds or with a unit, ``{"edit": {"delay_s": "10min"}}``), validated.
         seed: the day's seed (0 to 2**63 - 1).
         trace: also keep the day's event trace (see :func:`simulate_day`).
+        env: the day's environment (see :func:`simulate_day`).
+        store: the day's backend (see :func:`simulate_day`).
+        saves: the source of people's saves (see :func:`simulate_day`).
+        questions: the source of the agent's questions (see :func:`simulate_day`).
         env, store, saves, questions: swap a part of the day (see :func:`simulate_day`).
+        checked: ``params`` were sized to their corpus and checked on the way down
+            (:func:`prepared`; the experiment layer does it once per config), so the day
+            does not do it again.
 
     Returns:
         ``{"citations": ..., "checks": ..., "detections": ..., "edits": ..., "saves": ...}``,
@@ -207,7 +239,8 @@ def run_day(
     """
     if not isinstance(params, DayParams):
         params = DayParams.model_validate(dict(params), strict=True)
-    tables, _ = simulate_day(params, seed, trace=trace, env=env, store=store, saves=saves, questions=questions)
+    tables, _ = simulate_day(params, seed, trace=trace, env=env, store=store, saves=saves, questions=questions,
+                             checked=checked)
     return tables
 
 
@@ -221,37 +254,42 @@ def simulate_day(
     saves: SaveSource | None = None,
     questions: QuestionSource | None = None,
     keep_activity: bool = False,
+    checked: bool = False,
 ):
     """Like :func:`run_day`, also returning the :class:`DayLog` (with the trace if asked).
 
     Args:
+        params: the day, validated.
+        seed: the day's seed (0 to 2**63 - 1).
+        trace: also keep the day's event trace in the log.
         env: a fresh environment of the caller's (e.g. one that counts scheduled
             events for a benchmark).
         store: builds the empty backend the day runs on, from the retention window
             (default: in memory); it is filled with the starting knowledge base.
-        saves, questions: sources of people's activity (default: what ``params``
-            says: the model's synthetic arrivals, or the traces it names, replayed).
+        saves: the source of people's saves (default: what ``params`` says: the model's
+            synthetic arrivals, or the trace it names, replayed).
+        questions: the source of the agent's questions, as ``saves``.
         keep_activity: also keep each save's text and each question's query in the
             log (what :func:`kbsim.sim.export.export_day` writes).
+        checked: as :func:`run_day`'s.
     """
     starting = starting_knowledge_base(params.corpus, seed)
-    params = params.sized_to(len(starting.article_ids))  # a corpus from files: saves and questions per article
+    if not checked:
+        params = prepared(params, starting)
     log = DayLog(trace=[] if trace else None)
     if keep_activity:
         log.save_texts, log.questions = [], []
-    day = open_day(params, seed, day_store(starting, params, store), env=env, log=log, starting=starting)
+    day = open_day(params, seed, day_store(starting, params, store), env=env, log=log, starting=starting,
+                   checked=True)
     if saves is None or questions is None:
         given_saves, given_questions = activity_sources(params, seed)
         saves = given_saves if saves is None else saves
         questions = given_questions if questions is None else questions
     env = day.env
-    agents = Agents.open(day) if params.uses_design_switches else None
-    if agents is not None:  # issue 27's switches: the agents of kbsim.sim.agents
-        day.client = agents.desk
-        edits = agent_edits(day, lambda _day, answer, delays: switched_edit(agents, answer, delays))
-        on_answer, checks = on_answer_of(agents, edits), switched_checker(agents)
-    else:
-        on_answer, checks = agent_edits(day), checker(day)
+    if params.uses_design_switches:  # issue 27's switches: the agents, each behind its wire
+        day.agents = Agents.open(day)
+        day.client = day.agents.desk
+    on_answer, checks = agent_edits(day), checker(day)
     env.process(editor(day, saves(day)))
     asking = env.process(asker(day, questions(day), on_answer))
     checking = env.process(checks)
@@ -264,11 +302,10 @@ def simulate_day(
     # people's editor, still waiting for its next save, so they all go with it; the day's
     # objects refer to one another, so the store is freed by the next garbage collection,
     # which a large day makes at once (at 1,000,000 articles it frees gigabytes).
+    if day.agents is not None:
+        log.transport = day.agents.transport_records()
     del day, env, asking, checking, on_answer, checks
     if len(starting.article_ids) >= COLLECT_BEFORE_TABLES_FROM:
         gc.collect()
         release_free_memory()
-    tables = tabulate(log, params, seed)
-    if agents is not None:
-        tables.update(agents.tables(seed))
-    return tables, log
+    return tabulate(log, params, seed), log

@@ -16,15 +16,25 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kbsim.sim.activity import QuestionArrival, SaveArrival, delay_until
-from kbsim.sim.checks import true_staleness, verify_exact
+from kbsim.sim.checks import GONE, text_staleness, true_staleness, verify_exact
 from kbsim.sim.popularity import UNIFORMS_PER_DRAW
-from kbsim.sim.records import CheckRecord, CitationRecord, EditRecord, SaveRecord
-from kbsim.sim.strategies import strategies
+from kbsim.sim.records import (
+    AgentCheckRecord,
+    CheckRecord,
+    CitationRecord,
+    EditRecord,
+    IntentRecord,
+    SaveRecord,
+    TextCheckRecord,
+)
+from kbsim.sim.strategies import CheckScope, resolve
+from kbsim.sim.transport import REPLY_LOST, REQUEST_LOST, backoff_s
+from kbsim.sim.world import agent_of
 from kbsim.store import Client, Store, ToolError
 from kbsim.store.rules import QUERY_CHARS
 
 if TYPE_CHECKING:
-    from kbsim.sim.world import Day
+    from kbsim.sim.world import Agents, Day
 
 #: Uniforms the asker draws for each question whatever happens (see :func:`question_draws`).
 QUERY_WORD_UNIFORMS = 24
@@ -210,31 +220,46 @@ def asker(day: Day, arrivals: Iterable[QuestionArrival], on_answer: Callable[[An
 
 
 def checker(day: Day):
-    """The agent checking every citation it has given, each registered way
-    (:mod:`kbsim.sim.strategies`), at every interval.
+    """The agent checking every citation it has given, each of the day's strategies
+    (``checks.strategies``, :mod:`kbsim.sim.strategies`), at every interval.
 
-    The exact strategies (re-read and poll) must agree exactly with the store's ground
-    truth; a disagreement raises :class:`~kbsim.sim.checks.StalenessMismatch`. The
-    strategies are those registered when the checker starts, each with its own state.
+    The strategies held exact must agree exactly with the store's ground truth (by version;
+    by the text cited when citations carry no version); a disagreement raises
+    :class:`~kbsim.sim.checks.StalenessMismatch`. Each keeps its own state for the day. At a
+    check the exact strategies run first, then the others (one instant, one state of the
+    store; over a lossy wire, so its draws fall as they always have), and every table keeps
+    the day's order. Without versions, each exact strategy's text check is measured against
+    the versions' truth (``text_checks``); with several agents, each agent also runs the
+    exact strategies over its own citations through its own client, with its own state
+    (``agent_checks``), which is what one shared consumer saves them.
     """
     env, store, kb_id, log, params = day.env, day.store, day.kb_id, day.log, day.params
-    checks = params.checks
-    running = strategies()
-    states = {strategy.name: None if strategy.start is None else strategy.start(day) for strategy in running}
+    checks, n_agents = params.checks, params.agents.count
+    running = resolve(checks.strategies)
+    scope = CheckScope(day, day.check_client, day.cited_text)
+    states = {strategy.name: None if strategy.start is None else strategy.start(scope) for strategy in running}
+    first = sorted(running, key=lambda strategy: not strategy.exact)  # stable: the exact ones, then the rest
+    own = [strategy for strategy in running if strategy.exact] if n_agents > 1 else []
+    own_scopes = [CheckScope(day, client) for client in day.agents.clients] if own and day.agents else []
+    own_states = [{s.name: None if s.start is None else s.start(mine) for s in own} for mine in own_scopes]
     check_index = 1
     while check_index * checks.interval_s <= params.day_s + 1e-9:
         yield env.timeout(check_index * checks.interval_s - env.now)
         held = log.citations
         truth = true_staleness(store, kb_id, held)
-        outcomes = {strategy.name: strategy.check(day, held, states[strategy.name]) for strategy in running}
+        ran = {strategy.name: strategy.check(scope, held, states[strategy.name]) for strategy in first}
+        outcomes = {strategy.name: ran[strategy.name] for strategy in running}
+        exact = truth if scope.cited_text is None else text_staleness(store, kb_id, held, scope.cited_text)
         for strategy in running:
-            if strategy.exact:
-                verify_exact(check_index, strategy.name, outcomes[strategy.name].flagged, truth)
-        true_gone = sum(1 for v in truth.values() if v == "gone")
+            if strategy.held_exact(params):
+                verify_exact(check_index, strategy.name, outcomes[strategy.name].flagged, exact)
+        if scope.cited_text is not None:
+            _text_checks(day, check_index, running, outcomes, truth, exact)
+        true_gone = sum(1 for v in truth.values() if v == GONE)
         for strategy, outcome in outcomes.items():
             flagged = outcome.flagged
             log.note_flags(strategy, env.now, flagged)
-            gone = sum(1 for v in flagged.values() if v == "gone")
+            gone = sum(1 for v in flagged.values() if v == GONE)
             log.checks.append(
                 CheckRecord(
                     check_index=check_index,
@@ -253,20 +278,74 @@ def checker(day: Day):
                     cursor_expired=outcome.cursor_expired,
                 )
             )
+        for agent, (mine_scope, mine_states) in enumerate(zip(own_scopes, own_states, strict=True)):
+            _own_checks(day, check_index, agent, held, own, mine_scope, mine_states)
         log.note("checker", env.now, f"check {check_index}: {len(truth)}/{len(held)} stale")
         check_index += 1
+
+
+def _text_checks(day: Day, check_index: int, running, outcomes, truth: dict[int, str], exact: dict[int, str]) -> None:
+    """Without versions: what each exact strategy's text check found against the versions' truth."""
+    cited_text = day.cited_text or {}
+    kept = sum(len(t.encode()) + len(c.encode()) for t, c in cited_text.values())
+    restored = sum(1 for i in truth if i not in exact)
+    for strategy in running:
+        if strategy.exact:
+            flagged = outcomes[strategy.name].flagged
+            day.log.text_checks.append(
+                TextCheckRecord(check_index, day.env.now, strategy.name, len(truth), len(flagged), restored, kept))
+
+
+def _own_checks(day: Day, check_index: int, agent: int, held: list[CitationRecord], own, scope: CheckScope,
+                states: dict) -> None:
+    """One agent's own checks of its own citations (by version), with its own client and state."""
+    mine = [cited for cited in held if agent_of(cited.answer_id, day.params.agents.count) == agent]
+    truth = true_staleness(day.store, day.kb_id, mine)
+    outcomes = [(strategy.name, strategy.check(scope, mine, states[strategy.name])) for strategy in own]
+    for name, outcome in outcomes:
+        day.log.agent_checks.append(AgentCheckRecord(
+            agent, check_index, day.env.now, name, outcome.calls, outcome.bytes, len(mine),
+            len(outcome.flagged), len(truth)))
+
+
+class DesignInvariantError(AssertionError):
+    """With compare-and-swap and idempotency keys on, a lost update or a duplicate write."""
+
+
+@dataclass
+class _EditTally:
+    """What one intended edit did to the store, counted over its tries and resends."""
+
+    applications: int = 0
+    people: int = 0
+    agents: int = 0
+    conflicts_people: int = 0
+    conflicts_agents: int = 0
+    conflicts_self: int = 0
+    sends: int = 0
+    lost: int = 0
 
 
 def agent_edit(day: Day, answer: Answer, delays: Iterator[float]):
     """The agent editing its first cited article after an approval delay.
 
-    It passes the cited ``updated_at`` as ``expected_version``. On a conflict
-    it re-reads, re-applies its change to the current text and retries (each
-    retry waits for approval again unless configured otherwise). After an
-    applied edit it replays the identical call, which must come back
-    ``replayed`` and write no event.
+    It passes the cited ``updated_at`` as ``expected_version``. On a conflict it re-reads,
+    re-applies its change to the current text and retries (each retry waits for approval
+    again unless configured otherwise). After an applied edit it replays the identical
+    call, which must come back ``replayed`` and write no event.
+
+    On a day with the design switches the edit is the answering agent's, over its lossy
+    wire (:func:`_send`): without compare-and-swap the store is told to expect whatever
+    version is current when the request arrives (a store without the check); each send may
+    lose its request or its reply, and the agent resends, with the same key or
+    (``edit.idempotency_key: false``) a fresh one. Every time the store applies the edit,
+    the versions it replaced beyond the one it was built on are lost updates (the
+    ``intents`` table); with compare-and-swap and keys on there must be none.
     """
-    env, client, store, kb_id, log, params = day.env, day.client, day.store, day.kb_id, day.log, day.params
+    env, store, kb_id, log, params = day.env, day.store, day.kb_id, day.log, day.params
+    agents = day.agents
+    agent = agent_of(answer.answer_id, params.agents.count)
+    client = day.agent_client(answer.answer_id)
     cited = answer.citations[0]
     note = f"\n\nAgent note for answer {answer.answer_id}."
     delay_s = next(delays)
@@ -274,32 +353,20 @@ def agent_edit(day: Day, answer: Answer, delays: Iterator[float]):
     edit_s = env.now
     version, content = cited.cited_version, answer.contents[0]
     outcome, retry_outcome, replay_ok = None, "none", None
+    tally = _EditTally()
     attempt = 0  # 0 = the first try; each retry adds one
     while True:
-        arguments = {
-            "knowledge_base_id": kb_id,
-            "article_id": cited.article_id,
-            "content": content + note,
-            "expected_version": version,
-            "idempotency_key": f"answer-{answer.answer_id}-try-{attempt}",
-        }
-        try:
-            result = client.call("edit_knowledge_article", arguments)
-            status = "applied"
-        except ToolError as error:
-            if error.code not in ("version_conflict", "not_found"):
-                raise
-            status = "conflict" if error.code == "version_conflict" else "gone"
+        status, result, arguments = yield from _send(day, client, answer, version, content + note, attempt, tally)
         if attempt == 0:
             outcome = status
         else:
             retry_outcome = status
         if status == "applied":
-            rank = day.questions_by.rank_of.get(cited.article_id, -1)
-            log.add_save(SaveRecord(env.now, "agent", "agent_edit", cited.article_id, result["updated_at"], rank))
-            replay_ok = replay_writes_nothing(client, store, kb_id, arguments, result)
+            if params.edit.idempotency_key:
+                raw = client if agents is None else client.client
+                replay_ok = replay_writes_nothing(raw, store, kb_id, arguments, {**result, "replayed": False})
             break
-        if status == "gone" or attempt >= params.edit.max_retries:
+        if status in ("gone", "lost") or attempt >= params.edit.max_retries:
             break
         attempt += 1
         try:
@@ -314,6 +381,14 @@ def agent_edit(day: Day, answer: Answer, delays: Iterator[float]):
         version, content = current["updated_at"], current["content"]
         if params.edit.retry_waits_approval:
             yield env.timeout(next(delays))
+    if params.edit.compare_and_swap and params.edit.idempotency_key and (
+        tally.applications > 1 or tally.people or tally.agents
+    ):
+        raise DesignInvariantError(
+            f"answer {answer.answer_id}'s edit of {cited.article_id} was applied {tally.applications} times "
+            f"and replaced {tally.people} people's and {tally.agents} agents' saves with "
+            "compare-and-swap and idempotency keys on"
+        )
     people_between = log.people_saves_between(cited.article_id, answer.asked_s, edit_s)
     log.edits.append(
         EditRecord(
@@ -329,7 +404,113 @@ def agent_edit(day: Day, answer: Answer, delays: Iterator[float]):
             people_saves_between=people_between,
         )
     )
-    log.note("agent", edit_s, f"edit a{answer.answer_id} {cited.article_id}: {outcome}/{retry_outcome}")
+    if agents is not None:
+        log.intents.append(IntentRecord(
+            answer.answer_id, agent, cited.article_id, delay_s, outcome, tally.applications, tally.people,
+            tally.agents, tally.conflicts_people, tally.conflicts_agents, tally.conflicts_self, tally.sends,
+            tally.lost,
+        ))
+    actor = "agent" if agents is None else f"agent {agent}"
+    log.note(actor, edit_s, f"edit a{answer.answer_id} {cited.article_id}: {outcome}/{retry_outcome}")
+
+
+def _send(day: Day, client, answer: Answer, base: str, text: str, attempt: int, tally: _EditTally):
+    """One try of an edit built on version ``base``: ``(status, reply, arguments)``.
+
+    The agent's plain client answers at once. Over a day's lossy wire a lost request or
+    reply is sent again after a timeout and backoff (spent in simulated time), up to
+    ``transport.max_retries`` times (status ``"lost"`` when no reply ever came): the same
+    request with the same key once the store has seen it; until then, or with fresh keys,
+    a blind overwrite expects what is current when it arrives.
+    """
+    env, store, kb_id, params = day.env, day.store, day.kb_id, day.params
+    agents = day.agents
+    article_id = answer.citations[0].article_id
+    agent = agent_of(answer.answer_id, params.agents.count)
+    key = f"answer-{answer.answer_id}-try-{attempt}"
+    if agents is not None:
+        key = f"agent-{agent}-{key}"
+    arguments: dict = {}
+    arrived = False
+    status, result = "lost", None
+    for resend in range(params.transport.max_retries + 1):
+        if resend:
+            yield env.timeout(backoff_s(params.transport, resend))
+        if not arrived or not params.edit.idempotency_key:
+            if not params.edit.idempotency_key and agents is not None:
+                agents.fresh_keys += 1
+                key = f"agent-{agent}-answer-{answer.answer_id}-send-{agents.fresh_keys}"
+            expected = base
+            if not params.edit.compare_and_swap:
+                expected = store.current_version(kb_id, article_id) or base
+            arguments = {"knowledge_base_id": kb_id, "article_id": article_id, "content": text,
+                         "expected_version": expected, "idempotency_key": key}
+        loss = None
+        if agents is not None:
+            tally.sends += 1
+            loss = client.loss()
+            client.ledger.add("edit_knowledge_article", sends=1)
+            if loss == REQUEST_LOST:
+                tally.lost += 1
+                client.ledger.add("edit_knowledge_article", lost_requests=1,
+                                  wait_s=backoff_s(params.transport, resend + 1))
+                continue
+        arrived = True
+        before = store.current_version(kb_id, article_id) if agents is not None else None
+        try:  # past the wire's draw: the store itself answers (the wire counted the send)
+            reply = (client if agents is None else client.client).call("edit_knowledge_article", arguments)
+            sent_status = "applied"
+        except ToolError as error:
+            if error.code not in ("version_conflict", "not_found"):
+                raise
+            reply, sent_status = None, ("conflict" if error.code == "version_conflict" else "gone")
+            if sent_status == "conflict" and agents is not None:
+                _attribute_conflict(agents, tally, before, answer.answer_id)
+        if reply is not None and not reply["replayed"]:
+            _applied(day, tally, article_id, base, before, reply["updated_at"], agent, answer.answer_id)
+        if loss == REPLY_LOST:
+            tally.lost += 1
+            client.ledger.add("edit_knowledge_article", lost_replies=1,
+                              wait_s=backoff_s(params.transport, resend + 1))
+            continue
+        if agents is not None:
+            client.ledger.add("edit_knowledge_article", calls=1)
+        status, result = sent_status, reply
+        break
+    return status, result, arguments
+
+
+def _applied(day: Day, tally: _EditTally, article_id: str, base: str, before: str | None, version: str,
+             agent: int, answer_id: int) -> None:
+    """The store applied an edit built on ``base`` over ``before`` (known on a day with the
+    switches): record the agent's save, and count what it replaced."""
+    tally.applications += 1
+    agents = day.agents
+    if agents is not None:
+        if before is not None and before != base:
+            for index in agents.saves_after(day.log, article_id, base, before):
+                save = day.log.saves[index]
+                if save.actor == "people" and index not in agents.lost_saves:
+                    agents.lost_saves.add(index)
+                    tally.people += 1
+                elif save.actor == "agent" and agents.writer.get(save.version, (None, None))[1] != answer_id:
+                    tally.agents += 1
+        agents.writer[version] = (agent, answer_id)
+    rank = day.questions_by.rank_of.get(article_id, -1)
+    day.log.add_save(SaveRecord(day.env.now, "agent", "agent_edit", article_id, version, rank))
+
+
+def _attribute_conflict(agents: Agents, tally: _EditTally, current: str | None, answer_id: int) -> None:
+    """Who wrote the version a conflicting edit ran into: a person, another agent, or itself."""
+    if current is None:
+        return
+    writer = agents.writer.get(current)
+    if writer is None:
+        tally.conflicts_people += 1
+    elif writer[1] == answer_id:
+        tally.conflicts_self += 1
+    else:
+        tally.conflicts_agents += 1
 
 
 class ReplayError(AssertionError):
@@ -341,8 +522,7 @@ def replay_writes_nothing(client: Client, store: Store, kb_id: str, arguments, f
 
     The second call must answer ``replayed`` with the first answer ``first`` otherwise
     unchanged, and must leave the knowledge base's event log where it was: a key makes a
-    retry harmless only if it writes nothing. Used by the agent's edit process here and by
-    the switched edit process in :mod:`kbsim.sim.agents`.
+    retry harmless only if it writes nothing. Used by the agent's edit process.
 
     Returns:
         True (so the caller can record the check as passed).

@@ -52,7 +52,7 @@ class CheckRecord:
 
     check_index: int
     time_s: float
-    strategy: str  # a registered strategy's name: "title" | "reread" | "poll" | ... (kbsim.sim.strategies)
+    strategy: str  # the name of one of the day's strategies (kbsim.sim.strategies)
     calls: int
     bytes: int
     citations_held: int
@@ -100,6 +100,56 @@ class DetectionRecord:
     last_check_s: float
 
 
+@dataclass(frozen=True, slots=True)
+class IntentRecord:
+    """One edit an agent meant to make on a day with the design switches, and what became
+    of it (the ``intents`` table)."""
+
+    answer_id: int
+    agent: int
+    article_id: str
+    delay_s: float
+    outcome: str  # the first try: "applied" | "conflict" | "gone" | "lost" (no reply after every retry)
+    applications: int  # times the store applied this edit (more than 1: a duplicate write)
+    people_overwritten: int  # people's saves this edit's writes silently replaced (lost updates)
+    agents_overwritten: int  # other agents' writes it replaced
+    conflicts_people: int  # conflicts whose newer version a person wrote
+    conflicts_agents: int  # ... another agent wrote
+    conflicts_self: int  # ... this very edit wrote (a resend with a fresh key)
+    sends: int  # edit requests sent, resends included
+    lost: int  # sends whose request or reply was lost
+
+
+@dataclass(frozen=True, slots=True)
+class AgentCheckRecord:
+    """One agent's own check of its own citations, by one exact strategy (the
+    ``agent_checks`` table, on a day of several agents)."""
+
+    agent: int
+    check_index: int
+    time_s: float
+    strategy: str
+    calls: int
+    bytes: int
+    citations_held: int
+    flagged: int
+    true_stale: int
+
+
+@dataclass(frozen=True, slots=True)
+class TextCheckRecord:
+    """A check without versions, by one exact strategy: what comparing text found against the
+    versions' truth (the ``text_checks`` table)."""
+
+    check_index: int
+    time_s: float
+    strategy: str
+    true_stale: int
+    flagged: int
+    missed_restored: int  # stale by version, but the text is the cited text again
+    kept_bytes: int  # cited text the agent must keep to compare with
+
+
 @dataclass
 class DayLog:
     """Everything a day appends; turned into tables once, at the end."""
@@ -108,6 +158,11 @@ class DayLog:
     citations: list[CitationRecord] = field(default_factory=list)
     checks: list[CheckRecord] = field(default_factory=list)
     edits: list[EditRecord] = field(default_factory=list)
+    # a day with the design switches also keeps these (kbsim.sim.tables.SWITCHED_TABLES)
+    intents: list[IntentRecord] = field(default_factory=list)
+    agent_checks: list[AgentCheckRecord] = field(default_factory=list)
+    text_checks: list[TextCheckRecord] = field(default_factory=list)
+    transport: list = field(default_factory=list)  # kbsim.sim.transport.TransportRecord, once the day is run
     trace: list[TraceEntry] | None = None
     # kept only when asked (to export the day as trace files): each people's save's
     # (new title or None, new content or None), and each question's (time, article, query)
@@ -122,6 +177,7 @@ class DayLog:
     last_check_s: float | None = None
 
     def add_save(self, save: SaveRecord) -> None:
+        """Record a save, and keep people's save times by article for :meth:`people_saves_between`."""
         self.saves.append(save)
         if save.actor == "people":
             self.people_save_times.setdefault(save.article_id, []).append(save.time_s)

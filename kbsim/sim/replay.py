@@ -57,6 +57,7 @@ class ReplayedSaves:
     rows: tuple[SaveRow, ...]
 
     def __call__(self, day: Day) -> Iterator[SaveArrival]:
+        """The trace's saves, then, on a day with edits, synthetic saves after the trace ends."""
         for row in self.rows:
             yield SaveArrival(row.time_s, row.kind, row.article_id, row.content, row.length, row.title, exact=True)
         params = day.params
@@ -71,6 +72,7 @@ class ReplayedQuestions:
     rows: tuple[QuestionRow, ...]
 
     def __call__(self, day: Day) -> Iterator[QuestionArrival]:
+        """The trace's questions, exactly as recorded."""
         return (QuestionArrival(row.time_s, row.article_id, row.query, exact=True) for row in self.rows)
 
 
@@ -115,7 +117,7 @@ def load_traces(params: DayParams, seed: int) -> tuple[tuple[SaveRow, ...] | Non
     Raises:
         InputError: naming the file, the line and the column of the first bad row.
     """
-    out = []
+    out: list[tuple | None] = []
     for kind, path in (("saves", params.saves.trace), ("questions", params.questions.trace)):
         if path is None:
             out.append(None)

@@ -3,10 +3,11 @@ records, and the one place the records become frames (:func:`tabulate`).
 
 A day writes :data:`DAY_TABLES`: one row per record of :data:`RECORDS` (the detections
 are tabulated from the log's flags, one row per citation and strategy), ``seed`` first,
-then the record's fields, then :data:`DERIVED_COLUMNS`. Every layer above reads these
+then the record's fields, then :data:`DERIVED_COLUMNS`. A day with the design switches
+also writes those of :data:`SWITCHED_TABLES` that have rows. Every layer above reads these
 names from here (:mod:`kbsim.stats.metrics`, :mod:`kbsim.report.frames`), and
 :func:`schema_digest` hashes them, with their types, so that a results directory can tell
-a run written with other tables (:func:`kbsim.experiment.results.results_layout`).
+a run written with other tables (:func:`kbsim.runner.results.results_layout`).
 """
 
 from __future__ import annotations
@@ -14,14 +15,25 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import fields
+from dataclasses import asdict, fields
 from functools import lru_cache
 from operator import attrgetter
 
 import pandas as pd
 
 from kbsim.params import DayParams
-from kbsim.sim.records import CheckRecord, CitationRecord, DayLog, DetectionRecord, EditRecord, SaveRecord
+from kbsim.sim.records import (
+    AgentCheckRecord,
+    CheckRecord,
+    CitationRecord,
+    DayLog,
+    DetectionRecord,
+    EditRecord,
+    IntentRecord,
+    SaveRecord,
+    TextCheckRecord,
+)
+from kbsim.sim.transport import TransportRecord
 from kbsim.store import parse_version
 
 __all__ = [
@@ -29,6 +41,7 @@ __all__ = [
     "DERIVED_COLUMNS",
     "NATIVE_COLUMNS",
     "RECORDS",
+    "SWITCHED_TABLES",
     "key_columns",
     "schema_digest",
     "table_columns",
@@ -44,6 +57,15 @@ RECORDS = {
     "detections": DetectionRecord,
     "edits": EditRecord,
     "saves": SaveRecord,
+}
+#: The tables a day with the design switches adds, each when it has rows, with the record
+#: of their rows (:attr:`kbsim.params.DayParams.uses_design_switches`). Not hashed into
+#: :func:`schema_digest`: that would change the layout of every stored result.
+SWITCHED_TABLES = {
+    "intents": IntentRecord,
+    "transport": TransportRecord,
+    "agent_checks": AgentCheckRecord,
+    "text_checks": TextCheckRecord,
 }
 #: The column every table starts with, and its type.
 SEED_COLUMN = ("seed", "int")
@@ -104,22 +126,30 @@ def schema_digest() -> str:
 def tabulate(log: DayLog, params: DayParams, seed: int) -> dict[str, pd.DataFrame]:
     """The day's records as tidy tables, one row per record, ``seed`` on every row."""
     staleness = _staleness_columns(log.citations, log.saves, params.day_s)
-    return {
+    tables = {
         "citations": _frame(log.citations, CitationRecord, seed, staleness),
         "checks": _frame(log.checks, CheckRecord, seed),
         "detections": _columns_frame(_detection_columns(log), seed),
         "edits": _frame(log.edits, EditRecord, seed),
         "saves": _frame(log.saves, SaveRecord, seed),
     }
+    for name in SWITCHED_TABLES:
+        records = getattr(log, name)
+        if records:
+            frame = pd.DataFrame([asdict(record) for record in records])
+            frame.insert(0, SEED_COLUMN[0], pd.Series(seed, index=frame.index, dtype="int64"))
+            tables[name] = frame
+    return tables
 
 
 def _detection_columns(log: DayLog) -> dict[str, list]:
     """The detections table as columns: one row per citation and strategy, its first flag
     and the last check's verdict (the fields of :class:`DetectionRecord`).
 
-    The strategies are those the day's checks ran (the registered ones,
-    :mod:`kbsim.sim.strategies`; each notes its flags at every check), in the order they
-    ran. Empty when the day had no check (every citation is then censored at time 0).
+    The strategies are those the day's checks ran (the day's ``checks.strategies``,
+    :mod:`kbsim.sim.strategies`; each notes its flags at every check), in the day's
+    order. Empty when the day had no check (every citation is then censored at time
+    0).
     """
     names = list(DetectionRecord.__dataclass_fields__)
     if log.last_check_s is None:

@@ -3,14 +3,17 @@
 Each tool call can lose its request before the store sees it, or its reply after the
 store applied it, each with probability ``loss_rate`` (one uniform a call: below
 ``loss_rate`` the request is lost, below twice it the reply). The agent notices only a
-missing reply: it waits ``timeout_s``, then a backoff doubling from ``backoff_s``, and
-sends again.
+missing reply: it waits ``timeout_s``, then a backoff doubling from ``backoff_s`` (up to
+:data:`MAX_BACKOFF_S`), and sends again.
 
 :class:`LossyClient` wraps the agent's :class:`~kbsim.store.Client` with the same four
 methods. Read-only tools (search, read, poll) are simply repeated until a reply arrives,
 at the same instant: the wait is counted (``wait_s``), not spent, so the day's other
-actors keep their times. Edits are where a loss matters; the edit process in
-:mod:`kbsim.sim.agents` sends them one try at a time (:meth:`LossyClient.loss`) and
+actors keep their times. A read-only call is given up after :data:`MAX_SENDS` sends
+without a reply and counted as undelivered (:attr:`TransportLedger.undelivered`); the
+loss rates ``transport.loss_rate`` accepts make that rarer than once in 10^15 calls
+(:data:`kbsim.params.MAX_LOSS_RATE`). Edits are where a loss matters; the edit process in
+:func:`kbsim.sim.processes.agent_edit` sends them one try at a time (:meth:`LossyClient.loss`) and
 spends the waits in simulated time. Plain code, no SimPy.
 """
 
@@ -24,10 +27,25 @@ import numpy as np
 from kbsim.params import TransportParams
 from kbsim.store import Client, ToolError, json_size
 
-__all__ = ["REPLY_LOST", "REQUEST_LOST", "LossyClient", "TransportRecord", "TransportLedger", "backoff_s"]
+__all__ = [
+    "MAX_BACKOFF_S",
+    "MAX_SENDS",
+    "REPLY_LOST",
+    "REQUEST_LOST",
+    "LossyClient",
+    "TransportLedger",
+    "TransportRecord",
+    "backoff_s",
+]
 
 REQUEST_LOST = "request"
 REPLY_LOST = "reply"
+#: The longest backoff: the doubling stops at a day (at 1 s, from the 18th retry on).
+MAX_BACKOFF_S = 86_400.0
+#: Sends of one read-only call before it is given up as undelivered. At the highest loss
+#: rate accepted (0.49) a send gets its reply 2 times in 100, and 2,000 sends all fail
+#: with probability 0.98^2000, about 3e-18.
+MAX_SENDS = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +63,10 @@ class TransportRecord:
 
 
 def backoff_s(params: TransportParams, retry: int) -> float:
-    """The wait before retry number ``retry`` (1 = the first): the timeout, then the backoff."""
-    return params.timeout_s + params.backoff_s * 2.0 ** (retry - 1)
+    """The wait before retry number ``retry`` (1 = the first): the timeout, then the backoff,
+    doubling each retry up to :data:`MAX_BACKOFF_S` (never an overflow, however many retries)."""
+    doublings = min(max(retry - 1, 0), 64)  # 2^64 s outlasts any cap; past it 2.0 ** n would only grow
+    return params.timeout_s + min(params.backoff_s * 2.0 ** doublings, max(params.backoff_s, MAX_BACKOFF_S))
 
 
 class TransportLedger:
@@ -55,6 +75,9 @@ class TransportLedger:
     def __init__(self, agent: str) -> None:
         self.agent = agent
         self.counts: dict[str, list[float]] = {}
+        #: read-only calls per tool given up after :data:`MAX_SENDS` sends without a reply
+        #: (kept beside the rows, not as a column, so the ``transport`` table keeps its shape)
+        self.undelivered: dict[str, int] = {}
 
     def add(self, tool: str, *, calls=0, sends=0, lost_requests=0, lost_replies=0, retry_bytes=0, wait_s=0.0):
         """Add the given counts to ``tool``'s row (created at zero on first use)."""
@@ -92,10 +115,16 @@ class LossyClient:
         u = self.rng.random()
         return REQUEST_LOST if u < p else REPLY_LOST if u < 2 * p else None
 
-    def _deliver(self, tool: str, size: int) -> None:
-        """Draw sends until one reply arrives, counting what the lost ones cost."""
+    def _deliver(self, tool: str, size: int) -> bool:
+        """Draw sends until one reply arrives, or :data:`MAX_SENDS` sends were all lost,
+        counting what the lost ones cost; whether a reply arrived (False: counted in
+        :attr:`TransportLedger.undelivered`)."""
         retry = 0
         while True:
+            if retry >= MAX_SENDS:
+                self.ledger.undelivered[tool] = self.ledger.undelivered.get(tool, 0) + 1
+                self.ledger.add(tool, calls=1)
+                return False
             loss = self.loss()
             self.ledger.add(tool, sends=1)
             if loss is None:
@@ -107,6 +136,7 @@ class LossyClient:
             else:
                 self.ledger.add(tool, lost_replies=1, retry_bytes=size)
         self.ledger.add(tool, calls=1)
+        return True
 
     def call_sized(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], int]:
         """Call tool ``name`` as :meth:`kbsim.store.Client.call_sized` does, counting the

@@ -13,6 +13,7 @@ import gc
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import simpy
@@ -23,14 +24,17 @@ from kbsim.params import DEFAULT_STORE_BACKEND, CorpusParams, DayParams
 from kbsim.sim.corpus import Corpus, RevisingCorpus, TextCorpus
 from kbsim.sim.popularity import Popularity
 from kbsim.sim.records import DayLog
-from kbsim.store import Client, MemoryStore, Store, StoreFactory, store_backend
+from kbsim.sim.transport import LossyClient, TransportRecord
+from kbsim.store import Client, MemoryStore, Store, StoreFactory, parse_version, store_backend
 from kbsim.store.analyzer import ASCII, Analyzer
 from kbsim.store.written import WrittenArticles
 
 __all__ = [
     "KB_ID",
     "STREAMS",
+    "Agents",
     "Day",
+    "agent_of",
     "StartingKnowledgeBase",
     "day_store",
     "starting_knowledge_base",
@@ -157,7 +161,7 @@ def day_store(starting: StartingKnowledgeBase, params: DayParams, store: StoreFa
     if store is None:
         return starting.template.copy(event_retention_s=params.event_retention_s)
     backend = store(params.event_retention_s)
-    own = {} if starting.source_ids is None else {"article_ids": starting.source_ids}
+    own: dict[str, Any] = {} if starting.source_ids is None else {"article_ids": starting.source_ids}
     if not starting.analyzer.is_default:  # a backend without these keywords still runs the study
         own["analyzer"] = starting.analyzer
     ids = backend.create_knowledge_base(KB_ID, starting.articles(), at=0.0, **own)
@@ -194,6 +198,29 @@ class Day:
     saves_by: Popularity
     #: agent edit processes started so far (the day runs until they are done)
     edits: list = field(default_factory=list)
+    #: the agents and their wires on a day with the design switches
+    #: (:attr:`~kbsim.params.DayParams.uses_design_switches`); None: the one agent, on ``client``
+    agents: Agents | None = None
+
+    @property
+    def check_client(self) -> Client | LossyClient:
+        """The client the day's checks go through: the agent's, or one consumer shared by
+        several agents (its own wire)."""
+        return self.client if self.agents is None else self.agents.shared
+
+    @property
+    def cited_text(self) -> dict[int, tuple[str, str]] | None:
+        """The text of every citation as cited when citations carry no version (the checks
+        compare it); None when they do."""
+        if self.agents is None or self.params.citation.carries_version:
+            return None
+        return self.agents.cited_text
+
+    def agent_client(self, answer_id: int) -> Client | LossyClient:
+        """The client of the agent that gave answer ``answer_id``."""
+        if self.agents is None:
+            return self.client
+        return self.agents.clients[agent_of(answer_id, self.params.agents.count)]
 
     def is_published(self, article_id: str) -> bool:
         """Whether the article is published now (people draw only published articles)."""
@@ -203,3 +230,61 @@ class Day:
         """Every unpublished article's id: of the articles the day ranks (each one in its
         store), exactly those :meth:`is_published` refuses."""
         return self.store.unpublished_article_ids(self.kb_id)
+
+
+def agent_of(answer_id: int, count: int) -> int:
+    """The agent an answer is dealt to (answer ``i`` to agent ``i mod count``)."""
+    return answer_id % count
+
+
+@dataclass(eq=False)
+class Agents:
+    """The agents of a day with the design switches, their wires, and what the switches need
+    remembered while it runs (issue 27).
+
+    ``agents.count`` agents: the day's questions are dealt to them in turn, so every N
+    answers the same questions as the one agent does, and the ``agent`` stream chooses the
+    same answers to edit. Each agent has its own client behind its own lossy wire
+    (:class:`~kbsim.sim.transport.LossyClient`), its own citations, checks and edits; the
+    questions' searches and reads go through one more wire, the desk's, and the day's checks
+    through a shared consumer's (agent 0's own when there is one agent).
+    """
+
+    clients: list[LossyClient]
+    desk: LossyClient
+    shared: LossyClient
+    #: each agent write's version -> (agent, answer) that wrote it
+    writer: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: indices into the log's saves of people's saves already lost
+    lost_saves: set[int] = field(default_factory=set)
+    #: citation index -> (title, content) as cited (kept only without versions)
+    cited_text: dict[int, tuple[str, str]] = field(default_factory=dict)
+    fresh_keys: int = 0
+
+    @classmethod
+    def open(cls, day: Day) -> Agents:
+        """One lossy client per agent and one for the desk, each with its own child of the
+        ``transport`` stream (never drawn from while ``loss_rate`` is 0), over ``day.client``."""
+        count, transport = day.params.agents.count, day.params.transport
+        children = day.streams["transport"].spawn(count + 2)
+
+        def wire(rng: np.random.Generator, name: str) -> LossyClient:
+            return LossyClient(day.store.client(grants={day.kb_id}, clock=lambda: day.env.now), rng, transport, name)
+
+        clients = [wire(rng, str(k)) for k, rng in enumerate(children[:count])]
+        shared = clients[0] if count == 1 else wire(children[count + 1], "shared")
+        return cls(clients, LossyClient(day.client, children[count], transport, "desk"), shared)
+
+    def transport_records(self) -> list[TransportRecord]:
+        """Every wire's rows: each agent's, the desk's, and the shared consumer's when it is
+        a wire of its own."""
+        wires = [*self.clients, self.desk] + ([self.shared] if self.shared not in self.clients else [])
+        return [record for client in wires for record in client.ledger.records()]
+
+    def saves_after(self, log: DayLog, article_id: str, after: str, until: str) -> list[int]:
+        """Indices of the saves of ``article_id`` with a version in ``(after, until]``."""
+        low, high = parse_version(after), parse_version(until)
+        return [
+            i for i, save in enumerate(log.saves)
+            if save.article_id == article_id and low < parse_version(save.version) <= high
+        ]

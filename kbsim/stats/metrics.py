@@ -3,8 +3,8 @@
 A run's metrics are long, tidy rows: ``metric`` (the name in :data:`METRICS`),
 its structure as columns (``at_s``: the time it is measured at, NaN when it
 is not measured at a time; ``at_end``: whether that time is the end of the day
-(or the day's last check, for what checks measure); ``strategy``: a registered
-strategy's name (:mod:`kbsim.sim.strategies`: title / reread / poll) or "";
+(or the day's last check, for what checks measure); ``strategy``: the name of one
+of the day's strategies (:mod:`kbsim.sim.strategies`) or "";
 ``subset``: a part of the citations, "" for all of them), then ``value``,
 ``successes`` and ``trials``. ``name`` is a readable label built from those columns
 (``stale_citation_share@end``, ``calls_per_check[poll]``,
@@ -18,15 +18,14 @@ the definitions in words are in ``docs/model.md``.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from kbsim.params import DayParams
-from kbsim.sim.agents import OWN_CHECKS, TEXT_CHECKS
-from kbsim.sim.strategies import strategy_names
+from kbsim.sim.strategies import Strategy, StrategyError, resolve, strategy_named
 from kbsim.sim.tables import DAY_TABLES, key_columns
 
 #: Staleness causes at a check, in the order the title check's recall is split by.
@@ -186,24 +185,30 @@ def metric_names(params: DayParams) -> set[str]:
         names |= {metric_name(m, t, at_end, "", "") for m in ("stale_citation_share", "stale_answer_share")}
     names |= {metric_name("stale_citation_share", day_s, True, "", f"position {k}")
               for k in range(1, params.questions.citations_per_answer + 1)}
-    names |= {metric_name("gone_citation_share", day_s, True, "", ""), "cursor_expired_rate", "edits_made"}
-    names |= {metric_name("title_recall", day_s, True, "", subset) for subset in ("", *CAUSES)}
-    for strategy in strategy_names():
-        names |= {metric_name(m, math.nan, False, strategy, "") for m in (
+    strategies = resolve(params.checks.strategies)
+    exact = [strategy.name for strategy in strategies if strategy.exact]
+    log_readers = [strategy.name for strategy in strategies if strategy.reads_event_log]
+    names |= {metric_name("gone_citation_share", day_s, True, "", ""), "edits_made"}
+    if log_readers:
+        names.add("cursor_expired_rate")
+    for strategy in strategies:
+        if strategy.recall_metric is not None:
+            names |= {metric_name(strategy.recall_metric, day_s, True, "", subset) for subset in ("", *CAUSES)}
+        names |= {metric_name(m, math.nan, False, strategy.name, "") for m in (
             "calls_per_check", "bytes_per_check", "calls_per_hour", "bytes_per_hour",
             "detection_latency_s", "detection_latency_p90_s", "stale_exposure")}
-        names.add(metric_name("detected_share", day_s, True, strategy, ""))
+        names.add(metric_name("detected_share", day_s, True, strategy.name, ""))
     if edits:
         names |= {"rejection_rate", "gone_rate", "retry_success", "replay_success"}
     # what each design choice buys (_design_choices): on every day, and with edits
     names |= {"retry_calls_per_hour", "retry_bytes_per_hour"}
-    names.add(metric_name("gone_as_changed_share", math.nan, False, "poll", ""))
-    names |= {metric_name("gone_flagged_share", math.nan, False, s, "") for s in strategy_names(exact=True)}
+    names |= {metric_name("gone_as_changed_share", math.nan, False, s, "") for s in log_readers}
+    names |= {metric_name("gone_flagged_share", math.nan, False, s, "") for s in exact}
     if edits:
         names |= {"lost_update_share", "duplicate_write_share"}
     if not params.uses_design_switches:
         return names
-    # a switched day's extra tables (kbsim.sim.agents): intents, text_checks, agent_checks
+    # a switched day's extra tables (kbsim.sim.tables.SWITCHED_TABLES): intents, text_checks, agent_checks
     agents = [f"agent {agent}" for agent in range(params.agents.count)] if params.agents.count > 1 else []
     if edits:
         names |= {metric_name("conflict_writer_share", math.nan, False, "", writer)
@@ -211,11 +216,12 @@ def metric_names(params: DayParams) -> set[str]:
         names |= {metric_name(m, math.nan, False, "", agent) for agent in agents
                   for m in ("rejection_rate", "duplicate_write_share", "edits_made", "lost_update_share")}
     if not params.citation.carries_version:
-        names |= {metric_name("text_missed_share", math.nan, False, s, "") for s in TEXT_CHECKS}
+        names |= {metric_name("text_missed_share", math.nan, False, s, "") for s in exact}
         names.add("cited_text_bytes")
     if agents:
-        names.add("shared_consumer_saving")
-        names |= {metric_name(m, math.nan, False, s, agent) for agent in agents for s in OWN_CHECKS
+        if log_readers:
+            names.add("shared_consumer_saving")
+        names |= {metric_name(m, math.nan, False, s, agent) for agent in agents for s in exact
                   for m in ("calls_per_check", "bytes_per_check")}
     return names
 
@@ -261,26 +267,51 @@ def measurement_times(day_s: float) -> list[float]:
     return hours
 
 
-def run_metrics(tables: Mapping[str, pd.DataFrame], day_s: float | None = None) -> pd.DataFrame:
+def run_metrics(
+    tables: Mapping[str, pd.DataFrame], day_s: float | None = None, strategies: Sequence[Strategy] | None = None
+) -> pd.DataFrame:
     """Every metric of one run, as tidy rows (columns :data:`COLUMNS`).
 
     ``tables`` are one day's tables (``run_day``'s output). ``day_s`` is the day's
-    length; it defaults to the time of the last check.
+    length; it defaults to the time of the last check. ``strategies`` are the day's
+    (what each is: exact, a reader of the event log, ...); None: those its checks table
+    names, resolved by name where they are built in (another is measured as a strategy
+    that is none of those).
     """
     citations, checks = tables["citations"], tables["checks"]
     detections = tables.get("detections")
     edits = tables["edits"]
     if day_s is None:
         day_s = float(checks["time_s"].max()) if len(checks) else 0.0
+    known = _day_strategies(checks, strategies)
     rows = _Rows(day_s)
     _staleness(rows, citations, day_s)
     if len(checks):
-        _check_cost(rows, checks, day_s)
+        _check_cost(rows, checks, day_s, known)
     if detections is not None and len(detections):
-        _detection(rows, citations, detections, day_s)
+        _detection(rows, citations, detections, day_s, known)
     _edits(rows, edits)
-    _design_choices(rows, tables, day_s)
+    _design_choices(rows, tables, day_s, known)
     return rows.frame()
+
+
+def _day_strategies(checks: pd.DataFrame, strategies: Sequence[Strategy] | None) -> dict[str, Strategy | None]:
+    """The day's strategies by name: those given, else those the checks table names (None
+    for a name that is no built-in strategy)."""
+    if strategies is not None:
+        return {strategy.name: strategy for strategy in strategies}
+    known: dict[str, Strategy | None] = {}
+    for name in pd.unique(checks["strategy"]) if len(checks) else ():
+        try:
+            known[str(name)] = strategy_named(str(name))
+        except StrategyError:
+            known[str(name)] = None
+    return known
+
+
+def _having(known: dict[str, Strategy | None], flag: str) -> list[str]:
+    """The names of the day's strategies whose attribute ``flag`` is true, in the day's order."""
+    return [name for name, strategy in known.items() if strategy is not None and getattr(strategy, flag)]
 
 
 def _staleness(rows: _Rows, citations: pd.DataFrame, day_s: float) -> None:
@@ -306,10 +337,10 @@ def _staleness(rows: _Rows, citations: pd.DataFrame, day_s: float) -> None:
     rows.share("gone_citation_share", gone.sum(), len(gone), at_s=day_s)
 
 
-def _check_cost(rows: _Rows, checks: pd.DataFrame, day_s: float) -> None:
+def _check_cost(rows: _Rows, checks: pd.DataFrame, day_s: float, known: dict[str, Strategy | None]) -> None:
     by_strategy = {name: group for name, group in checks.groupby("strategy", sort=False)}
     hours = day_s / 3600.0
-    for strategy in strategy_names():
+    for strategy in known:
         mine = by_strategy.get(strategy)
         if mine is None:
             continue
@@ -317,13 +348,16 @@ def _check_cost(rows: _Rows, checks: pd.DataFrame, day_s: float) -> None:
         rows.add("bytes_per_check", mine["bytes"].mean(), strategy=strategy)
         rows.add("calls_per_hour", mine["calls"].sum() / hours, strategy=strategy)
         rows.add("bytes_per_hour", mine["bytes"].sum() / hours, strategy=strategy)
-    polls = by_strategy.get("poll")
-    if polls is not None:
-        rows.share("cursor_expired_rate", polls["cursor_expired"].sum(), len(polls))
+    readers = [by_strategy[name] for name in _having(known, "reads_event_log") if name in by_strategy]
+    if readers:  # the cursor of the first strategy that follows the event log
+        rows.share("cursor_expired_rate", readers[0]["cursor_expired"].sum(), len(readers[0]))
 
 
-def _detection(rows: _Rows, citations: pd.DataFrame, detections: pd.DataFrame, day_s: float) -> None:
-    """Title recall by cause, detection latency and stale exposure, per strategy.
+def _detection(
+    rows: _Rows, citations: pd.DataFrame, detections: pd.DataFrame, day_s: float, known: dict[str, Strategy | None]
+) -> None:
+    """Recall by cause (of a strategy that has a ``recall_metric``: the title check's),
+    detection latency and stale exposure, per strategy.
 
     Citations and detections are aligned by (answer_id, position): the day writes
     a strategy's detections in citation order.
@@ -342,14 +376,15 @@ def _detection(rows: _Rows, citations: pd.DataFrame, detections: pd.DataFrame, d
         if len(group) != n:
             raise ValueError(f"detections[{strategy}]: {len(group)} rows for {n} citations")
         flagged_s = group["first_flagged_s"].to_numpy(dtype=float)
-        if strategy == "title":
+        recall = getattr(known.get(strategy), "recall_metric", None)
+        if recall is not None:
             flagged_last = group["flagged_at_last_check"].to_numpy(dtype=bool)
             hit = stale_by_last & flagged_last
-            rows.share("title_recall", hit.sum(), stale_by_last.sum(), at_s=last_check_s, at_end=True)
+            rows.share(recall, hit.sum(), stale_by_last.sum(), at_s=last_check_s, at_end=True)
             for reason in CAUSES:
                 mine = stale_by_last & (cause == reason)
                 rows.share(
-                    "title_recall", (hit & mine).sum(), mine.sum(), at_s=last_check_s, at_end=True, subset=reason
+                    recall, (hit & mine).sum(), mine.sum(), at_s=last_check_s, at_end=True, subset=reason
                 )
         detected = stale_by_last & (flagged_s <= last_check_s)
         rows.share(
@@ -390,7 +425,9 @@ def _edits(rows: _Rows, edits: pd.DataFrame) -> None:
     rows.share("replay_success", (edits.loc[applied, "replay_ok"] == True).sum(), applied.sum())  # noqa: E712
 
 
-def _design_choices(rows: _Rows, tables: Mapping[str, pd.DataFrame], day_s: float) -> None:
+def _design_choices(
+    rows: _Rows, tables: Mapping[str, pd.DataFrame], day_s: float, known: dict[str, Strategy | None]
+) -> None:
     """What each piece of the write-up's advice buys (issue 27): lost updates, duplicate
     writes, conflicts by writer, the transport's retries, gone against changed, and what
     checking without versions and with several cursors costs.
@@ -428,15 +465,16 @@ def _design_choices(rows: _Rows, tables: Mapping[str, pd.DataFrame], day_s: floa
     checks = tables["checks"]
     if len(checks):
         last = checks[checks["check_index"] == checks["check_index"].max()]
-        exact = set(strategy_names(exact=True))
+        exact = set(_having(known, "exact"))
+        log_readers = set(_having(known, "reads_event_log"))
         for record in last.itertuples(index=False):
             # only an exact strategy's flags are a subset of the truly stale: the title check can
             # flag more citations "gone" than are gone (a retitled article it no longer finds)
             if record.strategy in exact:
                 rows.share("gone_flagged_share", record.flagged_gone, record.true_gone, strategy=record.strategy)
-            if record.strategy == "poll":
+            if record.strategy in log_readers:  # what an unpublish without an event costs it
                 as_changed = max(record.flagged_changed - record.true_changed, 0)
-                rows.share("gone_as_changed_share", as_changed, record.true_gone, strategy="poll")
+                rows.share("gone_as_changed_share", as_changed, record.true_gone, strategy=record.strategy)
     text = tables.get("text_checks")
     if text is not None and len(text):
         for strategy, mine in text.groupby("strategy", sort=False):
@@ -444,9 +482,11 @@ def _design_choices(rows: _Rows, tables: Mapping[str, pd.DataFrame], day_s: floa
         rows.add("cited_text_bytes", text["kept_bytes"].iloc[-1])
     own = tables.get("agent_checks")
     if own is not None and len(own) and len(checks):
-        own_polls = own[own["strategy"] == "poll"].groupby("check_index")["calls"].sum()
-        shared = checks[checks["strategy"] == "poll"].set_index("check_index")["calls"]
-        rows.add("shared_consumer_saving", float((own_polls - shared.reindex(own_polls.index)).mean()))
+        consumer = _having(known, "reads_event_log")[:1]  # the first strategy following the event log
+        if consumer:
+            own_polls = own[own["strategy"] == consumer[0]].groupby("check_index")["calls"].sum()
+            shared = checks[checks["strategy"] == consumer[0]].set_index("check_index")["calls"]
+            rows.add("shared_consumer_saving", float((own_polls - shared.reindex(own_polls.index)).mean()))
         for agent, mine in own.groupby("agent"):
             for strategy, group in mine.groupby("strategy"):
                 rows.add("calls_per_check", group["calls"].mean(), strategy=strategy, subset=f"agent {agent}")

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kbsim.sim.strategies import strategy_names
 from kbsim.stats.intervals import contrast, estimate
 from kbsim.stats.metrics import METRICS
 
@@ -131,11 +130,12 @@ class MetricSelector:
     def __post_init__(self) -> None:
         if self.metric not in METRICS:
             raise ValueError(f"metric: unknown {self.metric!r}; expected one of {', '.join(METRICS)}")
-        if self.strategy and self.strategy not in strategy_names():
-            raise ValueError(f"strategy: expected one of {strategy_names()}, got {self.strategy!r}")
+        if self.strategy and not self.strategy.isidentifier():
+            raise ValueError(f"strategy: expected a strategy's name (a word: poll), got {self.strategy!r}")
         at_seconds(self.at)
 
     def mask(self, frame: pd.DataFrame) -> pd.Series:
+        """The rows of a summary or metrics frame this selector picks."""
         mask = (frame["metric"] == self.metric) & (frame["strategy"] == self.strategy) & (
             frame["subset"] == self.subset
         )
@@ -146,6 +146,7 @@ class MetricSelector:
 
     @property
     def label(self) -> str:
+        """The selector as text: ``metric@at[strategy]{subset}``."""
         text = self.metric
         if self.at is not None and self.at != "end":
             text += f"@{self.at}"
@@ -198,6 +199,7 @@ class ContrastSpec:
 
     @property
     def label(self) -> str:
+        """The comparison as text: the selector's label ``vs`` its baseline."""
         against = ", ".join(f"{k}={_show(v)}" for k, v in self.baseline.items())
         return f"{self.selector.label} vs {against}"
 

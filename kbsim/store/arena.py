@@ -799,13 +799,27 @@ class ArenaIndex:
             slots, tf, owner = slots[live], tf[live], owner[live]
         return slots, tf, owner
 
+    def _query(self, query: str) -> list[str]:
+        """A query's terms: the analyzer's, its compound words split against the terms this
+        index has (:meth:`~kbsim.store.analyzer.Analyzer.query_terms`), as :class:`BM25Index` splits them."""
+        analyzer = self.analyzer
+        if analyzer.split_query is None:
+            return self._tokenize(query)
+        get, df_of = self._term_id.get, self._df
+
+        def known(term: str) -> bool:
+            tid = get(term)
+            return tid is not None and bool(df_of[tid])
+
+        return analyzer.query_terms(query, known)
+
     def search(self, query: str, limit: int) -> list[tuple[str, float]]:
         """The ``limit`` best ``(doc_id, score)`` pairs, best first, ties by id."""
         if self._n_docs == 0 or self._total_len == 0:  # no document has a term (text of no word)
             return []
         get, df_of = self._term_id.get, self._df
         tids, dfs = [], []
-        for term in dict.fromkeys(self._tokenize(query)):
+        for term in dict.fromkeys(self._query(query)):
             tid = get(term)
             if tid is not None:
                 df = int(df_of[tid])
@@ -986,9 +1000,9 @@ class ArenaIndex:
             if row is None:
                 if len(query_terms) >= _QUERY_TERMS_KEPT:
                     query_terms.clear()
-                tids = tuple(map(get, dict.fromkeys(self._tokenize(query))))
+                tids = tuple(map(get, dict.fromkeys(self._query(query))))
                 row = tuple(tid for tid in tids if tid is not None)
-                if len(row) == len(tids):
+                if len(row) == len(tids) and not self.analyzer.splits_compounds:  # those follow the index
                     query_terms[query] = row
             rows.append(row)
         return rows

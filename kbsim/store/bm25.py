@@ -59,7 +59,8 @@ class BM25Index:
             (a simple BM25F), so that a query made from a title ranks that
             article first.
         analyzer: how text becomes terms (default :data:`~kbsim.store.analyzer.ASCII`,
-            :func:`tokenize`); documents and queries go through the same one.
+            :func:`tokenize`); documents and queries go through the same one (a query's
+            compound words split against this index's terms, where the analyzer splits them).
     """
 
     def __init__(self, k1: float = 1.2, b: float = 0.75, title_weight: int = 3, *,
@@ -141,7 +142,7 @@ class BM25Index:
         (:func:`~kbsim.store.written.content_text`)."""
         self.add(doc_id, title, content_text(vocabulary, words.tolist()))
 
-    def fill(self, doc_ids: list[str], vocabulary: list[str], content_words, title_words) -> None:
+    def fill(self, doc_ids: list[str], vocabulary: Sequence[str], content_words, title_words) -> None:
         """Index documents into an empty index from their words as vocabulary indices: row
         ``i`` of ``content_words`` and of ``title_words`` are the tokens of document
         ``doc_ids[i]``'s content and title, as the index's analyzer gives them. The state is
@@ -205,7 +206,7 @@ class BM25Index:
             self._thaw()
         slot = self._slot_of.get(doc_id)
         terms = None if slot is None else self._doc_terms[slot]
-        if terms is None:
+        if slot is None or terms is None:
             return
         self._drop_postings(slot, terms)
         self._doc_terms[slot] = None
@@ -221,6 +222,15 @@ class BM25Index:
             if not bucket:
                 del postings[term]
 
+    def _query(self, query: str) -> list[str]:
+        """A query's terms: the analyzer's, its compound words split against the terms this
+        index has (:meth:`~kbsim.store.analyzer.Analyzer.query_terms`). Call it thawed."""
+        analyzer = self.analyzer
+        if analyzer.split_query is None:
+            return self._tokenize(query)
+        postings = self._postings
+        return analyzer.query_terms(query, lambda term: bool(postings.get(term)))
+
     def search(self, query: str, limit: int) -> list[tuple[str, float]]:
         """The ``limit`` best ``(doc_id, score)`` pairs, best first, ties by id."""
         n_docs = self._n_docs
@@ -235,7 +245,7 @@ class BM25Index:
         doc_len = self._doc_len
         postings = self._postings
         terms = []
-        for term in dict.fromkeys(self._tokenize(query)):
+        for term in dict.fromkeys(self._query(query)):
             bucket = postings.get(term)
             if bucket:
                 terms.append((self._weight(len(bucket)), bucket))
@@ -337,7 +347,9 @@ class BM25Index:
         terms_of_query: list[int] = []  # how many of them each query has
         for query in queries:
             terms = query_terms.get(query)
-            if terms is None:
+            if terms is None and self.analyzer.splits_compounds:  # its terms follow the index's: never kept
+                terms = tuple(dict.fromkeys(self._query(query)))
+            elif terms is None:
                 if len(query_terms) >= _QUERY_TERMS_KEPT:
                     query_terms.clear()
                 terms = query_terms[query] = tuple(dict.fromkeys(self._tokenize(query)))

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from kbsim.store.errors import ToolError, echoed, shown
-from kbsim.store.rules import check_at, json_size
+from kbsim.store.rules import check_at, json_size, nfc
 from kbsim.store.schema import validate_arguments, validate_each
 
 if TYPE_CHECKING:
@@ -54,13 +54,15 @@ class Client:
         if name == "search_knowledge_base":
             kb_id = self._granted(args["knowledge_base_id"])
             return self.store.tool_search(
-                kb_id, args["query"], int(args.get("limit", DEFAULT_SEARCH_LIMIT))
+                kb_id, nfc(args["query"]), int(args.get("limit", DEFAULT_SEARCH_LIMIT))
             )
         if name == "read_knowledge_article":
             kb_id = self._granted(args["knowledge_base_id"])
-            return self.store.tool_read(kb_id, args["article_id"])
+            return self.store.tool_read(kb_id, nfc(args["article_id"]))
         if name == "edit_knowledge_article":
             self._granted(args["knowledge_base_id"])
+            if not args["article_id"].isascii():  # ids are kept as NFC (rules.nfc)
+                args = {**args, "article_id": nfc(args["article_id"])}
             return self.store.tool_edit(args, check_at(self.clock(), "clock()"))
         # poll_resource_events: the schema admits nothing else
         if args["resource_type"] != "knowledge_base":

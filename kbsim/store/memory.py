@@ -33,6 +33,7 @@ from kbsim.store.rules import (
     check_at,
     check_count,
     check_edit_limits,
+    check_expected_version,
     check_new_kb_id,
     check_next_version,
     check_now_us,
@@ -53,10 +54,10 @@ from kbsim.store.rules import (
     read_result,
     search_hit,
     shown,
-    version_conflict,
 )
 from kbsim.store.schema import TOOL_NAMES, validate_arguments
-from kbsim.store.timefmt import format_version, parse_version, seconds_to_us
+from kbsim.store.subscriptions import Subscribable
+from kbsim.store.timefmt import format_version, seconds_to_us
 from kbsim.store.written import (
     WrittenArticles,
     WrittenText,
@@ -69,6 +70,7 @@ from kbsim.store.written import (
 
 @dataclass(slots=True)
 class KnowledgeBase:
+    """One knowledge base's state: its articles, search index, event log and counters."""
     kb_id: str
     articles: dict[str, Article] = field(default_factory=dict)
     index: SearchIndex = field(default_factory=ArenaIndex)
@@ -126,7 +128,7 @@ def _json_copy(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-class MemoryStore:
+class MemoryStore(Subscribable):
     """One or more knowledge bases held in memory.
 
     Args:
@@ -279,6 +281,7 @@ class MemoryStore:
         return twin
 
     def knowledge_base_ids(self) -> list[str]:
+        """Every knowledge base's id, in creation order."""
         return list(self._kbs)
 
     def analyzer_name(self, kb_id: str) -> str:
@@ -387,6 +390,7 @@ class MemoryStore:
         kb.index.remove(article_id)
         if log_event:
             self._append_event(kb, "article.unpublished", article_id, article.version_us)
+        self._article_changed(kb_id, article_id, "article.unpublished", article.version_us)
         return article.updated_at
 
     # -- ground truth (never through the agent's tools) ------------------------
@@ -412,6 +416,7 @@ class MemoryStore:
         return copy.copy(article)
 
     def published_article_ids(self, kb_id: str) -> list[str]:
+        """Every published article's id, in publication order."""
         return [a.article_id for a in self._kb(kb_id).articles.values() if a.published]
 
     def unpublished_article_ids(self, kb_id: str) -> list[str]:
@@ -420,6 +425,7 @@ class MemoryStore:
         return sorted(self._kb(kb_id).unpublished)
 
     def latest_sequence(self, kb_id: str) -> int:
+        """The sequence number of the knowledge base's latest event (0 before any)."""
         return self._kb(kb_id).next_seq - 1
 
     def snapshot(self) -> dict[str, Any]:
@@ -448,9 +454,11 @@ class MemoryStore:
         return Client(self, grants, clock)
 
     def has_knowledge_base(self, kb_id: str) -> bool:
+        """Whether a knowledge base ``kb_id`` exists."""
         return check_text(kb_id, "kb_id") in self._kbs
 
     def tool_search(self, kb_id: str, query: str, limit: int) -> dict[str, Any]:
+        """``search_knowledge_base``: the ``limit`` best-ranked published articles for ``query``."""
         kb = self._kb(kb_id)
         check_text(query, "query")
         limit = check_count(limit, "limit", 1)
@@ -578,7 +586,7 @@ class MemoryStore:
         ``tool_read`` and ``result_size`` call by call, is what the tests hold it to.
         """
         articles = self._kb(kb_id).articles
-        answers = []
+        answers: list[tuple[str | None, int]] = []
         for article_id in check_texts(article_ids, "article_ids"):
             article = articles.get(article_id)
             if article is None or not article.published:
@@ -588,6 +596,7 @@ class MemoryStore:
         return answers
 
     def tool_read(self, kb_id: str, article_id: str) -> dict[str, Any]:
+        """``read_knowledge_article``: a published article's title, content and version."""
         return read_result(kb_id, self._published(kb_id, check_text(article_id, "article_id")))
 
     def result_size(self, name: str, result: dict[str, Any]) -> int:
@@ -624,6 +633,7 @@ class MemoryStore:
         return json_size(result)
 
     def tool_edit(self, arguments: dict[str, Any], now_us: int) -> dict[str, Any]:
+        """``edit_knowledge_article``: apply the agent's edit, or replay the result its idempotency key recorded."""
         arguments = validate_arguments("edit_knowledge_article", arguments)
         check_edit_limits(arguments)
         now_us = check_now_us(now_us)
@@ -637,9 +647,7 @@ class MemoryStore:
             return {**_json_copy(first_result), "replayed": True}
         article_id = arguments["article_id"]
         article = self._published(kb_id, article_id)
-        expected = parse_version(arguments["expected_version"])
-        if expected != article.version_us:
-            raise version_conflict(arguments)
+        check_expected_version(arguments, article.version_us)
         kb = self._kbs[kb_id]
         updated_at = self._apply_update(kb, article, now_us, arguments["content"], arguments.get("title"))
         result = {
@@ -653,6 +661,7 @@ class MemoryStore:
         return result
 
     def tool_poll(self, kb_id: str, after_sequence: int, limit: int, now_us: int) -> dict[str, Any]:
+        """``poll_resource_events``: up to ``limit`` events after ``after_sequence`` still kept at ``now_us``."""
         kb = self._kb(kb_id)
         after_sequence = check_count(after_sequence, "after_sequence", 0)
         limit = check_count(limit, "limit", 1)
@@ -714,6 +723,7 @@ class MemoryStore:
             article = kb.articles[article.article_id] = write_content(article, written)
             kb.index.add_words(article.article_id, article.title, written.vocabulary, written.words)
         self._append_event(kb, "article.updated", article.article_id, article.version_us)
+        self._article_changed(kb.kb_id, article.article_id, "article.updated", article.version_us)
         return article.updated_at
 
     def _own(self, kb: KnowledgeBase, article: Article) -> Article:

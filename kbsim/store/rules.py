@@ -29,11 +29,18 @@ import numbers
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from kbsim.store.errors import ToolError, cut_short, echoed, shown
 from kbsim.store.schema import tool_definitions
-from kbsim.store.timefmt import MAX_VERSION_US, MIN_VERSION_US, format_version, in_version_range
+from kbsim.store.timefmt import (
+    MAX_VERSION_US,
+    MIN_VERSION_US,
+    format_version,
+    in_version_range,
+    parse_version,
+    version_precision_us,
+)
 
 
 def check_text(value: Any, name: str) -> str:
@@ -55,6 +62,7 @@ def check_texts(values: Any, name: str) -> list[str]:
 
 
 def check_optional_text(value: Any, name: str) -> str | None:
+    """``value`` checked as :func:`check_text`, or None."""
     return None if value is None else check_text(value, name)
 
 
@@ -227,9 +235,15 @@ def article_id_problem(article_id: Any) -> str | None:
     return None
 
 
+def nfc(text: str) -> str:
+    """``text`` in Unicode's composed form (NFC): how ids and queries are kept and looked
+    up, so that an id sent decomposed (as macOS writes file names) finds its article."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
 def check_article_ids(article_ids: Any, count: int) -> list[str]:
-    """The ids a fill gives its ``count`` articles: one each, distinct, each one an id the
-    tools can carry (:func:`article_id_problem`)."""
+    """The ids a fill gives its ``count`` articles: one each, distinct (as NFC, :func:`nfc`,
+    the form they are kept in), each one an id the tools can carry (:func:`article_id_problem`)."""
     if isinstance(article_ids, (str, bytes)) or not isinstance(article_ids, Iterable):
         raise ToolError("invalid_argument", f"article_ids must be a list of strings, got {shown(article_ids)}")
     ids = list(article_ids)
@@ -240,6 +254,7 @@ def check_article_ids(article_ids: Any, count: int) -> list[str]:
         problem = article_id_problem(article_id)
         if problem is not None:
             raise ToolError("invalid_argument", f"article_ids[{i}]: {problem}")
+        article_id = ids[i] = nfc(article_id)
         if article_id in seen:
             raise ToolError("invalid_argument", f"article_ids[{i}]: {article_id!r} is given twice")
         seen.add(article_id)
@@ -257,12 +272,14 @@ def next_article_id(count: int, taken) -> str:
 
 
 def article_not_found(kb_id: str, article_id: str) -> ToolError:
+    """The ``not_found`` refusal of an article missing from (or unpublished in) a knowledge base."""
     return ToolError(
         "not_found", f"article_id {echoed(article_id)} not found in knowledge base {echoed(kb_id)}"
     )
 
 
 def kb_not_found(kb_id: str) -> ToolError:
+    """The ``not_found`` refusal of an unknown knowledge base."""
     return ToolError("not_found", f"knowledge_base_id {echoed(kb_id)} not found")
 
 
@@ -286,6 +303,7 @@ def check_replay(key: str, first_digest: str, arguments: dict[str, Any]) -> None
 
 
 def check_new_kb_id(kb_id: Any) -> str:
+    """A new knowledge base's id, checked to be a non-empty string."""
     if not isinstance(kb_id, str) or not kb_id:
         raise ToolError(
             "invalid_argument", f"kb_id must be a non-empty string, got {kb_id!r}"
@@ -294,6 +312,7 @@ def check_new_kb_id(kb_id: Any) -> str:
 
 
 def kb_exists(kb_id: str) -> ToolError:
+    """The refusal to create a knowledge base whose id is taken."""
     return ToolError("invalid_argument", f"knowledge_base_id {kb_id!r} already exists")
 
 
@@ -303,7 +322,37 @@ def check_save_changes(content: str | None, title: str | None) -> None:
         raise ToolError("invalid_argument", "save_article needs content or title (both are None)")
 
 
+def check_expected_version(arguments: dict[str, Any], current_us: int) -> None:
+    """Compare-and-swap's check, the same on every backend: ``expected_version`` must name
+    the article's current version to the microsecond.
+
+    A version sent with fewer fraction digits than it was read with (a JavaScript ``Date``
+    keeps milliseconds) that lies within its own precision of the current version is
+    refused as ``version_not_exact``, never as a conflict: a re-read would not fix it, the
+    client would cut the version again. It is not taken as a match either, because two
+    versions of one article can fall within one millisecond, and a match would then let an
+    edit overwrite a save its author never read (docs/serve.md, "Versions").
+
+    Raises:
+        ToolError: ``version_not_exact``, or ``version_conflict``.
+    """
+    text = arguments["expected_version"]
+    expected = parse_version(text)
+    if expected == current_us:
+        return
+    step = version_precision_us(text)
+    if expected is not None and step > 1 and abs(current_us - expected) < step:
+        raise ToolError(
+            "version_not_exact",
+            f"expected_version {echoed(text)} is the current version of article "
+            f"{echoed(arguments['article_id'])} cut to fewer than six fraction digits; send "
+            "updated_at exactly as read (all its digits), as an opaque string",
+        )
+    raise version_conflict(arguments)
+
+
 def version_conflict(arguments: dict[str, Any]) -> ToolError:
+    """The ``version_conflict`` refusal of an edit whose ``expected_version`` is not current."""
     return ToolError(
         "version_conflict",
         f"expected_version {echoed(arguments['expected_version'])} is not the current "
@@ -316,7 +365,9 @@ def check_poll_cursor(after_sequence: int, oldest: int, latest: int) -> None:
     if after_sequence > latest:
         raise ToolError(
             "invalid_argument",
-            f"after_sequence {after_sequence} is beyond the latest sequence {latest}",
+            f"after_sequence {after_sequence} is beyond the latest sequence {latest}; "
+            "resume from latest_sequence",
+            latest_sequence=latest,
         )
     if after_sequence + 1 < oldest:
         raise ToolError(
@@ -357,7 +408,31 @@ _READ_FRAME = len('{"article_id":,"title":,"content":,"updated_at":,"citation":'
 _ERROR_FRAME = len('{"error":{"code":,"message":}}')
 
 
-def hit_json_size(kb_id: str, article: Article) -> int:
+class SizedArticle(Protocol):
+    """What the JSON sizes read of an article: an :class:`Article`, or one with its content left out."""
+
+    @property
+    def article_id(self) -> str:
+        """The article's id."""
+        ...
+
+    @property
+    def title(self) -> str:
+        """The article's title."""
+        ...
+
+    @property
+    def content(self) -> str:
+        """The article's content (empty when left out)."""
+        ...
+
+    @property
+    def updated_at(self) -> str:
+        """The version's RFC 3339 time."""
+        ...
+
+
+def hit_json_size(kb_id: str, article: SizedArticle) -> int:
     """``json_size(search_hit(kb_id, article))``, summed from the sizes of its strings.
 
     Why it exists: every new version of an article is sized once as a hit and once as a
@@ -370,7 +445,7 @@ def hit_json_size(kb_id: str, article: Article) -> int:
             + json_text_size(article.content[:SNIPPET_CHARS]))
 
 
-def read_json_size(kb_id: str, article: Article) -> int:
+def read_json_size(kb_id: str, article: SizedArticle) -> int:
     """``json_size(read_result(kb_id, article))``, summed as :func:`hit_json_size` is."""
     ids = json_text_size(article.article_id) + json_text_size(article.updated_at)
     return (_READ_FRAME + 2 * ids + json_text_size(kb_id) + json_text_size(article.title)
@@ -417,6 +492,7 @@ class Article:
         return twin
 
     def set_version(self, version_us: int) -> None:
+        """Set the article's version (and its ``updated_at``); the cached result sizes no longer hold."""
         self.version_us = version_us
         self.updated_at = format_version(version_us)
         self.hit_json_len = self.read_json_len = None
@@ -439,6 +515,7 @@ class Article:
 
 
 def citation(kb_id: str, article_id: str, updated_at: str) -> dict[str, str]:
+    """The citation a tool result carries: knowledge base, article and version."""
     return {"knowledge_base_id": kb_id, "article_id": article_id, "updated_at": updated_at}
 
 

@@ -11,14 +11,13 @@ added (the published schema itself is left as the service lists it).
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import fastjsonschema
 
+from kbsim.spec import tools_document
 from kbsim.store.errors import MAX_ECHOED_CHARS, ToolError, echoed
 from kbsim.store.timefmt import is_rfc3339
 
@@ -34,18 +33,13 @@ class ToolDefinition:
 
     @property
     def required(self) -> frozenset[str]:
+        """The argument names the tool's input schema requires."""
         return frozenset(self.input_schema.get("required", ()))
 
     @property
     def properties(self) -> frozenset[str]:
+        """Every argument name the tool's input schema declares."""
         return frozenset(self.input_schema.get("properties", {}))
-
-
-@cache
-def tools_document() -> dict[str, Any]:
-    """The raw ``tools.json`` document shipped with the package."""
-    text = resources.files("kbsim.spec").joinpath("tools.json").read_text(encoding="utf-8")
-    return json.loads(text)
 
 
 @cache
@@ -118,7 +112,7 @@ def validate_arguments(name: str, arguments: Any) -> dict[str, Any]:
 #: exactly these checks of names, types, lengths and bounds (a description checks nothing).
 _PLAIN_OBJECT_KEYS = frozenset({"type", "required", "properties", "description"})
 _PLAIN_FIELD_KEYS = frozenset({"type", "minLength", "maxLength", "minimum", "maximum", "description"})
-_PLAIN_TYPES = {"string": str, "integer": int}
+_PLAIN_TYPES: dict[str, type] = {"string": str, "integer": int}
 
 
 @cache
@@ -129,7 +123,7 @@ def _plain_schema(name: str) -> tuple[frozenset[str], dict[str, tuple[type, Any,
     schema = tool_definitions()[name].input_schema
     if set(schema) - _PLAIN_OBJECT_KEYS or schema.get("type") != "object":
         return None
-    fields = {}
+    fields: dict[str, tuple[type, Any, Any]] = {}
     for field, spec in schema.get("properties", {}).items():
         kind = _PLAIN_TYPES.get(spec.get("type"))
         if kind is None or set(spec) - _PLAIN_FIELD_KEYS:

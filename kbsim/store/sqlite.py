@@ -79,6 +79,7 @@ from kbsim.store.rules import (
     check_at,
     check_count,
     check_edit_limits,
+    check_expected_version,
     check_new_kb_id,
     check_next_version,
     check_now_us,
@@ -95,7 +96,6 @@ from kbsim.store.rules import (
     next_article_id,
     read_result,
     search_hit,
-    version_conflict,
 )
 from kbsim.store.schema import validate_arguments
 from kbsim.store.sqlite_files import (
@@ -115,7 +115,8 @@ from kbsim.store.sqlite_schema import (
     encode_text,
     migrate,
 )
-from kbsim.store.timefmt import MIN_VERSION_US, format_version, parse_version, seconds_to_us
+from kbsim.store.subscriptions import Subscribable
+from kbsim.store.timefmt import MIN_VERSION_US, format_version, seconds_to_us
 
 # The schema's version and the file errors are part of this module's API, as before the split.
 __all__ = [
@@ -177,7 +178,7 @@ def fts5_available() -> bool:
     return True
 
 
-class SQLiteStore:
+class SQLiteStore(Subscribable):
     """One or more knowledge bases in a SQLite file: durable and safe to share.
 
     Several threads, and several processes each opening the same path, may
@@ -229,7 +230,7 @@ class SQLiteStore:
             raise ValueError(
                 f"synchronous must be one of {', '.join(_SYNCHRONOUS)}, got {synchronous!r}"
             )
-        self.path = os.fspath(path)
+        self.path: str = os.fspath(path)
         if not self.path:
             raise ValueError("path must be a file path or ':memory:', got ''")
         if not fts5_available():
@@ -238,24 +239,24 @@ class SQLiteStore:
                 "without FTS5, which SQLiteStore needs for search; use a Python whose sqlite3 "
                 "has FTS5 (the python.org and most Linux builds do) or MemoryStore"
             )
-        self.event_retention_s = event_retention_s
-        self.event_retention_us = (
+        self.event_retention_s: float | None = event_retention_s
+        self.event_retention_us: int | None = (
             None if event_retention_s is None else seconds_to_us(event_retention_s)
         )
-        self.busy_timeout_s = float(busy_timeout_s)
-        self.synchronous = str(synchronous).upper()
-        self.shared_clock = bool(shared_clock)
-        self._in_memory = self.path == ":memory:"
-        self._pid = os.getpid()
-        self._local = threading.local()
+        self.busy_timeout_s: float = float(busy_timeout_s)
+        self.synchronous: str = str(synchronous).upper()
+        self.shared_clock: bool = bool(shared_clock)
+        self._in_memory: bool = self.path == ":memory:"
+        self._pid: int = os.getpid()
+        self._local: threading.local = threading.local()
         self._connections: list[sqlite3.Connection] = []
-        self._connections_lock = threading.Lock()
+        self._connections_lock: threading.Lock = threading.Lock()
         # An in-memory database lives in one connection, shared behind this lock.
-        self._shared_lock = threading.RLock() if self._in_memory else None
+        self._shared_lock: threading.RLock | None = threading.RLock() if self._in_memory else None
         self._kb_rowids: dict[str, int] = {}
         # kb_rowid -> its analyzer (recorded when the knowledge base was made; never changes)
         self._analyzers: dict[int, Analyzer] = {}
-        self._closed = False
+        self._closed: bool = False
         if not self._in_memory:
             check_existing_file(self.path, self.busy_timeout_s)
         self._initialise()
@@ -415,6 +416,7 @@ class SQLiteStore:
             return self._analyzer(conn, self._kb_rowid(conn, kb_id)).name
 
     def knowledge_base_ids(self) -> list[str]:
+        """Every knowledge base's id, in creation order."""
         with self._read() as conn:
             rows = conn.execute("SELECT kb_id FROM knowledge_bases ORDER BY kb_rowid").fetchall()
         return [decode_text(kb_id) for (kb_id,) in rows]
@@ -450,6 +452,7 @@ class SQLiteStore:
         with self._write() as conn:
             row = self._published(conn, kb_id, article_id)
             version = self._apply_update(conn, row, at_us, content, title)
+        self._article_changed(kb_id, article_id, "article.updated", version)  # once committed
         return format_version(version)
 
     def unpublish_article(self, kb_id: str, article_id: str, *, at: float, log_event: bool = True) -> str:
@@ -477,6 +480,7 @@ class SQLiteStore:
             )
             if log_event:
                 self._append_event(conn, row.kb_rowid, "article.unpublished", article_id, version)
+        self._article_changed(kb_id, article_id, "article.unpublished", version)
         return format_version(version)
 
     # -- ground truth (never through the agent's tools) ------------------------------
@@ -510,9 +514,11 @@ class SQLiteStore:
         return Article(article_id, decode_text(title), decode_text(content), bool(published), version)
 
     def published_article_ids(self, kb_id: str) -> list[str]:
+        """Every published article's id, in publication order."""
         return self._article_ids(kb_id, published=True)
 
     def unpublished_article_ids(self, kb_id: str) -> list[str]:
+        """Every unpublished article's id, sorted."""
         return sorted(self._article_ids(kb_id, published=False))
 
     def _article_ids(self, kb_id: str, *, published: bool) -> list[str]:
@@ -527,6 +533,7 @@ class SQLiteStore:
         return [decode_text(article_id) for (article_id,) in rows]
 
     def latest_sequence(self, kb_id: str) -> int:
+        """The sequence number of the knowledge base's latest event (0 before any)."""
         with self._read() as conn:
             return self._kb(conn, kb_id)[3] - 1
 
@@ -575,12 +582,14 @@ class SQLiteStore:
         return Client(self, grants, clock)
 
     def has_knowledge_base(self, kb_id: str) -> bool:
+        """Whether a knowledge base ``kb_id`` exists."""
         if check_text(kb_id, "kb_id") in self._kb_rowids:
             return True
         with self._read() as conn:
             return self._kb_row(conn, kb_id) is not None
 
     def tool_search(self, kb_id: str, query: str, limit: int) -> dict[str, Any]:
+        """``search_knowledge_base``: the ``limit`` best-ranked published articles for ``query``."""
         check_text(kb_id, "kb_id")
         check_text(query, "query")
         limit = check_count(limit, "limit", 1)
@@ -604,6 +613,7 @@ class SQLiteStore:
         return {"results": results}
 
     def tool_read(self, kb_id: str, article_id: str) -> dict[str, Any]:
+        """``read_knowledge_article``: a published article's title, content and version."""
         check_text(kb_id, "kb_id")
         check_text(article_id, "article_id")
         with self._read() as conn:
@@ -614,6 +624,7 @@ class SQLiteStore:
         return read_result(kb_id, article)
 
     def tool_edit(self, arguments: dict[str, Any], now_us: int) -> dict[str, Any]:
+        """``edit_knowledge_article``: apply the agent's edit, or replay the result its idempotency key recorded."""
         arguments = validate_arguments("edit_knowledge_article", arguments)
         check_edit_limits(arguments)
         now_us = check_now_us(now_us)
@@ -630,9 +641,7 @@ class SQLiteStore:
                 return {**json.loads(previous[1]), "replayed": True}
             article_id = arguments["article_id"]
             row = self._published(conn, kb_id, article_id)
-            expected = parse_version(arguments["expected_version"])
-            if expected != row.version_us:
-                raise version_conflict(arguments)
+            check_expected_version(arguments, row.version_us)
             title = arguments.get("title")
             version = self._apply_update(conn, row, now_us, arguments["content"], title)
             updated_at = format_version(version)
@@ -648,9 +657,11 @@ class SQLiteStore:
                 "VALUES (?, ?, ?)",
                 (encode_text(key), arguments_digest(arguments), json.dumps(result)),
             )
+        self._article_changed(kb_id, article_id, "article.updated", version)
         return result
 
     def tool_poll(self, kb_id: str, after_sequence: int, limit: int, now_us: int) -> dict[str, Any]:
+        """``poll_resource_events``: up to ``limit`` events after ``after_sequence`` still kept at ``now_us``."""
         check_text(kb_id, "kb_id")
         after_sequence = check_count(after_sequence, "after_sequence", 0)
         limit = check_count(limit, "limit", 1)
@@ -688,14 +699,21 @@ class SQLiteStore:
     def _rank(
         self, conn: sqlite3.Connection, kb_rowid: int, query: str, limit: int
     ) -> list[bytes]:
-        """The ``limit`` best article ids for ``query``, best first, ties by id."""
-        terms = dict.fromkeys(self._analyzer(conn, kb_rowid).tokenize(query))
+        """The ``limit`` best article ids for ``query``, best first, ties by id (a query's
+        compound words split against the index's terms, where the analyzer splits them)."""
+        analyzer = self._analyzer(conn, kb_rowid)
+        fts = f"fts_{kb_rowid}"
+        if analyzer.splits_compounds:
+            has = f"SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT 1"
+            terms = dict.fromkeys(analyzer.query_terms(
+                query, lambda term: conn.execute(has, (f'"{term}"',)).fetchone() is not None))
+        else:
+            terms = dict.fromkeys(analyzer.tokenize(query))
         if not terms:
             return []
         n_docs = conn.execute(
             "SELECT published FROM knowledge_bases WHERE kb_rowid = ?", (kb_rowid,)
         ).fetchone()[0]
-        fts = f"fts_{kb_rowid}"
         lookup = (
             f"SELECT a.article_id, bm25({fts}) FROM {fts} "
             f"JOIN articles AS a ON a.article_rowid = {fts}.rowid WHERE {fts} MATCH ?"

@@ -110,10 +110,12 @@ class WrittenArticles:
 
     def content_lengths(self) -> np.ndarray:
         """Every article's content length in characters (each word's, the spaces, the period)."""
-        if self._lengths is None:
-            lengths = word_lengths(self.vocabulary)[self.content].sum(axis=1) + max(self.content.shape[1], 1)
-            object.__setattr__(self, "_lengths", lengths.astype(np.int32))
-        return self._lengths
+        lengths = self._lengths
+        if lengths is None:
+            counted = word_lengths(self.vocabulary)[self.content].sum(axis=1) + max(self.content.shape[1], 1)
+            lengths = counted.astype(np.int32)
+            object.__setattr__(self, "_lengths", lengths)
+        return lengths
 
     def articles(self, ids: Sequence[str], version_us: int, kb_id: str) -> list[WrittenArticle]:
         """The articles, published at ``version_us`` as ``ids`` in ``kb_id``: each content left
@@ -128,7 +130,7 @@ class WrittenArticles:
         titles = self.titles()
         content_len = self.content_lengths().tolist()
         updated_at = Article("", "", "", True, version_us).updated_at  # one string for them all
-        bare = {}  # an article id's length -> the sizes with an empty title and content
+        bare: dict[int, tuple[int, int]] = {}  # an article id's length -> the sizes with an empty title and content
         made = []
         for i, (article_id, title, length) in enumerate(zip(ids, titles, content_len, strict=True)):
             sizes = bare.get(len(article_id))
@@ -194,6 +196,8 @@ class WrittenArticle(Article):
     backslash)."""
 
     __slots__ = ("written", "row")
+    written: WrittenArticles | WrittenText
+    row: int
 
     def _rendered(self) -> bool:
         try:

@@ -153,7 +153,7 @@ def model_page(table: pd.DataFrame, notes: dict[str, Any], command: str) -> str:
                      f"| {'yes' if row.agree else '**no**'} |")
     same = [math.isclose(row.model, row.measured, rel_tol=1e-9, abs_tol=1e-12) for row in table.itertuples()]
     if same and all(same):
-        lines += ["", "Every figure measured equals the model's, day by day, not only within its interval: the days "
+        lines += ["", "Every figure measured equals the model's, not only within its interval: the days "
                   "made the same calls in the same order and the server answered as the model's store does (the "
                   "lag of the real-time clock changes no event's order or simulated time)."]
     lat = notes["latency_ms"]

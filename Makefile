@@ -4,12 +4,13 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.kbsim-installed
 
-.PHONY: reproduce test test-fast lint bench figures docs clean install
+.PHONY: reproduce test test-fast lint bench figures docs clean install conformance
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[all,dev]'
+	@# setuptools' build backend warns of every editable install (folders named like the package); nothing to act on
+	PYTHONWARNINGS='ignore:Editable installation' $(PY) -m pip install --quiet -e '.[all,dev]'
 	@touch $(STAMP)
 
 install: $(STAMP)
@@ -31,6 +32,19 @@ test: $(STAMP)
 ## make test-fast: the suite without the tests marked slow (notebooks, coverage, whole pipelines), for a quick loop
 test-fast: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadgroup -q -m "not slow"
+
+## make conformance: the official MCP conformance suite (pinned) against kbsim serve --http; the suite and a
+## Node 22 come from the npm registry into .conformance/ (needs npm; not part of make test: it needs Node)
+CONFORMANCE := .conformance
+$(CONFORMANCE)/.installed:
+	mkdir -p $(CONFORMANCE)
+	cd $(CONFORMANCE) && printf '{"private": true}\n' > package.json && \
+		npm install --no-audit --no-fund --loglevel=error node@22.23.3 @modelcontextprotocol/conformance@0.1.16
+	$(CONFORMANCE)/node_modules/.bin/node --version
+	@touch $@
+
+conformance: $(STAMP) $(CONFORMANCE)/.installed
+	$(PY) scripts/mcp_conformance.py --suite $(CONFORMANCE)/node_modules/.bin/conformance
 
 ## make docs: the API reference from the docstrings (pdoc), into build/api/ (not committed)
 docs: $(STAMP)
@@ -56,4 +70,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_fit.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache .mypy_cache build *.egg-info
+	rm -rf $(VENV) .conformance .pytest_cache .hypothesis .ruff_cache .mypy_cache build *.egg-info

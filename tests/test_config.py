@@ -281,7 +281,7 @@ def test_extends_cycle_and_missing_base(tmp_path):
     ("argv", "message"),
     [
         (["--set", "saves.cuont=3"], "--set saves.cuont=3: saves.cuont: unknown parameter 'cuont'"),
-        (["--set", "zipf_s=high"], "--set zipf_s=high: params.zipf_s: expected a valid number"),
+        (["--set", "zipf_s=high"], "--set zipf_s=high: zipf_s: expected a valid number"),
         (["--set", "nokey"], "--set nokey: expected KEY=VALUE"),
         (["--seeds", "5-2"], "--seeds: seeds: empty range '5-2'"),
         (["--workers", "0"], "--workers: expected at least 1, got 0"),

@@ -67,8 +67,10 @@ NOT_RUN: dict[tuple[str, str], str] = {
         "serves until Ctrl-C; test_the_http_client_block_runs_against_the_server starts it on a free port",
     ("docs/serve.md", "kbsim serve --http 127.0.0.1:0 --live"):
         "serves until Ctrl-C; test_the_http_client_block_runs_against_the_server starts it",
-    ("docs/serve.md", "python scripts/mcp_conformance.py"):
-        "needs Node 22 and npx with network access; docs/serve.md records its results",
+    ("docs/serve.md", "make conformance"):
+        "installs Node 22 and the suite from the npm registry (needs npm); docs/serve.md records its results",
+    ("docs/serve.md", "python scripts/mcp_conformance.py --suite .conformance/node_modules/.bin/conformance --all"):
+        "needs what make conformance installs; docs/serve.md records its results",
     ("docs/fit.md", "kbsim fit SAVES [QUESTIONS] [--articles N | --corpus PATH] [--write-config day.yaml] [--json] "
                     "[--figure fit.png]"):
         "a usage synopsis (placeholders in capitals); tests/test_readme.py runs a fit",

@@ -21,6 +21,7 @@ from kbsim.errors import UsageError
 
 #: Exceptions of kbsim that are not a user's mistake, and why.
 NOT_USAGE = {
+    "RunsFailedError": "every run raised: the day's code or the machine, named by the first failure",
     "Interrupted": "a signal, reported as 128 + its number",
     "StalenessMismatch": "an internal invariant (AssertionError)",
     "ReplayError": "an internal invariant (AssertionError)",

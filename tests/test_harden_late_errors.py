@@ -112,12 +112,12 @@ def test_a_grid_at_the_run_limit_is_refused_by_its_size_before_per_point_validat
 def test_a_key_set_with_set_is_the_key_blamed(tmp_path, capsys):
     assert main(_run(tmp_path, "--set", "edit.delay_s=1e300")) == 2
     err = capsys.readouterr().err
-    assert err.startswith("kbsim run: error: --set edit.delay_s=1e300: params.edit.delay_s: the simulated clock "
+    assert err.startswith("kbsim run: error: --set edit.delay_s=1e300: edit.delay_s: the simulated clock "
                           "would reach"), err
     assert "day_hours" not in err
     # a day too long is still the day's fault
     assert main(_run(tmp_path, "--set", "day_hours=1e12")) == 2
-    assert "params.day_hours: the simulated clock would reach" in capsys.readouterr().err
+    assert "--set day_hours=1e12: day_hours: the simulated clock would reach" in capsys.readouterr().err
 
 
 def test_runs_of_other_kbsims_are_noted_each_with_its_own_reason(tmp_path, capsys):

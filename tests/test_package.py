@@ -76,11 +76,11 @@ def test_require_names_the_missing_extra(monkeypatch):
 @pytest.mark.parametrize(
     ("argv", "module", "line"),
     [
-        (["serve"], "mcp", "kbsim serve: kbsim serve needs the 'serve' extra (mcp is not installed): "
+        (["serve"], "mcp", "kbsim serve: error: needs the 'serve' extra (mcp is not installed): "
                            "pip install 'kbsim[serve]'"),
         (["serve", "--http", "0"], "mcp", "pip install 'kbsim[serve]'"),
         (["figures", "--only", "check_cost"], "matplotlib",
-         "kbsim figures: kbsim figures needs the 'plots' extra (matplotlib is not installed): "
+         "kbsim figures: error: needs the 'plots' extra (matplotlib is not installed): "
          "pip install 'kbsim[plots]'"),
         (["run", "reference", "--executor", "dask"], "distributed",
          "kbsim run: error: --executor dask needs the 'dask' extra (distributed is not installed): "
@@ -107,7 +107,7 @@ def test_fit_with_a_figure_and_no_plots_extra_refuses_before_it_prints_or_writes
     assert main(argv) == 2
     out, err = capsys.readouterr()
     assert out == ""
-    assert err == ("kbsim fit: error: kbsim fit --figure needs the 'plots' extra (matplotlib is not installed): "
+    assert err == ("kbsim fit: error: --figure needs the 'plots' extra (matplotlib is not installed): "
                    "pip install 'kbsim[plots]'\n")
     assert list(tmp_path.iterdir()) == []
 
@@ -298,7 +298,7 @@ def test_the_core_wheel_installs_alone_and_runs_a_study_from_an_empty_folder(tmp
 
     served = kbsim("serve")
     assert served.returncode == 2
-    assert served.stderr.strip() == ("kbsim serve: kbsim serve needs the 'serve' extra (mcp is not installed): "
+    assert served.stderr.strip() == ("kbsim serve: error: needs the 'serve' extra (mcp is not installed): "
                                      "pip install 'kbsim[serve]'")
     drawn = kbsim("figures", "--out", "study")
     assert drawn.returncode == 2 and drawn.stderr.strip().endswith("pip install 'kbsim[plots]'")

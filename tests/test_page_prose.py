@@ -133,7 +133,8 @@ ALLOWED: dict[str, dict[str, str]] = {
     "docs/drive.md": {
         "an 8-hour day in 8 minutes": "the default day at the default --speed, arithmetic",
         "HTTP 401 / 403": "HTTP statuses",
-        "(30 s; a stdio server gets at least 60 s to start)": "--timeout's default, and kbsim.drive.client.STDIO_START_S",
+        "(30 s; a stdio server gets at least 60 s to start)":
+            "--timeout's default, and kbsim.drive.client.STDIO_START_S",
         "(30 s wall)": "--max-lag's default (kbsim.drive.day.DEFAULT_MAX_LAG_S)",
         "the default bound is 30 s wall": "--max-lag's default (kbsim.drive.day.DEFAULT_MAX_LAG_S)",
         "(130 for Ctrl-C)": "the exit status of an interrupted command",

@@ -29,6 +29,57 @@ def test_readme_python_examples_run():
         exec(compile(block, str(README), "exec"), namespace)  # noqa: S102
 
 
+def _block_env() -> dict:
+    import os
+
+    return {**os.environ, "PYTHONPATH": str(README.parent)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", [0, 1])
+def test_each_python_block_runs_verbatim_as_a_script(index, tmp_path):
+    """Pasted into a file without a ``__main__`` guard: workers=1 starts no process that would
+    import the script again (issue 39)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "tour.py"
+    script.write_text(python_blocks()[index], encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=600, env=_block_env())
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", [0, 1])
+def test_each_python_block_runs_piped_into_python(index, tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-"], input=python_blocks()[index], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=600, env=_block_env())
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.slow
+def test_the_python_blocks_run_in_a_notebook(tmp_path, monkeypatch):
+    """Each block a cell of one notebook, run by a Jupyter kernel; the study shows as an HTML table."""
+    import sys
+
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    sys.path.insert(0, str(README.parent / "scripts"))
+    from execute_notebooks import kernel_config
+
+    monkeypatch.setenv("PYTHONPATH", str(README.parent))
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(block) for block in python_blocks()])
+    nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3", config=kernel_config(),
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    shown = notebook.cells[1].outputs[-1]
+    assert shown["output_type"] == "execute_result"
+    assert "<table" in shown["data"]["text/html"] and "rejection_rate" in shown["data"]["text/html"]
+
+
 @pytest.mark.slow
 @pytest.mark.xdist_group("readme-logs")
 def test_readme_from_your_logs_to_advice_runs(tmp_path, monkeypatch, capsys):

@@ -18,7 +18,7 @@ import kbsim.runner.executors
 import kbsim.runner.run
 from kbsim.cli import main
 from kbsim.runner.load import load_config
-from kbsim.runner.run import load_results, run_experiment
+from kbsim.runner.run import RunsFailedError, load_results, run_experiment
 
 
 def write_config(directory: Path, text: str = TINY_SWEEP, name: str = "tiny") -> Path:
@@ -379,8 +379,8 @@ def test_the_summary_covers_only_the_configs_runs_when_runs_failed(tmp_path, in_
     out = tmp_path / "out"
     run_experiment(config, out, progress=False)
     failing = f"{__name__}:failing_day"
-    result = run_experiment(load_config(config, ["saves.count=31"]), out, progress=False, run_day=failing)
-    assert len(result.failures) == 8 and result.summary.empty
+    with pytest.raises(RunsFailedError, match=r"all 8 runs failed; the first, .* raised RuntimeError: no day today"):
+        run_experiment(load_config(config, ["saves.count=31"]), out, progress=False, run_day=failing)
     assert not (out / "tiny" / "summary.csv").exists()
 
 

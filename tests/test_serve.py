@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
+from kbsim.serve.shapes import output_schema
 from kbsim.store import ERROR_CODES
 from kbsim.store.schema import tools_document
 
@@ -114,10 +115,12 @@ def test_tools_list_equals_tools_json(server):
         for tool in server.list_tools().tools
     ]
     expected = [
-        {key: tool[key] for key in ("name", "description", "inputSchema", "annotations")}
+        {**{key: tool[key] for key in ("name", "description", "inputSchema", "annotations")},
+         "outputSchema": output_schema(tool["name"])}
         for tool in tools_document()["tools"]
     ]
-    # names, descriptions, required arguments, bounds, the enum and annotations, nothing else
+    # names, descriptions, required arguments, bounds, the enum and annotations, and the
+    # outputSchema of each result (kbsim/spec/results.json), nothing else
     assert listed == expected
 
 
@@ -165,7 +168,7 @@ def test_search_read_edit_replay_and_poll_end_to_end(server):
     assert [e["sequence"] for e in resumed["events"]] == list(range(101, 108))
     assert resumed["next_sequence"] == 107
     at_end = server.poll(server.cursor)
-    assert at_end == {"events": [], "next_sequence": server.cursor, "has_more": False}
+    assert at_end == {"events": [], "last_sequence": server.cursor, "next_sequence": server.cursor, "has_more": False}
 
 
 # -- bad arguments ---------------------------------------------------------------

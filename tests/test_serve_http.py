@@ -28,6 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 from kbsim.cli import main
 from kbsim.serve.http import HttpAddress, parse_http_address, transport_security
 from kbsim.serve.server import ServeConfigError
+from kbsim.serve.shapes import output_schema
 from kbsim.store.schema import tools_document
 from kbsim.version import __version__
 
@@ -107,7 +108,8 @@ def test_the_http_server_is_the_stdio_server_with_the_four_tools(url):
                   for tool in portal.call(session.list_tools).tools]
         portal.call(session.send_ping)
     assert listed == [
-        {key: tool[key] for key in ("name", "description", "inputSchema", "annotations")}
+        {**{key: tool[key] for key in ("name", "description", "inputSchema", "annotations")},
+         "outputSchema": output_schema(tool["name"])}
         for tool in tools_document()["tools"]
     ]
 

@@ -57,7 +57,7 @@ def test_edges_zero_and_all_and_few_seeds():
 
 
 def test_a_mean_over_seeds_is_scipys_t_interval():
-    values = np.array([1.0, 2.0, 4.0, 7.0])
+    values = np.array([11.0, 12.0, 14.0, 17.0])  # (1, 2, 4, 7) would reach below 0: floored, as a count is
     result = estimate("mean", values)
     low, high = scipy_stats.t.interval(0.95, 3, loc=values.mean(), scale=scipy_stats.sem(values))
     assert (result.low, result.high) == (pytest.approx(low), pytest.approx(high))
@@ -296,3 +296,16 @@ def test_a_difference_of_shares_is_held_to_the_values_it_can_take():
     assert result.unpaired_low == -1.0 and result.unpaired_high == 1.0
     spread = contrast("mean", a, None, b, None)  # a mean has no such bound
     assert spread.low < -1 and spread.high > 1
+
+
+def test_an_interval_for_a_count_never_crosses_zero():
+    """Issue 39: with 2 seeds, calls_per_check[poll] printed 3.9 [-1.3, 9.1]. A mean of values that
+    are never negative is floored at 0; a mean of signed values keeps its t-interval."""
+    from kbsim.stats.intervals import estimate
+
+    floored = estimate("mean", [1.0, 6.8])
+    assert floored.low == 0.0 and floored.value == pytest.approx(3.9) and floored.high > 9.1
+    signed = estimate("mean", [-1.0, 6.8])
+    assert signed.low < 0
+    narrow = estimate("mean", [4.0, 4.2, 3.9])
+    assert 0 < narrow.low < narrow.value < narrow.high

@@ -543,12 +543,14 @@ def test_every_error_code_leaves_the_store_unchanged(store):
     client = s.client(grants={KB}, clock=clock)
     version = read(client, aid)["updated_at"]
     client.call(EDIT, edit_args(aid, version, "used"))
+    s.save_article(KB, aid, at=20.123456, content="a person's save")
     current = read(client, aid)["updated_at"]
     clock.now = 500.0
     cases = [
         (SEARCH, {"knowledge_base_id": KB, "query": "x"}, "invalid_argument"),
         (READ, {"knowledge_base_id": KB, "article_id": "art-999999"}, "not_found"),
         (EDIT, edit_args(aid, version, "fresh"), "version_conflict"),
+        (EDIT, edit_args(aid, current[:23] + "Z", "fresh"), "version_not_exact"),
         (EDIT, edit_args(aid, current, "used", content="different"), "idempotency_key_reused"),
         (POLL, {"resource_type": "session", "resource_id": KB}, "unsupported"),
         (POLL, {"resource_type": "knowledge_base", "resource_id": KB}, "cursor_expired"),

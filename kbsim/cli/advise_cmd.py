@@ -16,6 +16,7 @@ import math
 import os
 import re
 import sys
+from typing import Any
 
 from kbsim.cli import advise_day
 from kbsim.cli.advise_options import number_option, share_option, target_and_options
@@ -37,11 +38,12 @@ examples:
 
 def register(subparsers) -> None:
     """Add the ``kbsim advise`` parser to ``subparsers``, handled by :func:`run`."""
+    from kbsim.cli import command_help
     from kbsim.cli.config_args import add_quiet_argument
 
     parser = subparsers.add_parser(
         "advise",
-        help="the cheapest check strategy and interval for your day, and a safe edit delay",
+        help=command_help("advise"),
         description="Answer from the analytic model, instantly: the cheapest exact strategy (re-read or "
         "poll) and check interval meeting a detection-latency or stale-exposure target, with its calls "
         "and bytes per hour; the runner-up; what the title check would miss; and the largest delay "
@@ -157,7 +159,7 @@ def run(args) -> int:
         f"{p.questions.count:,} questions per {p.day_hours:g}-hour day, Zipf s = {p.zipf_s:g}. "
         "Predicted by the analytic model (kbsim.model.analytic)."
     )
-    output = {"advice": answer.to_dict()}
+    output: dict[str, Any] = {"advice": answer.to_dict()}
     if not args.json:
         print("\n".join([day_line, *answer.lines()]), flush=True)
     code = 0

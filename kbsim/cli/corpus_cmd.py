@@ -25,9 +25,11 @@ MAX_UNPUBLISHED_SHARE = 0.05
 
 def register(subparsers) -> None:
     """Add the ``kbsim corpus`` parser to ``subparsers``, handled by :func:`run`."""
+    from kbsim.cli import command_help
+
     parser = subparsers.add_parser(
         "corpus",
-        help="check a knowledge base's files, or write out the shipped sample",
+        help=command_help("corpus"),
         description="Read a corpus (a folder of .md/.txt files, a .jsonl or a .csv file) as a day would "
         "and report it, or write the shipped sample help desk as files you can edit and run on.",
         epilog=EPILOG,

@@ -12,13 +12,15 @@ SAFETY = ("A driven day edits the server's knowledge base (people's saves and th
 
 
 def register(subparsers) -> None:
-    """Add ``kbsim drive`` and ``kbsim drive-report`` to the command line."""
+    """Add ``kbsim drive`` to the command line (``kbsim drive-report`` is
+    :mod:`kbsim.cli.drive_report_cmd`)."""
+    from kbsim.cli import command_help
     from kbsim.drive.client import DEFAULT_CALL_TIMEOUT_S
     from kbsim.drive.day import DEFAULT_MAX_LAG_S, DEFAULT_MAX_LATE, DEFAULT_SAMPLE_ARTICLES
 
     parser = subparsers.add_parser(
         "drive",
-        help="drive a live knowledge-base MCP server through a day (HTTP URL or stdio command)",
+        help=command_help("drive"),
         description=(
             "Run a simulated day's people, questions, checks and agent edits in real time against a "
             "live MCP server, through the official MCP client: by Streamable HTTP (--url) or a stdio "
@@ -61,18 +63,6 @@ def register(subparsers) -> None:
     parser.add_argument("command", nargs=argparse.REMAINDER,
                         help="after --: the command that serves MCP over stdio, e.g. -- kbsim serve --corpus synthetic")
     parser.set_defaults(func=run, error_prefix="kbsim drive: ")
-
-    report = subparsers.add_parser(
-        "drive-report",
-        help="set driven days' histories beside the model (the page 'your server against the model')",
-        description="Read the histories kbsim drive wrote and write the table of model against measured, "
-                    "each figure with its interval over the driven days (the seed is the unit).",
-    )
-    report.add_argument("histories", nargs="+", metavar="HISTORY", help="folders kbsim drive wrote")
-    report.add_argument("--out", metavar="FILE.md", help="write the page here (default: print it)")
-    report.add_argument("--command", metavar="TEXT",
-                        help="the command the page names as the one that regenerates it (default: this one)")
-    report.set_defaults(func=run_report, error_prefix="kbsim drive-report: ")
 
 
 def _options(args: argparse.Namespace):

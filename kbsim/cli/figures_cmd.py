@@ -23,12 +23,13 @@ examples:
 
 def register(subparsers) -> None:
     """Add the ``kbsim figures`` parser to ``subparsers``, handled by :func:`run`."""
+    from kbsim.cli import command_help
     from kbsim.cli.config_args import add_quiet_argument
     from kbsim.report.figures import FIGURE_NAMES
 
     parser = subparsers.add_parser(
         "figures",
-        help="run the missing results and write figures/*.png, *.svg, figures/README.md",
+        help=command_help("figures"),
         description="Run every experiment the figures need (missing runs only: results are cached "
         "under RESULTS/<experiment>/), then write FIGURES/<name>.png and .svg, FIGURES/README.md "
         "and the reference study's table DOCS.",

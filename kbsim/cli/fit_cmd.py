@@ -33,11 +33,12 @@ examples:
 
 def register(subparsers) -> None:
     """Add ``kbsim fit`` to the command line."""
+    from kbsim.cli import command_help
     from kbsim.cli.config_args import add_quiet_argument
 
     parser = subparsers.add_parser(
         "fit",
-        help="estimate a day (rates, profile, popularity, bursts) from your logs, and write it as a config",
+        help=command_help("fit"),
         description="Estimate a day from logs of saves (and questions): saves and questions per day, the hourly "
         "profile, the Zipf exponent of each popularity (maximum likelihood over ranks, the number of articles "
         "known) and its goodness of fit, the rank correlation between them, the save mix and how bursty the saves "
@@ -139,12 +140,9 @@ def run(args) -> int:
     if args.figure and Path(args.figure).suffix.lower() not in (".png", ".svg", ".pdf"):
         return _error(f"--figure: expected a .png, .svg or .pdf file name, got {args.figure!r}")
     if args.figure:  # before the fit, so that nothing is printed or written when the figure cannot be drawn
-        from kbsim.extras import MissingExtraError, require
+        from kbsim.extras import require
 
-        try:
-            require("plots", "matplotlib", "kbsim fit --figure")
-        except MissingExtraError as exc:
-            return _error(str(exc))
+        require("plots", "matplotlib", "kbsim fit --figure")  # kbsim.cli.main reports it, in one form
     try:
         log, fit = read_and_fit(args)
     except (InputError, FitInputError, AdviceError) as exc:

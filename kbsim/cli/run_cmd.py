@@ -31,12 +31,13 @@ examples:
 
 def register(subparsers) -> None:
     """Add the ``kbsim run`` parser to ``subparsers``, handled by :func:`run`."""
+    from kbsim.cli import command_help
     from kbsim.cli.config_args import add_config_arguments, add_quiet_argument
 
     parser = subparsers.add_parser(
         "run",
         aliases=["sweep"],
-        help="run an experiment config (scenarios x sweep x seeds), resumably",
+        help=command_help("run"),
         description="Run every scenario x sweep point x seed of CONFIG that is not done yet, "
         "write each run's tables as Parquet under OUT/<experiment>/, then summarise all runs "
         "into summary.csv and print it.",
@@ -115,7 +116,7 @@ def run(args) -> int:
     from kbsim.extras import require
     from kbsim.report.text_tables import format_contrasts, format_summary, seed_warnings
     from kbsim.runner.precision import DEFAULT_MAX_SEEDS, PrecisionTarget, run_until_precise
-    from kbsim.runner.run import Interrupted, run_experiment
+    from kbsim.runner.run import Interrupted, RunsFailedError, run_experiment
     from kbsim.runner.shipped import experiment_path
 
     if args.scheduler and args.executor == "local":
@@ -146,10 +147,16 @@ def run(args) -> int:
         if not args.quiet:
             log(message)
 
-    for line in _sized_notes(config):
+    for line in [*config.notes, *_sized_notes(config)]:
         note(line)
 
     def run_once(config, fresh: bool = args.fresh):
+        try:
+            return _run_experiment(config, fresh)
+        except RunsFailedError as exc:  # reported below as any failed runs are: exit 1
+            return exc.result
+
+    def _run_experiment(config, fresh: bool):
         return run_experiment(
             config,
             args.out,

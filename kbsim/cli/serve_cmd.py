@@ -9,11 +9,12 @@ import sys
 
 def register(subparsers) -> None:
     """Add the ``kbsim serve`` parser to ``subparsers``, handled by :func:`run`."""
+    from kbsim.cli import command_help
     from kbsim.serve.server import DEFAULT_BUSY_TIMEOUT_S, DEFAULT_KB_ID, DEFAULT_SEED, DEFAULT_SPEED, MAX_SPEED
 
     parser = subparsers.add_parser(
         "serve",
-        help="serve the knowledge base as an MCP server (the four tools), over stdio or HTTP",
+        help=command_help("serve"),
         description=(
             "Serve a knowledge base as an MCP server over stdio, or over Streamable HTTP with "
             "--http: the shipped sample help desk, your own articles (--corpus), or the synthetic "
@@ -134,13 +135,29 @@ def _http_transport(args: argparse.Namespace):
     from kbsim.serve.server import ServeConfigError
 
     address = parse_http_address(args.http, allow_remote=args.allow_remote)
+    for host in args.allow_host:
+        if _bad_host(host):
+            raise ServeConfigError(
+                f"--allow-host {host!r}: expected the name clients reach the server by, as a Host "
+                "header carries it: NAME[:PORT] with a name that is not empty, e.g. kb.internal or "
+                "kb.internal:8000"
+            )
     for origin in args.allow_origin:
-        if not origin.startswith(("http://", "https://")) or origin.rstrip("/") != origin:
+        scheme, _, host = origin.partition("://")
+        if scheme not in ("http", "https") or _bad_host(host):
             raise ServeConfigError(
                 f"--allow-origin {origin!r}: expected an origin as a browser sends it, "
-                "scheme://host[:port] with no path, e.g. http://localhost:5173"
+                "scheme://host[:port] with a host and no path, e.g. http://localhost:5173"
             )
     return functools.partial(
         run_http, address=address, allow_hosts=args.allow_host, allow_origins=args.allow_origin,
         on_listening=lambda url: print(f"kbsim serve: listening on {url}", file=sys.stderr, flush=True),
     )
+
+
+def _bad_host(host: str) -> bool:
+    """Whether ``host`` (NAME[:PORT], as a Host header or an origin carries it) has no name, or
+    holds what no host does (a space, a path, a user): the SDK would compare headers with it."""
+    name, _, port = host.rpartition(":")
+    name = (name if port.isdigit() else host).strip("[]")
+    return not name.strip() or any(character.isspace() or character in "/?#@," for character in host)

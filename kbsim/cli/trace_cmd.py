@@ -22,9 +22,11 @@ examples:
 
 def register(subparsers) -> None:
     """Add the ``kbsim trace`` parser to ``subparsers``, handled by :func:`run`."""
+    from kbsim.cli import command_help
+
     parser = subparsers.add_parser(
         "trace",
-        help="export a simulated day's saves and questions as trace files",
+        help=command_help("trace"),
         description="Write the saves and questions of one run of a results directory as saves.csv and "
         "questions.csv, the trace files a config replays.",
         epilog=EPILOG,

@@ -10,6 +10,7 @@ day is the model's own, but for a save ranking only partly the questions'.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from kbsim.fit.estimates import Fit, fit_log
 from kbsim.fit.logs import RawEvent, build_log, read_events
@@ -27,7 +28,7 @@ def merged(base: dict, override: dict) -> dict:
     return out
 
 
-def replayed_fit(params: dict, scenarios: dict, source: str | None = None) -> Fit | None:
+def replayed_fit(params: dict, scenarios: dict[str, dict], source: str | None = None) -> Fit | None:
     """The fit of the traces the scenarios of a config replay, each a day of the log (None when
     they replay none). Times in seconds count from each scenario's ``day_start``.
 
@@ -65,7 +66,7 @@ def model_day(params: dict, fit: Fit | None) -> DayParams:
     articles = day.corpus.articles if day.corpus.source is None else len(load_corpus(day.corpus.source))
     saves = day.saves.model_copy(update={"trace": None})
     questions = day.questions.model_copy(update={"trace": None})
-    update = {"corpus": CorpusParams(articles=articles), "saves": saves, "questions": questions}
+    update: dict[str, Any] = {"corpus": CorpusParams(articles=articles), "saves": saves, "questions": questions}
     if fit is not None:
         popularity = fit.popularity.get("questions", fit.popularity["saves"])
         mix = day.saves.mix.model_copy(update={kind: fit.mix[kind].value for kind in fit.mix})

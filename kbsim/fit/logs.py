@@ -615,7 +615,7 @@ def assemble_log(
     # each day's midnight in the offset of its first event (saves before questions at one instant)
     firsts = []
     for number in day_numbers:
-        candidates = []
+        candidates: list[tuple[int, int, int]] = []
         for table, days in zip(tables, local_day, strict=True):
             mine = np.flatnonzero(days == number)
             if len(mine):

@@ -80,6 +80,22 @@ _BATCH_BYTES = 1 << 22
 # -- one article at a time: the rules every format shares -------------------------------------
 
 
+def _twin_spellings(first: str, second: str) -> str:
+    """When two file names print alike but are spelled with different code points (NFC and
+    NFD twins, read as one id), the part of a message that tells them apart; else ''."""
+    if first == second or unicodedata.normalize("NFC", first) != unicodedata.normalize("NFC", second):
+        return ""
+    names = [Path(first).name, Path(second).name]
+    if names[0] == names[1]:  # the folders differ, not the names
+        names = [first, second]
+    def spelled(name: str) -> str:
+        form = next((form for form in ("NFC", "NFD") if unicodedata.is_normalized(form, name)), "mixed")
+        return f"{name.encode('ascii', 'backslashreplace').decode()} ({form})"
+
+    return (f" (the two names are spelled with different code points: that one {spelled(names[0])}, "
+            f"this one {spelled(names[1])}; kbsim reads both as one id: rename one, or give one an id)")
+
+
 class _Articles:
     """Collects articles, holding each to the rules; ``where(line)`` locates a problem."""
 
@@ -133,7 +149,8 @@ class _Articles:
             if article_id in self._id_lines:
                 first_path, first_line = self._id_lines[article_id]
                 first = first_path if first_path != str(path) else f"line {first_line}"
-                raise error(f"duplicate id {brief(article_id)}: already used by {first}", "id")
+                raise error(f"duplicate id {brief(article_id)}: already used by {first}"
+                            f"{_twin_spellings(first_path, str(path))}", "id")
             if article_id in self._numbered:
                 raise error(f"the id {brief(article_id)} is also the number kbsim gives an earlier article without an "
                             "id; give every article an id, or choose another", "id")

@@ -39,10 +39,19 @@ def build_figures(
     rewritten only when every figure is drawn. ``reproduction_path``: also write the
     write-up's claims beside kbsim (:mod:`kbsim.report.reproduction`) there. ``progress``
     shows the runner's bars (on a terminal); ``log`` takes the status lines.
+
+    Raises:
+        ForeignPageError: a page to be written is a file kbsim did not write; checked
+            before anything runs, so nothing is changed.
     """
     from kbsim.report import plots
+    from kbsim.report.links import check_page_ours
 
     chosen = specs(only)
+    if not only:
+        for page in (Path(figures_dir) / "README.md", docs_path, reproduction_path):
+            if page is not None:
+                check_page_ours(page)
     needed = dict.fromkeys(name for spec in chosen for name in spec.experiments)
     if docs_path is not None and not only:
         needed.update(dict.fromkeys(PAGE_EXPERIMENTS))

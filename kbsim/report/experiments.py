@@ -145,7 +145,6 @@ def load_experiment(
     results (runs are stored by parameters and seed); ``fresh`` discards them first.
     ``progress`` shows the runner's bar (on a terminal); ``log`` takes its status lines.
     """
-    from kbsim.runner.results import ResultTables
     from kbsim.runner.run import run_experiment
 
     config = experiment_config(name, experiments_dir, quick)
@@ -156,14 +155,22 @@ def load_experiment(
             raise RuntimeError(
                 f"experiment {name!r}: {len(result.failures)} runs failed; see {result.directory}/errors"
             )
+    return experiment_of(config, root / config.name, name=name, quick=quick)
+
+
+def experiment_of(config, directory: str | Path, *, name: str | None = None, quick: bool = False) -> Experiment:
+    """The :class:`Experiment` of ``config`` whose runs are done in ``directory`` (the results
+    folder of the experiment itself): its tables, read on first use, per-run metrics and summary."""
+    from kbsim.runner.results import ResultTables
+
     # each table is read when a figure, page or notebook first asks for it
-    tables = ResultTables(root / config.name, keep=(*frames.TABLE_NAMES, "runs", "timings"))
+    tables = ResultTables(Path(directory), keep=(*frames.TABLE_NAMES, "runs", "timings"))
     points = _points(config)
     by = ["scenario", *config.swept]
     per_run = tables["metrics"]
     summary = _annotate(summarize(per_run, by), points, by)
     per_run = _annotate(per_run, points, by)
-    return Experiment(name, config, tables, points, per_run, summary, name_is_quick=quick)
+    return Experiment(name or config.name, config, tables, points, per_run, summary, name_is_quick=quick)
 
 
 def _annotate(frame: pd.DataFrame, points: pd.DataFrame, by: list[str]) -> pd.DataFrame:

@@ -770,7 +770,9 @@ def readme_paragraph(exps: Mapping[str, Experiment]) -> list[str]:
         f"answers (at most {pct(stale / (citations / 2))}), its control's {pct(control_stale / citations)} "
         f"is half of what uniform saves give on the model's own arithmetic ({pct(plain)}), and its "
         f"{WRITEUP['replayed']} replays with {WRITEUP['gone']} edits finding the article gone imply delays "
-        "of about an hour or more, not a grid from seconds to an hour. kbsim finds "
-        f"{more} staleness on the Zipf day than the write-up's \"almost a third\" "
-        f"({share(end)} of citations stale at the end, against {pct(stale / citations, 2)}).",
+        "of about an hour or more, not a grid from seconds to an hour. On the write-up's own Zipf day "
+        f"(`experiments/{EXPERIMENT}.yaml`, {exps[EXPERIMENT].seeds} seeds) kbsim finds "
+        f"{more} staleness than the write-up's \"almost a third\" "
+        f"({share(end)} of citations stale at the end, against {pct(stale / citations, 2)}; the reference "
+        "study's day, in the table above, is another day).",
     ]

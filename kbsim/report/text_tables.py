@@ -223,11 +223,9 @@ def _label(value) -> str:
     return str(value)
 
 
-def format_summary(summary: pd.DataFrame, keys: list[str], max_columns: int = 10) -> str:
-    """The headline rows as text: a metric per row, a point (``keys``) per column.
-
-    Falls back to long form when there are more than ``max_columns`` points.
-    """
+def summary_cells(summary: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """The headline rows as cells (``value [low, high]``), a metric per row, a point (``keys``)
+    per column; a metric no point has is left out, a point none of the rows has too."""
     points = summary[keys].drop_duplicates() if keys else pd.DataFrame([{}])
     labels, cells = [], {}
     headline = headline_rows(list(pd.unique(summary["strategy"].astype(str))) if "strategy" in summary else None)
@@ -239,19 +237,31 @@ def format_summary(summary: pd.DataFrame, keys: list[str], max_columns: int = 10
             continue
         labels.append(group)
         cells[group] = column
+    wide = pd.DataFrame({group: cells[group] for group in labels}, index=[row.label for row in headline])
+    if labels:
+        wide = wide[~(wide == "n/a").all(axis=1)]
+    wide.columns.name = " ".join(keys)
+    return wide
+
+
+def format_summary(summary: pd.DataFrame, keys: list[str], max_columns: int = 10) -> str:
+    """The headline rows as text: a metric per row, a point (``keys``) per column.
+
+    Falls back to long form when there are more than ``max_columns`` points.
+    """
+    wide = summary_cells(summary, keys)
+    labels = list(wide.columns)
     if not labels:
         return "(no metrics)"
     if len(labels) > max_columns:
         lines = [
             f"{group}: {label} {text}"
             for group in labels
-            for label, text in cells[group].items()
+            for label, text in wide[group].items()
             if text != "n/a"
         ]
         return "\n".join(lines)
-    wide = pd.DataFrame({group: cells[group] for group in labels})
-    wide = wide[~(wide == "n/a").all(axis=1)].replace("n/a", "-")
-    wide.columns.name = " ".join(keys)
+    wide = wide.replace("n/a", "-")
     return "\n\n".join(wide[labels[i : i + 4]].to_string() for i in range(0, len(labels), 4))
 
 

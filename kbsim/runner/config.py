@@ -19,20 +19,25 @@ import itertools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel, PrivateAttr, field_validator
 
 from kbsim.errors import UsageError
 from kbsim.inputs import load_corpus
 from kbsim.inputs.resolve import refuse_crowded_titles
 from kbsim.params import INPUT_PATHS, DayParams
 from kbsim.runner import limits
-from kbsim.sim.replay import input_digests
-from kbsim.stats.summary import ContrastSpec, MetricSelector
+
+if TYPE_CHECKING:
+    from kbsim.stats.summary import ContrastSpec
+
+# kbsim.sim.replay and kbsim.stats.summary (pandas, SimPy) are imported where a config needs
+# them, so that listing the shipped experiments (kbsim experiments) does not load them.
 
 __all__ = [
     "ConfigError",
+    "ConfigErrors",
     "TooLargeError",
     "ExperimentConfig",
     "Point",
@@ -55,6 +60,33 @@ class ConfigError(UsageError):
         self.problem = problem
         where = f"{self.source}: {key_path}" if key_path else self.source
         super().__init__(f"{where}: {problem}")
+
+
+class ConfigErrors(ConfigError):
+    """Several problems in one config, reported at once (at most :data:`MAX_REPORTED` of them),
+    on one line: the first as a :class:`ConfigError` says it, then each other's key path."""
+
+    def __init__(self, errors: list[ConfigError]) -> None:
+        self.errors = list(errors)
+        first, rest = self.errors[0], self.errors[1:MAX_REPORTED]
+        more = len(self.errors) - MAX_REPORTED
+        others = "; ".join(
+            f"{'' if error.source == first.source else error.source + ': '}{error.key_path}: {error.problem}"
+            for error in rest
+        )
+        problem = first.problem + (f"; and {len(self.errors) - 1} more: {others}" if rest else "")
+        problem += f"; ... and {more} more not shown" if more > 0 else ""
+        super().__init__(first.source, first.key_path, problem)
+
+
+#: The most problems of one config that :class:`ConfigErrors` reports.
+MAX_REPORTED = 10
+
+
+def all_errors(errors: list[ConfigError]) -> ConfigError:
+    """One error for ``errors``: itself when there is one, else a :class:`ConfigErrors`."""
+    flat = [inner for error in errors for inner in (error.errors if isinstance(error, ConfigErrors) else [error])]
+    return flat[0] if len(flat) == 1 else ConfigErrors(flat)
 
 
 class TooLargeError(ConfigError):
@@ -156,6 +188,8 @@ def _input_digests(params: DayParams) -> dict[str, dict[str, str]]:
     """What a run id adds for the input files a day reads: nothing for a synthetic day."""
     if all(get_dotted(params, dotted) is None for dotted in INPUT_PATHS):
         return {}
+    from kbsim.sim.replay import input_digests
+
     return {"inputs": input_digests(params)}
 
 
@@ -179,6 +213,8 @@ def contrast_spec(item: dict) -> ContrastSpec:
     Raises:
         ValueError: a metric, time or strategy :mod:`kbsim.stats` does not know.
     """
+    from kbsim.stats.summary import ContrastSpec, MetricSelector
+
     selector = MetricSelector(
         item["metric"], at=item.get("at"), strategy=item.get("strategy", ""), subset=item.get("subset", "")
     )
@@ -197,6 +233,14 @@ class ExperimentConfig(BaseModel):
     """
 
     model_config = {"extra": "forbid", "frozen": True}
+    #: What the loader found worth saying that is not an error (which shipped experiment an
+    #: ``extends: NAME`` used); not part of the config, its runs or its fingerprint.
+    _notes: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def notes(self) -> list[str]:
+        """The loader's notes on this config (``kbsim run`` prints them)."""
+        return self._notes
 
     name: str
     description: str = ""

@@ -50,6 +50,7 @@ from kbsim.runner.config import (
     ConfigError,
     ExperimentConfig,
     TooLargeError,
+    all_errors,
     contrast_spec,
     deep_merge,
     expand_sweep,
@@ -60,8 +61,6 @@ from kbsim.runner.config import (
     with_point,
 )
 from kbsim.runner.paths import check_leaf, flatten_sweep, get_nested, has_path, model_at, nest_params, unknown
-from kbsim.sim.replay import check_inputs
-from kbsim.sim.strategies import StrategyError, resolve
 from kbsim.store import store_backend
 
 __all__ = ["CONFIG_KEYS", "CONTRAST_KEYS", "KEYS", "Key", "parse_seeds"]
@@ -244,6 +243,8 @@ def _check_params(raw: Any, ctx: Checking) -> dict:
 def _check_strategies(day: DayParams, where: str, ctx: Checking, *path: str) -> None:
     """Every strategy the day names resolves here (a word of kbsim's, or an importable path),
     so a misspelt one is refused before any run, naming the key."""
+    from kbsim.sim.strategies import StrategyError, resolve  # the simulation: loaded to check, not to list
+
     try:
         resolve(day.checks.strategies)
     except StrategyError as exc:
@@ -316,6 +317,8 @@ def _check_sweep(raw: Any, ctx: Checking) -> dict:
 
 def _day_strategy_names(ctx: Checking) -> list[str]:
     """The names of the strategies the config's days run (the base day's and each scenario's)."""
+    from kbsim.sim.strategies import resolve
+
     names: list[str] = []
     params = ctx.checked["params"]
     for overrides in [{}, *ctx.checked["scenarios"].values()]:
@@ -462,10 +465,19 @@ def check_config(data: dict, origins: dict[tuple, str], source: str, default_nam
             ``kbsim run`` without ``--yes`` would refuse after validating them all).
     """
     ctx = Checking(origins, source, default_name)
+    errors: list[ConfigError] = []
     for name, key in KEYS.items():
         if key.check is not None:
             ctx.key = name
-            ctx.checked[name] = key.check(data.get(name, ABSENT), ctx)
+            try:
+                ctx.checked[name] = key.check(data.get(name, ABSENT), ctx)
+            except ConfigError as exc:  # reported with the others, every key checked
+                errors.append(exc)
+            except KeyError:  # it reads a key that failed above: nothing more to say of it
+                if not errors:
+                    raise
+    if errors:
+        raise all_errors(errors)
     config = ExperimentConfig(**ctx.checked, source=source)
     if not yes:
         _confirm_size(config, source)
@@ -545,8 +557,12 @@ def origin(origins: dict[tuple, str], path: tuple, default: str) -> str:
 def validation_error(
     exc: ValidationError, prefix: str, origins: dict, origin_prefix: tuple, default: str
 ) -> ConfigError:
-    """The first of pydantic's validation errors as a ConfigError with a dotted key path."""
-    err = exc.errors()[0]
+    """Pydantic's validation errors as one ConfigError with dotted key paths (every one of them,
+    up to :data:`~kbsim.runner.config.MAX_REPORTED`)."""
+    return all_errors([_one_error(err, prefix, origins, origin_prefix, default) for err in exc.errors()])
+
+
+def _one_error(err: Any, prefix: str, origins: dict, origin_prefix: tuple, default: str) -> ConfigError:
     loc = [str(part) for part in err["loc"]]
     key_path = ".".join([prefix, *loc]) if loc else prefix
     msg = err["msg"]
@@ -649,6 +665,8 @@ def _check_inputs(
     named = {dotted: get_dotted(params, dotted) for dotted in INPUT_PATHS}
     if all(value is None for value in named.values()):
         return
+    from kbsim.sim.replay import check_inputs  # SimPy and pandas: only for a day that reads files
+
     try:
         check_inputs(params, list(config.seeds))
     except InputError as exc:

@@ -42,12 +42,15 @@ __all__ = [
     "execute",
     "execute_dask",
     "execute_local",
+    "in_process_pool",
     "local_pool",
 ]
 
 #: The executors :func:`kbsim.runner.run.run_experiment` can use.
 EXECUTORS = ("local", "dask")
-_MAX_BATCH = 16
+#: At most this many runs a batch: an interrupt loses at most the batches in flight, so they are kept
+#: small (a reference day takes about 0.1 s of CPU; a batch of 4, well under a minute on a busy machine).
+_MAX_BATCH = 4
 #: Imported once in the fork server rather than in every worker: what a worker runs.
 _PRELOAD = ["__main__", "kbsim.runner.worker", "kbsim.sim", "kbsim.stats.metrics"]
 
@@ -123,6 +126,42 @@ def execute(
             opened.cancel(list(futures))
             raise
     return opened.workers, len(batches[0]) if batches else 0
+
+
+# ------------------------------------------------------------- in this process
+
+
+class _InProcessPool:
+    """One worker: this process. A batch is computed when its future is asked for, so each
+    batch's outcomes are handled (written) before the next starts."""
+
+    def __init__(self) -> None:
+        self.workers = 1
+        self._pending: dict[concurrent.futures.Future, tuple[list[dict], Callable | str]] = {}
+
+    def submit(self, batch: list[dict], run_day: Callable | str, index: int) -> concurrent.futures.Future:
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        self._pending[future] = (batch, run_day)
+        return future
+
+    def as_completed(self, futures: Iterable[concurrent.futures.Future]) -> Iterator[concurrent.futures.Future]:
+        for future in futures:
+            batch, run_day = self._pending.pop(future)
+            future.set_result(run_batch(batch, run_day))  # a KeyboardInterrupt stops the loop here
+            yield future
+
+    def release(self, future: concurrent.futures.Future) -> None:
+        pass
+
+    def cancel(self, futures: list[concurrent.futures.Future]) -> None:
+        self._pending.clear()
+
+
+@contextlib.contextmanager
+def in_process_pool() -> Iterator[Pool]:
+    """Runs computed in this process, one batch after another: no process is started, so a
+    script without an ``if __name__ == "__main__":`` guard, or read from stdin, runs as is."""
+    yield _InProcessPool()
 
 
 # ----------------------------------------------------------- a local process pool
@@ -302,7 +341,10 @@ def execute_local(
     run_day: Callable | str,
     handle: Callable[[list[dict]], None],
 ) -> tuple[int, int]:
-    """:func:`execute` on a :func:`local_pool` of ``workers`` processes."""
+    """:func:`execute` on a :func:`local_pool` of ``workers`` processes; with one worker, in this
+    process (:func:`in_process_pool`, one run a batch unless ``batch_size`` says otherwise)."""
+    if workers == 1:
+        return execute(in_process_pool(), jobs, batch_size or 1, run_day, handle)
     return execute(local_pool(workers), jobs, batch_size, run_day, handle)
 
 

@@ -146,16 +146,17 @@ def _checks(params: DayParams) -> int:
 def _edit_tail_s(params: DayParams, edits: float) -> float:
     """How long the last edit may wait past the day's end (a high quantile of the delays)."""
     edit = params.edit
-    if not edit.enabled or edits <= 0:
+    delay_s = edit.delay_s
+    if delay_s is None or not edit.enabled or edits <= 0:  # (an enabled edit has a delay)
         return 0.0
     rounds = 1 + (edit.max_retries if edit.retry_waits_approval else 0)
     n = max(2.0, edits * rounds)
     if edit.delay_distribution == "fixed":
-        longest = edit.delay_s
+        longest = delay_s
     elif edit.delay_distribution == "exponential":
-        longest = edit.delay_s * (math.log(n) + 1.0)
+        longest = delay_s * (math.log(n) + 1.0)
     else:
-        longest = edit.delay_s * math.exp(edit.lognormal_sigma * math.sqrt(2.0 * math.log(n)))
+        longest = delay_s * math.exp(edit.lognormal_sigma * math.sqrt(2.0 * math.log(n)))
     return rounds * longest
 
 

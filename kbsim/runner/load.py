@@ -38,9 +38,10 @@ from kbsim.inputs.safe_read import (
     yaml_reason,
 )
 from kbsim.params import INPUT_PATHS, DayParams
-from kbsim.runner.config import ConfigError, ExperimentConfig, deep_merge
+from kbsim.runner.config import ConfigError, ExperimentConfig, deep_merge, expand_sweep
 from kbsim.runner.config_keys import KEYS, Setting, check_config, parse_seeds, set_param, validation_error
 from kbsim.runner.paths import nest_params, unknown
+from kbsim.runner.shipped import shipped_experiments
 
 __all__ = ["MAX_EXTENDS", "config_from_dict", "load_config", "load_day_params"]
 
@@ -201,11 +202,25 @@ def _read_file(path: Path, chain: tuple[Path, ...] = ()) -> tuple[dict, dict[tup
     if len(chain) >= MAX_EXTENDS:
         raise ConfigError(source, "extends", f"a chain of more than {MAX_EXTENDS} files extending each other "
                           f"(from {chain[0]}); expected at most {MAX_EXTENDS}")
-    base_path = _resolved(path.parent / _extends(raw["extends"], source))
+    named = _extends(raw["extends"], source)
+    base_path = _resolved(path.parent / named)
+    if not base_path.is_file() and named in shipped_experiments():  # extends: reference, from any folder
+        base_path = shipped_experiments()[named].resolve()
+        origins = {**origins, (SHIPPED_BASE, named): str(base_path)}
     if base_path in chain:
         cycle = " -> ".join(str(p) for p in (*chain, base_path))
         raise ConfigError(source, "extends", f"circular extends: {cycle}")
     return _extend(data, origins, base_path, chain)
+
+
+#: The key under which :func:`_read_file` records, in a config's origins, a shipped experiment
+#: that an ``extends: NAME`` named (no file of that name being there).
+SHIPPED_BASE = "<shipped experiment>"
+
+
+def shipped_bases(origins: dict[tuple, str]) -> dict[str, str]:
+    """The shipped experiments a config's ``extends`` chain used, by name: their files."""
+    return {key[1]: file for key, file in origins.items() if key[0] == SHIPPED_BASE}
 
 
 def _resolve_inputs(data: dict, base: Path) -> None:
@@ -297,7 +312,51 @@ def load_config(
     if seeds is not None:
         data["seeds"] = parse_seeds(seeds, seeds_flag, "seeds")
         origins[("seeds",)] = seeds_flag
-    return check_config(data, origins, str(path), default_name=path.stem, yes=yes)
+    try:
+        config = check_config(data, origins, str(path), default_name=path.stem, yes=yes)
+    except ConfigError as exc:
+        raise _as_written(exc) from None
+    config.notes.extend(_shipped_notes(str(path), origins))
+    return config
+
+
+def _as_written(exc: ConfigError) -> ConfigError:
+    """An error a ``--set KEY=VALUE`` caused, naming KEY as the user wrote it (``edit.delay_s``,
+    not the ``sweep.edit.delay_s`` it pinned, nor ``params.saves.count``)."""
+    if not exc.source.startswith("--set "):
+        return exc
+    written = exc.source.removeprefix("--set ").partition("=")[0].strip()
+    if exc.key_path == written or not exc.key_path.endswith(f".{written}"):
+        return exc
+    renamed = ConfigError(exc.source, written, exc.problem)
+    renamed.__class__ = type(exc)  # a TooLargeError stays one
+    return renamed
+
+
+def _shipped_notes(source: str, origins: dict[tuple, str]) -> list[str]:
+    return [f"{source}: extends: {name} is the shipped experiment {file} (no file {name} beside it)"
+            for name, file in shipped_bases(origins).items()]
+
+
+def config_outline(path: str | Path) -> tuple[str, int]:
+    """A config file's description and number of runs (scenarios x sweep points x seeds), read
+    with its ``extends`` chain but not validated: what ``kbsim experiments`` lists, without the
+    statistics and simulation modules a full :func:`load_config` imports to check contrasts.
+
+    Raises:
+        ConfigError: a file that cannot be read as a config, or a bad ``seeds`` or sweep.
+    """
+    path = Path(path)
+    data, _ = _read_file(path)
+    seeds = parse_seeds(data["seeds"], str(path)) if "seeds" in data else ExperimentConfig.model_fields[
+        "seeds"].get_default(call_default_factory=True)
+    scenarios = data.get("scenarios") or ExperimentConfig.model_fields["scenarios"].get_default(
+        call_default_factory=True)
+    try:
+        points = len(expand_sweep(data.get("sweep") or {}))
+    except ValueError as exc:
+        raise ConfigError(str(path), "sweep", str(exc)) from None
+    return str(data.get("description", "")), len(scenarios) * points * len(seeds)
 
 
 def config_from_dict(data: dict, name: str | None = None, source: str = "<dict>") -> ExperimentConfig:
@@ -312,12 +371,19 @@ def config_from_dict(data: dict, name: str | None = None, source: str = "<dict>"
         raise ConfigError(source, "", f"expected a mapping of config keys, got {data!r}")
     normalised, origins = _shaped(_config_keys(data, source), source, Path.cwd())
     if data.get("extends"):
-        normalised, origins = _extend(normalised, origins, Path(_extends(data["extends"], source)), ())
+        named = _extends(data["extends"], source)
+        base = Path(named)
+        if not base.is_file() and named in shipped_experiments():
+            base = shipped_experiments()[named].resolve()
+            origins[(SHIPPED_BASE, named)] = str(base)
+        normalised, origins = _extend(normalised, origins, base, ())
     if name is not None:
         normalised["name"] = name
     if "name" not in normalised:
         raise ConfigError(source, "name", "expected an experiment name (it names the results directory)")
-    return check_config(normalised, origins, source, default_name=normalised["name"])
+    config = check_config(normalised, origins, source, default_name=normalised["name"])
+    config.notes.extend(_shipped_notes(source, origins))
+    return config
 
 
 def load_day_params(path: str | Path) -> DayParams:

@@ -79,6 +79,7 @@ __all__ = [
     "ResultsError",
     "ResultsWriteError",
     "RunFailure",
+    "RunsFailedError",
     "SchedulerUnavailable",
     "TooLargeError",
     "load_results",
@@ -97,6 +98,21 @@ class RunFailure:
     seed: int
     error: str
     traceback: str
+
+
+class RunsFailedError(RuntimeError):
+    """Every run :func:`run_experiment` computed failed: the first failure is named, and
+    ``result`` holds the rest (the errors are also under ``errors/`` in the results folder)."""
+
+    def __init__(self, result: ExperimentResult) -> None:
+        self.result = result
+        first = result.failures[0]
+        point = ", ".join(f"{key}={value}" for key, value in first.point.items())
+        where = f"{first.scenario}{f' ({point})' if point else ''} seed {first.seed}"
+        super().__init__(
+            f"{result.config.name}: all {len(result.failures)} runs failed; the first, {where}, raised "
+            f"{first.error} (tracebacks: {result.directory / 'errors'})"
+        )
 
 
 @dataclass
@@ -166,7 +182,7 @@ def run_experiment(
         scheduler: a Dask scheduler address (``tcp://host:port``); implies ``"dask"``.
         fresh: discard existing results of this experiment instead of resuming.
         progress: show a progress bar (only when stderr is a terminal).
-        batch_size: runs per task (default: about four tasks per worker, at most 16 runs).
+        batch_size: runs per task (default: about four tasks per worker, at most 4 runs; 1 run in this process).
         run_day: the day simulation (default :func:`kbsim.sim.day.run_day`), or its import path
             ``"module:function"``.
         log: called with one-line status messages (the CLI prints them).
@@ -189,6 +205,8 @@ def run_experiment(
         4
 
     Raises:
+        RunsFailedError: every run there was to compute failed (the first failure is named;
+        ``error.result`` is what would have been returned).
         ConfigError: a bad config; TooLargeError (a ConfigError) when it is above the
         thresholds and ``yes`` is not given; ResultsConflictError: another run writes
         the folder, or it holds foreign files; ResultsWriteError: the folder cannot be
@@ -218,7 +236,7 @@ def run_experiment(
         summary, contrast_rows = _summarize(results, plan, computed.metrics, done)
         results.sync_csv(results.summary_path, summary)
         results.sync_csv(results.contrasts_path, contrast_rows)
-    return ExperimentResult(
+    result = ExperimentResult(
         config=plan.config,
         directory=results.path,
         runs_total=len(plan.runs),
@@ -234,6 +252,9 @@ def run_experiment(
         runs_recomputed=sum(check.state not in (DONE_STATE, MISSING) for check in checks.values()),
         estimate=plan.estimate,
     )
+    if todo and len(computed.failures) == len(todo):
+        raise RunsFailedError(result)
+    return result
 
 
 # ------------------------------------------------------------------- the plan

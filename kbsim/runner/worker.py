@@ -190,5 +190,21 @@ def run_batch(jobs: list[dict], run_day: Callable | str = DEFAULT_RUN_DAY) -> li
                 }
             )
         except Exception as exc:
+            interrupt = _interrupt_behind(exc)
+            if interrupt is not None:  # Ctrl-C inside a library that wrapped it (pydantic does)
+                raise interrupt from None
             outcomes.append(error_outcome(job, exc, traceback.format_exc()))
     return outcomes
+
+
+def _interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
+    """The KeyboardInterrupt an exception was raised from, if any: run in this process
+    (``workers=1``), a Ctrl-C during a day is the sweep's interrupt, not the run's failure."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None

@@ -20,7 +20,10 @@ from __future__ import annotations
 import ipaddress
 import logging
 import socket
-from collections.abc import Callable, Iterable
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 from kbsim.serve.server import ServeConfigError
@@ -33,6 +36,8 @@ MCP_PATH = "/mcp"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 #: Seconds uvicorn waits for open streams when stopping, before closing them.
 SHUTDOWN_GRACE_S = 3
+#: The ``retry`` delay (milliseconds) an SSE stream tells a client to wait before it reconnects.
+RETRY_MS = 1000
 
 
 @dataclass(frozen=True)
@@ -156,11 +161,73 @@ def transport_security(address: HttpAddress, port: int, allow_hosts: Iterable[st
     )
 
 
+class InFlightIds:
+    """The request ids in flight in each MCP session, as the SDK keys its own tables.
+
+    The SDK (``mcp`` 2.x) files a request's reply channel under ``str(id)`` (its
+    Streamable HTTP transport, which also keeps a session's GET stream under
+    ``"_GET_stream"``) and its cancel scope under ``coerce_request_id(id)`` (the
+    dispatcher, where ``7`` and ``"07"`` are one id), and a second request under a
+    key already taken overwrites the first: one POST then gets the other's reply and
+    the other none. So a request is refused while either of its keys is held in its
+    session (MCP forbids reusing an id, so no client that follows it is refused).
+    """
+
+    def __init__(self) -> None:
+        self._held: dict[str, Counter] = {}
+
+    @staticmethod
+    def keys(request_id: str | int) -> tuple[tuple[str, str | int], ...]:
+        """The SDK's keys for ``request_id``: its transport's, then its dispatcher's."""
+        from mcp.shared.dispatcher import coerce_request_id
+
+        return ("transport", str(request_id)), ("dispatcher", coerce_request_id(request_id))
+
+    def held(self, session: str, keys: Iterable[tuple[str, str | int]]) -> bool:
+        """Whether one of ``keys`` is held in ``session``."""
+        held = self._held.get(session)
+        return held is not None and any(held[key] for key in keys)
+
+    @contextmanager
+    def holding(self, session: str, keys: tuple[tuple[str, str | int], ...]) -> Iterator[None]:
+        """Hold ``keys`` in ``session`` for the ``with`` block (a key may be held more than once)."""
+        self._held.setdefault(session, Counter()).update(keys)
+        try:
+            yield
+        finally:
+            held = self._held[session]
+            held.subtract(keys)
+            if not +held:
+                del self._held[session]
+
+
+def _request_id(body: bytes) -> str | int | None:
+    """The id of the JSON-RPC request ``body`` (one the SDK reads), None for any other message."""
+    from mcp import types
+
+    message = types.jsonrpc_message_adapter.validate_json(body, by_name=False)
+    return message.id if isinstance(message, types.JSONRPCRequest) else None
+
+
+def _in_flight_error(request_id: str | int):
+    from mcp import types
+
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(
+        code=types.INVALID_REQUEST,
+        message=f"Invalid Request: id {request_id!r} is already in flight in this session (or one the server "
+                "cannot tell apart from it, such as 7 and \"7\"); MCP forbids reusing a request id, so wait "
+                "for its answer or use a new id",
+    ))
+
+
 class AnsweredBodies:
     """ASGI middleware before the SDK's endpoint: a POST body the SDK would take for a
     notification and never answer (an ``id`` that is ``null``, an object, a list, a boolean,
     a fraction, NaN) is answered here, 400 with the JSON-RPC error the stdio transport gives
     the same line (:func:`kbsim.serve.stdio.line_error`), so HTTP clients get one too.
+
+    A request whose id is already in flight in its session (:class:`InFlightIds`) is
+    answered here too, 400 with -32600: the SDK would give one of the two the other's reply.
 
     The ``Host``, ``Origin`` and ``Content-Type`` checks come first, as in the SDK: a
     request they refuse is refused as before, never answered from its body. A body over
@@ -173,13 +240,25 @@ class AnsweredBodies:
         self.app = app
         self.security = TransportSecurityMiddleware(security)
         self.limit = limit
+        self.in_flight = InFlightIds()
 
     async def __call__(self, scope, receive, send) -> None:
         """Answer a POST body to the endpoint the SDK would leave unanswered; pass all else on."""
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") != MCP_PATH:
+        if scope["type"] != "http" or scope["path"].rstrip("/") != MCP_PATH:
             await self.app(scope, receive, send)
             return
+        from mcp.server.streamable_http import GET_STREAM_KEY, MCP_SESSION_ID_HEADER
         from starlette.requests import Request
+
+        session = Request(scope).headers.get(MCP_SESSION_ID_HEADER)
+        if scope["method"] == "GET" and session is not None:
+            # a session's GET stream holds the SDK's key "_GET_stream" while it is open
+            with self.in_flight.holding(session, (("transport", GET_STREAM_KEY),)):
+                await self.app(scope, receive, send)
+            return
+        if scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
         from starlette.responses import Response
 
         from kbsim.serve.stdio import line_error
@@ -198,12 +277,18 @@ class AnsweredBodies:
             if not message.get("more_body", False):
                 complete = True
                 break
+        keys = ()
         if complete and size <= self.limit:
             body = b"".join(message.get("body", b"") for message in messages)
             try:
                 error = line_error(body.strip())
+                request_id = _request_id(body) if error is None and session is not None else None
             except Exception:  # noqa: BLE001 - the SDK answers what could not be checked here
-                error = None
+                error = request_id = None
+            if request_id is not None:
+                keys = self.in_flight.keys(request_id)
+                if self.in_flight.held(session, keys):
+                    error = _in_flight_error(request_id)
             if error is not None:
                 answer = error.model_dump_json(by_alias=True, exclude_unset=True)
                 await Response(answer, status_code=400, media_type="application/json")(scope, receive, send)
@@ -213,15 +298,21 @@ class AnsweredBodies:
         async def replay():
             return pending.pop(0) if pending else await receive()
 
-        await self.app(scope, replay, send)
+        # no await between the check above and the hold: no other request comes in between
+        with self.in_flight.holding(session, keys) if keys else nullcontext():
+            await self.app(scope, replay, send)
 
 
 def run_http(server, address: HttpAddress, *, allow_hosts: Iterable[str] = (), allow_origins: Iterable[str] = (),
-             on_listening: Callable[[str], None] | None = None) -> None:
-    """Serve ``server`` (an SDK low-level ``Server``) over Streamable HTTP until SIGINT or SIGTERM.
+             on_listening: Callable[[str], None] | None = None, stop: threading.Event | None = None) -> None:
+    """Serve ``server`` (an SDK low-level ``Server``) over Streamable HTTP until SIGINT or SIGTERM,
+    or until ``stop`` is set (then it returns, after the same graceful shutdown).
 
     ``on_listening`` is called with the endpoint's URL once the socket is bound (its
     address, and the port the OS chose for port 0), before the first request is taken.
+    Streams can be resumed: every SSE event has an id (:class:`~kbsim.serve.events.RecentEvents`
+    keeps the latest), and a client that lost a stream reconnects with ``Last-Event-ID``
+    after the ``retry`` delay the stream states (:data:`RETRY_MS`).
     """
     import uvicorn
 
@@ -231,8 +322,11 @@ def run_http(server, address: HttpAddress, *, allow_hosts: Iterable[str] = (), a
     security = transport_security(address, port, [*allow_hosts, bound.url_host], allow_origins)
     from mcp.server.streamable_http_manager import DEFAULT_MAX_REQUEST_BODY_SIZE
 
+    from kbsim.serve.events import RecentEvents
+
     app = AnsweredBodies(server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security,
-                                                    host=address.host),
+                                                    host=address.host, event_store=RecentEvents(),
+                                                    retry_interval=RETRY_MS),
                          security, DEFAULT_MAX_REQUEST_BODY_SIZE)
     config = uvicorn.Config(
         app,
@@ -246,10 +340,18 @@ def run_http(server, address: HttpAddress, *, allow_hosts: Iterable[str] = (), a
     if on_listening is not None:
         on_listening(bound.url())
     served = uvicorn.Server(config)
+    if stop is not None:
+        def stop_when_set() -> None:
+            stop.wait()
+            served.should_exit = True
+
+        threading.Thread(target=stop_when_set, name="kbsim-http-stop", daemon=True).start()
     try:
         served.run(sockets=[sock])
     finally:
         sock.close()
+    if stop is not None and stop.is_set():
+        return  # stopped as asked (the live day stopped): the caller says why
     if served.should_exit:
         # Stopped by SIGINT or SIGTERM. uvicorn re-raises the signal once it has shut down,
         # which is a KeyboardInterrupt (exit 130) as a rule; under load the re-raise was seen

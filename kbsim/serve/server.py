@@ -21,9 +21,9 @@ one-line error instead of serving a frozen knowledge base.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
-import json
 import logging
 import math
 import os
@@ -38,6 +38,7 @@ from kbsim.inputs import InputError
 from kbsim.inputs.resolve import unsearchable_warnings
 from kbsim.params import DayParams
 from kbsim.serve.admin import ADMIN_TOOLS, admin_call, admin_tool_list
+from kbsim.serve.shapes import json_text, output_schema, served_payload, unicode_only
 from kbsim.sim.activity import repeating_saves
 from kbsim.sim.day import open_day
 from kbsim.sim.processes import editor
@@ -114,7 +115,10 @@ def served_corpus(params: DayParams, corpus: str | None, language: str | None = 
     (``corpus.edits: revise``) unless the config says otherwise, the English sample too."""
     from kbsim.inputs import SAMPLE
 
-    data = params.model_dump(mode="json")
+    # only what was given: a count left unset stays unset, so the day is sized to the corpus
+    # (DayParams.sized_to) exactly as kbsim run sizes it
+    data = params.model_dump(mode="json", exclude_unset=True)
+    data.setdefault("corpus", {})
     if corpus is not None or "corpus" not in params.model_fields_set:
         corpus = SAMPLE if corpus is None else corpus
         if corpus == "synthetic":
@@ -314,11 +318,12 @@ def live_people(env, store, lock: threading.Lock, kb_id: str, params: DayParams,
     return editor(day, repeating_saves(day))
 
 
-def _sized_note(params: DayParams) -> str:
-    """How a corpus from files sized the day's saves, for the log."""
+def _sized_note(params: DayParams, articles: int) -> str:
+    """How a corpus from files sized the day's saves, for the start-up line."""
     if params.corpus.source is None:
         return ""
-    return f" (corpus {params.corpus.source}; a count not given is 0.75 saves per article a day)"
+    return (f" (corpus {params.corpus.source}: {articles} articles; a count not given is 0.75 saves per "
+            "article a day, set saves.count to choose)")
 
 
 def start_live_people(served: ServedKnowledgeBase, params: DayParams,
@@ -338,8 +343,6 @@ def start_live_people(served: ServedKnowledgeBase, params: DayParams,
         env = simpy.rt.RealtimeEnvironment(
             initial_time=clock(), factor=1.0 / clock.speed, strict=False
         )
-        log.info("live: people save %d times per %g simulated hours%s, %gx wall-clock time",
-                 params.saves.count, params.day_hours, _sized_note(params), clock.speed)
         try:
             day = open_day(params, seed, LockedStore(served.store, served.lock), env=env,
                            kb_id=served.kb_id, log=day_log)
@@ -386,6 +389,9 @@ class ServedKnowledgeBase:
         #: Why the live day stopped (set once, by its thread), else None
         self.live_failure: str | None = None
         self.live_stopped = threading.Event()
+        #: Set once every open session was told that the live day stopped (or could not be):
+        #: the transports stop serving then
+        self.clients_told = threading.Event()
 
     def stop_live(self, why: str) -> None:
         """Record that the live day stopped: calls are refused from now on, the server stops."""
@@ -409,7 +415,8 @@ class ServedKnowledgeBase:
 
 
 def tool_list() -> list[Any]:
-    """The four tools as MCP ``Tool`` objects, straight from ``tools.json``."""
+    """The four tools as MCP ``Tool`` objects, straight from ``tools.json``, each with the
+    ``outputSchema`` of its ``structuredContent`` (``kbsim/spec/results.json``)."""
     from mcp import types
 
     return [
@@ -417,32 +424,11 @@ def tool_list() -> list[Any]:
             name=definition.name,
             description=definition.description,
             input_schema=copy.deepcopy(definition.input_schema),
+            output_schema=output_schema(definition.name),
             annotations=types.ToolAnnotations.model_validate(definition.annotations),
         )
         for definition in tool_definitions().values()
     ]
-
-
-def unicode_only(value: Any) -> Any:
-    """``value`` with every lone surrogate in its strings replaced by U+FFFD.
-
-    The wire carries UTF-8 text only; a string stored through the Python API
-    may hold a lone surrogate, which no JSON reply can carry.
-    """
-    if isinstance(value, str):
-        if value.isascii():
-            return value
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            # a surrogate pair becomes its character, each lone surrogate one U+FFFD
-            return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-        return value
-    if isinstance(value, dict):
-        return {unicode_only(k): unicode_only(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [unicode_only(v) for v in value]
-    return value
 
 
 def tool_result(payload: dict[str, Any], is_error: bool):
@@ -450,26 +436,36 @@ def tool_result(payload: dict[str, Any], is_error: bool):
     from mcp import types
 
     payload = unicode_only(payload)
-    text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)],
+        content=[types.TextContent(type="text", text=json_text(payload))],
         structured_content=payload,
         is_error=is_error,
     )
 
 
 def build_server(served: ServedKnowledgeBase, *, live: bool = False):
-    """A low-level MCP ``Server`` publishing the exact schemas of ``tools.json``.
+    """A low-level MCP ``Server`` publishing the exact schemas of ``tools.json``, the published
+    articles as resources (:mod:`kbsim.serve.resources`) and logging (:mod:`kbsim.serve.sessions`).
 
     The low-level server does not validate arguments against the input
     schema, so every bad argument reaches the store's validator and comes back
-    as a tool error with the store's ``invalid_argument`` code.
+    as a tool error with the store's ``invalid_argument`` code. While it runs (its lifespan)
+    it tells subscribers of each change the store commits, and every session when the live
+    day stops.
     """
+    import warnings
+
     from mcp import types
     from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPDeprecationWarning
+
+    from kbsim.serve.resources import ArticleResources
+    from kbsim.serve.sessions import OpenSessions
 
     tools = tool_list() + (admin_tool_list() if served.admin_tools else [])
     granted = ", ".join(sorted(served.client.grants))
+    sessions = OpenSessions()
+    articles = ArticleResources(served, sessions)
 
     async def on_list_tools(ctx, params) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
@@ -488,29 +484,93 @@ def build_server(served: ServedKnowledgeBase, *, live: bool = False):
             raise MCPError(types.INTERNAL_ERROR, str(exc)) from None
         if is_error:
             log.info("%s -> %s: %s", params.name, payload["code"], payload["message"])
-        return tool_result(payload, is_error)
+        return tool_result(payload if is_error else served_payload(params.name, payload), is_error)
 
     instructions = (
         f"A simulated knowledge base ({served.kb_id}; granted: {granted}). "
         + ("People keep editing it while you work: citations go stale and edits can conflict. "
            if live else "")
-        + "Errors come back as JSON {code, message}."
+        + "Errors come back as JSON {code, message}. Published articles are also resources; "
+        "subscribe to one to hear when it changes."
     )
-    return Server(
-        "kbsim",
-        version=__version__,
-        instructions=instructions,
-        on_list_tools=on_list_tools,
-        on_call_tool=on_call_tool,
-    )
+    with warnings.catch_warnings():  # logging is deprecated from protocol 2026-07-28 on; clients of 2025 use it
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        server = Server(
+            "kbsim",
+            version=__version__,
+            instructions=instructions,
+            lifespan=_lifespan(served, sessions, articles),
+            on_list_tools=on_list_tools,
+            on_call_tool=on_call_tool,
+            on_list_resources=articles.on_list,
+            on_list_resource_templates=articles.on_list_templates,
+            on_read_resource=articles.on_read,
+            on_subscribe_resource=articles.on_subscribe,
+            on_unsubscribe_resource=articles.on_unsubscribe,
+            on_completion=articles.on_complete,
+            on_set_logging_level=sessions.on_set_level,
+        )
+    server.middleware.append(sessions.middleware)
+    return server
+
+
+def _lifespan(served: ServedKnowledgeBase, sessions, articles):
+    """The server's lifespan: while it serves, subscribers hear of each change the store
+    commits (whichever thread commits it), and every session hears when the live day stops."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_server):
+        import asyncio
+
+        import anyio
+
+        loop = asyncio.get_running_loop()
+        send, receive = anyio.create_memory_object_stream[tuple[Any, frozenset[str]]](math.inf)
+
+        def queue(item) -> None:
+            with contextlib.suppress(anyio.ClosedResourceError):
+                send.send_nowait(item)
+
+        def heard(change, subscribers) -> None:  # in the thread that committed the change
+            with contextlib.suppress(RuntimeError):  # the loop has closed: the server is stopping
+                loop.call_soon_threadsafe(queue, (change, subscribers))
+
+        with served.lock:
+            stop_listening = served.store.listen(heard)
+        try:
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(articles.deliver, receive)
+                tasks.start_soon(_tell_when_live_stops, served, sessions)
+                try:
+                    yield {}
+                finally:
+                    tasks.cancel_scope.cancel()
+        finally:
+            send.close()
+            with served.lock:
+                stop_listening()
+
+    return lifespan
+
+
+async def _tell_when_live_stops(served: ServedKnowledgeBase, sessions) -> None:
+    """Once the live day stops: a ``critical`` log notification naming why to every open
+    session (over stdio and HTTP alike), then :attr:`ServedKnowledgeBase.clients_told`."""
+    import anyio
+
+    while not served.live_stopped.is_set():
+        await anyio.sleep(0.1)
+    with anyio.move_on_after(2):
+        told = await sessions.log("critical", served.live_failure)
+        log.info("live: told %d of %d open sessions that the live day stopped", told, len(sessions))
+    served.clients_told.set()
 
 
 async def _serve_stdio(server, served: ServedKnowledgeBase | None = None) -> None:
     """Serve until the client disconnects, or (``served`` live) until its live day stops:
-    then clients get a ``notifications/message`` error naming why, and serving ends."""
+    then the client gets a ``notifications/message`` naming why (the server's lifespan sends
+    it), and serving ends."""
     import anyio
-    from mcp import types
-    from mcp.shared.message import SessionMessage
 
     from kbsim.serve.stdio import answering_stdio_server
 
@@ -518,12 +578,10 @@ async def _serve_stdio(server, served: ServedKnowledgeBase | None = None) -> Non
         async with anyio.create_task_group() as tasks:
 
             async def watch_live() -> None:
-                while not served.live_stopped.is_set():
+                waited = 0.0
+                while not served.clients_told.is_set() and waited < 5.0:
                     await anyio.sleep(0.1)
-                note = types.JSONRPCNotification(jsonrpc="2.0", method="notifications/message", params={
-                    "level": "critical", "logger": "kbsim.serve", "data": served.live_failure})
-                with anyio.move_on_after(1):
-                    await write_stream.send(SessionMessage(note))
+                    waited = waited + 0.1 if served.live_stopped.is_set() else 0.0
                 tasks.cancel_scope.cancel()
 
             if served is not None:
@@ -545,7 +603,7 @@ def serve(params: DayParams, *, seed: int = DEFAULT_SEED, db: str | Path | None 
           kb_id: str = DEFAULT_KB_ID, grants: Iterable[str] | None = None, live: bool = False,
           speed: float = DEFAULT_SPEED,
           busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S, corpus_given: bool = False,
-          admin_tools: bool = False, transport: Callable[[Any], None] = serve_stdio) -> None:
+          admin_tools: bool = False, transport: Callable[..., None] = serve_stdio) -> None:
     """Build the store and serve it until the transport returns.
 
     ``transport`` runs the MCP server :func:`build_server` makes: :func:`serve_stdio` (until
@@ -560,7 +618,8 @@ def serve(params: DayParams, *, seed: int = DEFAULT_SEED, db: str | Path | None 
     busy_timeout_s = check_busy_timeout(float(busy_timeout_s))
     store = build_store(params, seed, db=db, kb_id=kb_id, busy_timeout_s=busy_timeout_s,
                         corpus_given=corpus_given)
-    params = params.sized_to(len(starting_knowledge_base(params.corpus, seed).article_ids))
+    articles = len(starting_knowledge_base(params.corpus, seed).article_ids)
+    sized = params.sized_to(articles)
     try:
         start_s = latest_event_time_s(store, kb_id)
         published = len(store.published_article_ids(kb_id))
@@ -581,10 +640,14 @@ def serve(params: DayParams, *, seed: int = DEFAULT_SEED, db: str | Path | None 
     log.info("serving %s (%d published articles, seed %d, day clock from %.1f s) to grants %s",
              kb_id, published, seed, clock.start_s, sorted(served.client.grants))
     if live:
-        start_live_people(served, params, seed)
+        log.info("live: people save %d times per %g simulated hours%s, %gx wall-clock time",
+                 sized.saves.count, sized.day_hours, _sized_note(params, articles), clock.speed)
+        start_live_people(served, sized, seed)
     try:
-        if transport is serve_stdio:  # stdio tells its clients when a live day stops, and ends
+        if transport is serve_stdio:  # ends when the live day stops, once the client was told
             serve_stdio(build_server(served, live=live), served if live else None)
+        elif live:  # over HTTP too: every session is told, then the server stops
+            transport(build_server(served, live=live), stop=served.clients_told)
         else:
             transport(build_server(served, live=live))
     finally:

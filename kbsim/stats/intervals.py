@@ -26,7 +26,9 @@ difference of two estimates' influence values, seed by seed) and unpaired ones.
   latency = summed latencies / detected citations): the same linearisation on
   the raw scale, floored at 0.
 - **mean** (a per-run value averaged over runs, e.g. calls per check): the
-  t-interval over runs, ``u_i = v_i - mean(v)``.
+  t-interval over runs, ``u_i = v_i - mean(v)``, floored at 0 when no run's value is
+  negative (a count, a size, a duration): ``calls_per_check 3.9 [0.0, 9.1]`` over 2 seeds,
+  never ``[-1.3, 9.1]``.
 - **invariant** (must hold in every run, e.g. a replay returns the first result;
   a violation stops the run): the observed share, no interval.
 
@@ -46,6 +48,7 @@ linearised interval's coverage is measured at 93 to 97% with 5 seeds by
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -94,7 +97,7 @@ def no_interval(units: float | None, unit: str = "seed") -> str:
     return "n/a"
 
 
-def t_quantile(df: int, confidence: float = CONFIDENCE) -> float:
+def t_quantile(df: float, confidence: float = CONFIDENCE) -> float:
     """Student's t quantile for a two-sided ``confidence`` interval on ``df`` degrees of freedom."""
     # scipy.special.stdtrit is what scipy.stats.t.ppf calls, without importing scipy.stats (0.5 s)
     from scipy.special import stdtrit
@@ -150,7 +153,16 @@ def estimate(kind: str, numerators, denominators=None, confidence: float = CONFI
     edge = None
     if kind in ("proportion", "invariant") and len(u):
         edge = (float(np.sum(numerators)), float(np.sum(denominators)))
-    return interval(kind, value, u, edge, confidence)
+    found = interval(kind, value, u, edge, confidence)
+    if kind == "mean" and found.low < 0 and _never_negative(numerators):  # a count cannot be below 0
+        return dataclasses.replace(found, low=0.0)
+    return found
+
+
+def _never_negative(values) -> bool:
+    """Whether every (defined) value is at least 0: a mean of them cannot be negative."""
+    array = np.asarray(values, dtype=float)
+    return bool(np.all(array[~np.isnan(array)] >= 0))
 
 
 def interval(

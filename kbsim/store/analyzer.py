@@ -288,8 +288,11 @@ class _Words:
                 if i == 0 and j == n or part in stop_words:
                     continue
                 ends = [j] + [j + len(link) for link in _LINKS if j + len(link) < n and word.startswith(link, j)]
-                rest = min((best[k] for k in ends if best[k] is not None), key=len, default=None)
-                if rest is None or (best[i] is not None and len(best[i]) <= 1 + len(rest)):
+                rests = [rest for k in ends if (rest := best[k]) is not None]
+                if not rests:
+                    continue
+                rest, current = min(rests, key=len), best[i]
+                if current is not None and len(current) <= 1 + len(rest):
                     continue
                 term = stem(part)
                 if known(term):

@@ -142,7 +142,7 @@ class BM25Index:
         (:func:`~kbsim.store.written.content_text`)."""
         self.add(doc_id, title, content_text(vocabulary, words.tolist()))
 
-    def fill(self, doc_ids: list[str], vocabulary: list[str], content_words, title_words) -> None:
+    def fill(self, doc_ids: list[str], vocabulary: Sequence[str], content_words, title_words) -> None:
         """Index documents into an empty index from their words as vocabulary indices: row
         ``i`` of ``content_words`` and of ``title_words`` are the tokens of document
         ``doc_ids[i]``'s content and title, as the index's analyzer gives them. The state is

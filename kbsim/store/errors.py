@@ -42,6 +42,7 @@ ERROR_CODES = frozenset(
         "invalid_argument",
         "not_found",
         "version_conflict",
+        "version_not_exact",
         "idempotency_key_reused",
         "unsupported",
         "cursor_expired",

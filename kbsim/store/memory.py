@@ -33,6 +33,7 @@ from kbsim.store.rules import (
     check_at,
     check_count,
     check_edit_limits,
+    check_expected_version,
     check_new_kb_id,
     check_next_version,
     check_now_us,
@@ -53,10 +54,10 @@ from kbsim.store.rules import (
     read_result,
     search_hit,
     shown,
-    version_conflict,
 )
 from kbsim.store.schema import TOOL_NAMES, validate_arguments
-from kbsim.store.timefmt import format_version, parse_version, seconds_to_us
+from kbsim.store.subscriptions import Subscribable
+from kbsim.store.timefmt import format_version, seconds_to_us
 from kbsim.store.written import (
     WrittenArticles,
     WrittenText,
@@ -127,7 +128,7 @@ def _json_copy(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-class MemoryStore:
+class MemoryStore(Subscribable):
     """One or more knowledge bases held in memory.
 
     Args:
@@ -389,6 +390,7 @@ class MemoryStore:
         kb.index.remove(article_id)
         if log_event:
             self._append_event(kb, "article.unpublished", article_id, article.version_us)
+        self._article_changed(kb_id, article_id, "article.unpublished", article.version_us)
         return article.updated_at
 
     # -- ground truth (never through the agent's tools) ------------------------
@@ -645,9 +647,7 @@ class MemoryStore:
             return {**_json_copy(first_result), "replayed": True}
         article_id = arguments["article_id"]
         article = self._published(kb_id, article_id)
-        expected = parse_version(arguments["expected_version"])
-        if expected != article.version_us:
-            raise version_conflict(arguments)
+        check_expected_version(arguments, article.version_us)
         kb = self._kbs[kb_id]
         updated_at = self._apply_update(kb, article, now_us, arguments["content"], arguments.get("title"))
         result = {
@@ -723,6 +723,7 @@ class MemoryStore:
             article = kb.articles[article.article_id] = write_content(article, written)
             kb.index.add_words(article.article_id, article.title, written.vocabulary, written.words)
         self._append_event(kb, "article.updated", article.article_id, article.version_us)
+        self._article_changed(kb.kb_id, article.article_id, "article.updated", article.version_us)
         return article.updated_at
 
     def _own(self, kb: KnowledgeBase, article: Article) -> Article:

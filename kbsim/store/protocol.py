@@ -16,7 +16,7 @@ files or connections).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from kbsim.store.analyzer import ASCII, Analyzer
@@ -139,7 +139,7 @@ class SearchIndex(Protocol):
         """Index (or re-index) one document."""
         ...
 
-    def add_words(self, doc_id: str, title: str, vocabulary: list[str], words) -> None:
+    def add_words(self, doc_id: str, title: str, vocabulary: Sequence[str], words) -> None:
         """:meth:`add` of the content written from ``vocabulary``'s ``words`` (vocabulary indices)."""
         ...
 
@@ -147,7 +147,7 @@ class SearchIndex(Protocol):
         """Drop one document; a missing one is ignored."""
         ...
 
-    def fill(self, doc_ids: list[str], vocabulary: list[str], content_words, title_words) -> None:
+    def fill(self, doc_ids: list[str], vocabulary: Sequence[str], content_words, title_words) -> None:
         """Index documents into an empty index from their words as vocabulary indices, as :meth:`add`
         would one by one."""
         ...

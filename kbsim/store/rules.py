@@ -33,7 +33,14 @@ from typing import Any, Protocol
 
 from kbsim.store.errors import ToolError, cut_short, echoed, shown
 from kbsim.store.schema import tool_definitions
-from kbsim.store.timefmt import MAX_VERSION_US, MIN_VERSION_US, format_version, in_version_range
+from kbsim.store.timefmt import (
+    MAX_VERSION_US,
+    MIN_VERSION_US,
+    format_version,
+    in_version_range,
+    parse_version,
+    version_precision_us,
+)
 
 
 def check_text(value: Any, name: str) -> str:
@@ -315,6 +322,35 @@ def check_save_changes(content: str | None, title: str | None) -> None:
         raise ToolError("invalid_argument", "save_article needs content or title (both are None)")
 
 
+def check_expected_version(arguments: dict[str, Any], current_us: int) -> None:
+    """Compare-and-swap's check, the same on every backend: ``expected_version`` must name
+    the article's current version to the microsecond.
+
+    A version sent with fewer fraction digits than it was read with (a JavaScript ``Date``
+    keeps milliseconds) that lies within its own precision of the current version is
+    refused as ``version_not_exact``, never as a conflict: a re-read would not fix it, the
+    client would cut the version again. It is not taken as a match either, because two
+    versions of one article can fall within one millisecond, and a match would then let an
+    edit overwrite a save its author never read (docs/serve.md, "Versions").
+
+    Raises:
+        ToolError: ``version_not_exact``, or ``version_conflict``.
+    """
+    text = arguments["expected_version"]
+    expected = parse_version(text)
+    if expected == current_us:
+        return
+    step = version_precision_us(text)
+    if expected is not None and step > 1 and abs(current_us - expected) < step:
+        raise ToolError(
+            "version_not_exact",
+            f"expected_version {echoed(text)} is the current version of article "
+            f"{echoed(arguments['article_id'])} cut to fewer than six fraction digits; send "
+            "updated_at exactly as read (all its digits), as an opaque string",
+        )
+    raise version_conflict(arguments)
+
+
 def version_conflict(arguments: dict[str, Any]) -> ToolError:
     """The ``version_conflict`` refusal of an edit whose ``expected_version`` is not current."""
     return ToolError(
@@ -329,7 +365,9 @@ def check_poll_cursor(after_sequence: int, oldest: int, latest: int) -> None:
     if after_sequence > latest:
         raise ToolError(
             "invalid_argument",
-            f"after_sequence {after_sequence} is beyond the latest sequence {latest}",
+            f"after_sequence {after_sequence} is beyond the latest sequence {latest}; "
+            "resume from latest_sequence",
+            latest_sequence=latest,
         )
     if after_sequence + 1 < oldest:
         raise ToolError(

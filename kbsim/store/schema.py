@@ -11,14 +11,13 @@ added (the published schema itself is left as the service lists it).
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import fastjsonschema
 
+from kbsim.spec import tools_document
 from kbsim.store.errors import MAX_ECHOED_CHARS, ToolError, echoed
 from kbsim.store.timefmt import is_rfc3339
 
@@ -41,13 +40,6 @@ class ToolDefinition:
     def properties(self) -> frozenset[str]:
         """Every argument name the tool's input schema declares."""
         return frozenset(self.input_schema.get("properties", {}))
-
-
-@cache
-def tools_document() -> dict[str, Any]:
-    """The raw ``tools.json`` document shipped with the package."""
-    text = resources.files("kbsim.spec").joinpath("tools.json").read_text(encoding="utf-8")
-    return json.loads(text)
 
 
 @cache

@@ -79,6 +79,7 @@ from kbsim.store.rules import (
     check_at,
     check_count,
     check_edit_limits,
+    check_expected_version,
     check_new_kb_id,
     check_next_version,
     check_now_us,
@@ -95,7 +96,6 @@ from kbsim.store.rules import (
     next_article_id,
     read_result,
     search_hit,
-    version_conflict,
 )
 from kbsim.store.schema import validate_arguments
 from kbsim.store.sqlite_files import (
@@ -115,7 +115,8 @@ from kbsim.store.sqlite_schema import (
     encode_text,
     migrate,
 )
-from kbsim.store.timefmt import MIN_VERSION_US, format_version, parse_version, seconds_to_us
+from kbsim.store.subscriptions import Subscribable
+from kbsim.store.timefmt import MIN_VERSION_US, format_version, seconds_to_us
 
 # The schema's version and the file errors are part of this module's API, as before the split.
 __all__ = [
@@ -177,7 +178,7 @@ def fts5_available() -> bool:
     return True
 
 
-class SQLiteStore:
+class SQLiteStore(Subscribable):
     """One or more knowledge bases in a SQLite file: durable and safe to share.
 
     Several threads, and several processes each opening the same path, may
@@ -451,6 +452,7 @@ class SQLiteStore:
         with self._write() as conn:
             row = self._published(conn, kb_id, article_id)
             version = self._apply_update(conn, row, at_us, content, title)
+        self._article_changed(kb_id, article_id, "article.updated", version)  # once committed
         return format_version(version)
 
     def unpublish_article(self, kb_id: str, article_id: str, *, at: float, log_event: bool = True) -> str:
@@ -478,6 +480,7 @@ class SQLiteStore:
             )
             if log_event:
                 self._append_event(conn, row.kb_rowid, "article.unpublished", article_id, version)
+        self._article_changed(kb_id, article_id, "article.unpublished", version)
         return format_version(version)
 
     # -- ground truth (never through the agent's tools) ------------------------------
@@ -638,9 +641,7 @@ class SQLiteStore:
                 return {**json.loads(previous[1]), "replayed": True}
             article_id = arguments["article_id"]
             row = self._published(conn, kb_id, article_id)
-            expected = parse_version(arguments["expected_version"])
-            if expected != row.version_us:
-                raise version_conflict(arguments)
+            check_expected_version(arguments, row.version_us)
             title = arguments.get("title")
             version = self._apply_update(conn, row, now_us, arguments["content"], title)
             updated_at = format_version(version)
@@ -656,6 +657,7 @@ class SQLiteStore:
                 "VALUES (?, ?, ?)",
                 (encode_text(key), arguments_digest(arguments), json.dumps(result)),
             )
+        self._article_changed(kb_id, article_id, "article.updated", version)
         return result
 
     def tool_poll(self, kb_id: str, after_sequence: int, limit: int, now_us: int) -> dict[str, Any]:

@@ -96,6 +96,17 @@ def _parse_rfc3339(text: str) -> tuple[datetime | None, str] | None:
     return moment, fraction[6:]
 
 
+def version_precision_us(text: str) -> int:
+    """The step, in microseconds, of the time ``text`` writes: 1 for the six fraction digits
+    every ``updated_at`` has, 1000 for a time cut to milliseconds (as a JavaScript ``Date``
+    writes it), 1,000,000 for whole seconds. 1 for text that is not RFC 3339."""
+    match = _RFC3339.fullmatch(text)
+    if match is None:
+        return 1
+    digits = len(match.group(3) or "")
+    return 10 ** (6 - digits) if digits < 6 else 1
+
+
 def is_rfc3339(text: object) -> bool:
     """True if ``text`` is an RFC 3339 date-time (the ``format: date-time`` check)."""
     return isinstance(text, str) and _parse_rfc3339(text) is not None

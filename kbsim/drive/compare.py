@@ -60,7 +60,8 @@ def against_model(histories: Iterable[str | Path]) -> tuple[pd.DataFrame, dict[s
     Raises:
         DriveError: no complete day among ``histories``, or a folder that is not a history.
     """
-    per_run, notes = [], {"days": 0, "partial": [], "seeds": [], "latency_ms": {},
+    per_run: list[pd.DataFrame] = []
+    notes: dict[str, Any] = {"days": 0, "partial": [], "seeds": [], "latency_ms": {},
                           "without_unpublishes": False, "servers": set()}
     latencies = []
     for folder in map(Path, histories):

@@ -224,7 +224,7 @@ class RemoteClient:
         self.ledger = ledger
         self.field_map = field_map
         self.token = token
-        self.grants = frozenset()
+        self.grants: frozenset[str] = frozenset()
         self.actor = "agent"
         #: within a check: whether the poll has started (its re-reads are the poll's)
         self.polling = False

@@ -106,7 +106,8 @@ class ArticleResources:
             after = None if cursor is None else _after(cursor)
         except ValueError as exc:
             raise MCPError(types.INVALID_PARAMS, f"cursor: {exc}") from None
-        store, page = self.served.store, []
+        store = self.served.store
+        page: list[tuple[str, str]] = []
         more = False
         for kb_id in self._granted_kbs():
             if after is not None and kb_id < after[0]:

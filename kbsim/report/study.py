@@ -128,7 +128,7 @@ class Study:
         Args:
             metric: one metric (``stale_citation_share``), or all of them.
             **selector: with ``metric``, which of its rows: ``at`` (``"end"``, ``"1h"``),
-                ``strategy`` (``"poll"``) or ``subset`` (``"position 1"``).
+                ``strategy`` (a strategy's name, ``poll``) or ``subset`` (``"position 1"``).
 
         Returns:
             The rows of ``summary.csv`` asked for.

@@ -41,8 +41,6 @@ KNOWN: dict[tuple[str, str], int] = {
     ("kbsim/runner/config_keys.py", "arg-type"): 2,
     ("kbsim/runner/results.py", "index"): 1,
     ("kbsim/runner/results.py", "union-attr"): 2,
-    ("kbsim/serve/http.py", "arg-type"): 1,
-    ("kbsim/serve/http.py", "assignment"): 1,
     ("kbsim/serve/server.py", "operator"): 1,
     ("kbsim/serve/server.py", "union-attr"): 2,
     ("kbsim/sim/checks.py", "assignment"): 1,

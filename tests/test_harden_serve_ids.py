@@ -132,8 +132,8 @@ def test_an_id_named_like_the_sdks_get_stream_is_refused_while_the_stream_is_ope
             assert status == 400 and refused["error"]["code"] == -32600, (status, refused)
             assert exchange(http, url, read_article("get", "art-000002"), headers)[1]["id"] == "get"
             with http.stream("GET", url, headers={**headers, **accept_sse}) as second:
-                assert second.status_code == 409  # the first GET is still the session's one stream
-        deadline = time.monotonic() + ANSWER_WITHIN_S  # once the server has seen the stream close
+                assert second.status_code == 409, second.status_code  # the first is still the session's stream
+        deadline = time.monotonic() + READ_TIMEOUT_S  # once the server has seen the stream close
         while (answered := exchange(http, url, read_article("_GET_stream", "art-000002"), headers))[0] == 400:
             assert time.monotonic() < deadline, answered
             time.sleep(0.05)

@@ -37,6 +37,7 @@ def test_a_shipped_experiment_by_name_with_its_seeds_replaced(tmp_path):
 
 
 def test_a_study_whose_every_run_fails_names_the_first_failure(tmp_path, monkeypatch):
+    import kbsim.runner.executors
     import kbsim.runner.worker
 
     def broken(jobs, run_day):

@@ -190,10 +190,10 @@ class McpConnection:
         self._pace_lock = threading.Lock()
         self._next_call_at = 0.0
         self._stack = contextlib.ExitStack()
-        self._portal = None
+        self._portal: Any = None
         self._sessions: dict[str, _Session] = {}
         self._shared: _Session | None = None
-        self._stderr = None
+        self._stderr: Any = None
         self.server_info: dict[str, str] = {}
 
     def __enter__(self) -> McpConnection:
@@ -262,7 +262,7 @@ class McpConnection:
         http.event_hooks = {"request": [], "response": [note_status]}
         http = self._stack.enter_context(portal.wrap_async_context_manager(http))
         read, write = self._stack.enter_context(
-            portal.wrap_async_context_manager(streamable_http_client(self.address.url, http_client=http)))
+            portal.wrap_async_context_manager(streamable_http_client(self.address.url or "", http_client=http)))
         return read, write
 
     def _stdio_streams(self, portal):

@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -38,7 +38,7 @@ from kbsim.sim.records import DayLog
 from kbsim.sim.replay import activity_sources
 from kbsim.sim.tables import tabulate
 from kbsim.sim.world import KB_ID, starting_knowledge_base
-from kbsim.store import ToolError
+from kbsim.store import Store, ToolError
 
 __all__ = [
     "DEFAULT_MAX_LAG_S",
@@ -175,7 +175,7 @@ def day_plan(params: DayParams, tables: dict[str, pd.DataFrame], speed: float) -
     }
 
 
-def labelled(process: Iterator, client, actor: str) -> Iterator:
+def labelled(process: Generator, client, actor: str) -> Generator:
     """``process`` (a SimPy generator) run with the agent client's ``actor`` set at each step,
     so its calls are recorded as what the day was doing."""
     value, error = None, None
@@ -293,7 +293,8 @@ def _drive(connection, recorder, env, address, params, seed, out, options, start
         on_ready(report)
     # -- the day ------------------------------------------------------------------------------
     log = DayLog()
-    day = open_day(day_params, seed, store, env=env, log=log, starting=starting, kb_id=kb_id)
+    # the store the day's processes use; the rest of the Store protocol is never asked of it
+    day = open_day(day_params, seed, cast(Store, store), env=env, log=log, starting=starting, kb_id=kb_id)
     client = store.remote_client
     recorder.sim_clock = lambda: env.now
     saves, questions = activity_sources(day_params, seed)

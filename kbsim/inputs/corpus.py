@@ -304,10 +304,11 @@ def _jsonl_fast(data: bytes, path: Path) -> _Articles:
         parse_options=pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"),
     )
     articles = _Articles()
-    for batch in reader:
-        ids, titles, contents, weights = (batch.column(name).to_pylist() for name in FIELDS)
-        for row in zip(titles, contents, ids, weights, strict=True):
-            articles.add(path, None, *row)
+    with reader:  # closed however the loop ends: an abandoned reader's thread could abort the exit
+        for batch in reader:
+            ids, titles, contents, weights = (batch.column(name).to_pylist() for name in FIELDS)
+            for row in zip(titles, contents, ids, weights, strict=True):
+                articles.add(path, None, *row)
     return articles
 
 
@@ -377,14 +378,15 @@ def _csv_fast(data: bytes, path: Path, names: list[str]) -> _Articles:
             strings_can_be_null=False, quoted_strings_can_be_null=False),
     )
     articles = _Articles()
-    for batch in reader:
-        columns = {field: batch.column(field).to_pylist() for field in present}
-        rows = len(batch)
-        empty = [None] * rows
-        ids = [i or None for i in columns.get("id", empty)]
-        weights = [w if w else None for w in columns.get("popularity", empty)]
-        for row in zip(columns["title"], columns["content"], ids, weights, strict=True):
-            articles.add(path, None, *row, kind="column")
+    with reader:  # closed however the loop ends, as in _jsonl_fast
+        for batch in reader:
+            columns = {field: batch.column(field).to_pylist() for field in present}
+            rows = len(batch)
+            empty = [None] * rows
+            ids = [i or None for i in columns.get("id", empty)]
+            weights = [w if w else None for w in columns.get("popularity", empty)]
+            for row in zip(columns["title"], columns["content"], ids, weights, strict=True):
+                articles.add(path, None, *row, kind="column")
     return articles
 
 

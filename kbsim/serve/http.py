@@ -277,7 +277,7 @@ class AnsweredBodies:
             if not message.get("more_body", False):
                 complete = True
                 break
-        keys = ()
+        keys: tuple[tuple[str, str | int], ...] = ()
         if complete and size <= self.limit:
             body = b"".join(message.get("body", b"") for message in messages)
             try:
@@ -285,7 +285,7 @@ class AnsweredBodies:
                 request_id = _request_id(body) if error is None and session is not None else None
             except Exception:  # noqa: BLE001 - the SDK answers what could not be checked here
                 error = request_id = None
-            if request_id is not None:
+            if request_id is not None and session is not None:
                 keys = self.in_flight.keys(request_id)
                 if self.in_flight.held(session, keys):
                     error = _in_flight_error(request_id)
@@ -299,7 +299,7 @@ class AnsweredBodies:
             return pending.pop(0) if pending else await receive()
 
         # no await between the check above and the hold: no other request comes in between
-        with self.in_flight.holding(session, keys) if keys else nullcontext():
+        with self.in_flight.holding(session, keys) if keys and session is not None else nullcontext():
             await self.app(scope, replay, send)
 
 
@@ -337,6 +337,9 @@ def run_http(server, address: HttpAddress, *, allow_hosts: Iterable[str] = (), a
     )
     log.info("Streamable HTTP at %s; Host: %s; Origin: none, or %s", bound.url(),
              ", ".join(security.allowed_hosts), ", ".join(security.allowed_origins))
+    # listen now, before the URL is announced: a client that connects at once waits in the
+    # backlog for uvicorn to start accepting, instead of being refused
+    sock.listen(config.backlog)
     if on_listening is not None:
         on_listening(bound.url())
     served = uvicorn.Server(config)

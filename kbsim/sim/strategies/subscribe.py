@@ -69,12 +69,18 @@ class SubscribeState:
             self.told_bytes += notification_bytes(change.knowledge_base_id, change.article_id)
 
 
+def _subscribable(store: object) -> Subscribable:
+    """The day's store, which must keep subscriptions (both of kbsim's backends do)."""
+    if not isinstance(store, Subscribable):
+        raise TypeError(f"the subscribe strategy needs a store that keeps subscriptions "
+                        f"(kbsim.store.subscriptions.Subscribable); {type(store).__name__} does not")
+    return store
+
+
 def subscribe_start(scope: CheckScope) -> SubscribeState:
     """The state when a checker starts: no subscriptions, listening to the day's store."""
     state = SubscribeState(subscriber=f"agent-{next(_SUBSCRIBERS)}")
-    store = scope.day.store
-    assert isinstance(store, Subscribable), "the subscribe strategy needs a store that takes subscriptions"
-    store.listen(state.hear)
+    _subscribable(scope.day.store).listen(state.hear)
     return state
 
 
@@ -85,14 +91,13 @@ def subscribe_check(scope: CheckScope, held: Sequence[CitationRecord], state: Su
         return checks.reread_by_text(scope.client, scope.kb_id, held, scope.cited_text)
     outcome = CheckOutcome(bytes=state.told_bytes)
     store, kb_id = scope.day.store, scope.kb_id
-    assert isinstance(store, Subscribable), "the subscribe strategy needs a store that takes subscriptions"
     fresh = list(dict.fromkeys(c.article_id for c in held if c.article_id not in state.subscribed))
     for article_id in fresh:
         state.subscribed.add(article_id)
         outcome.calls += 1
         outcome.bytes += subscribe_bytes(kb_id, article_id)
         if store.current_version(kb_id, article_id) is not None:  # the server refuses a gone one
-            store.subscribe_article(state.subscriber, kb_id, article_id)
+            _subscribable(store).subscribe_article(state.subscriber, kb_id, article_id)
     moved = [article_id for article_id in state.told if article_id not in fresh]
     state.told.clear()
     state.told_bytes = 0

@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Literal, overload
 
 from kbsim.model.advise import AdviceError
 from kbsim.units import parse_duration
 
 __all__ = ["duration_option", "number_option", "share_option", "target_and_options"]
+
+
+@overload
+def number_option(text: str, flag: str, integral: Literal[True]) -> int: ...
+@overload
+def number_option(text: str, flag: str, integral: Literal[False]) -> float: ...
 
 
 def number_option(text: str, flag: str, integral: bool) -> float:

@@ -143,8 +143,10 @@ def advice_paragraph(answer: model_advise.Advice, verified: pd.DataFrame | None)
     if answer.runner_up is not None:
         r = answer.runner_up
         text += f"; the runner-up is {r.describe()} ({r.calls_per_hour:.3g} calls an hour)"
+    if t is not None:  # the day has a blind (title) check
+        text += f"; a title check would miss {100 * (1 - t.detected_share):.0f}% of the stale citations"
     text += (
-        f"; a title check would miss {100 * (1 - t.detected_share):.0f}% of the stale citations; and an "
+        "; and an "
         f"edit should follow its read within **{format_duration(e.delay_s)}** to keep version conflicts "
         f"under {100 * e.max_conflict_rate:g}%."
     )

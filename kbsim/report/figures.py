@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 def _edits_note(params: DayParams) -> str:
     if not params.edit.enabled:
         return "Days without agent edits."
+    assert params.edit.delay_s is not None  # a day with edits has a delay
     return (
         f"These days include the edit experiment ({params.edit.share:.0%} of answers edited after "
         f"{format_duration(params.edit.delay_s, 'page')}); the model includes the agent's edits."

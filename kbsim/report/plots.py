@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any, TypeGuard, cast
 
 from kbsim.extras import require
 
@@ -21,9 +22,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.text import Annotation  # noqa: E402
 from matplotlib.ticker import FuncFormatter, PercentFormatter  # noqa: E402
+from matplotlib.typing import RcKeyType  # noqa: E402
 
 from kbsim.files import atomic_write_bytes  # noqa: E402
 from kbsim.sim.strategies import Strategy, default_strategies  # noqa: E402
@@ -42,7 +45,7 @@ COLOURS = {
     "retry_success": "#2ca02c",
 }
 ANALYTIC_STYLE = {"color": "black", "linestyle": "--", "linewidth": 1.2}
-_RC = {
+_RC: dict[RcKeyType, Any] = {
     "font.size": 10,
     "axes.titlesize": 11,
     "axes.labelsize": 10,
@@ -422,7 +425,7 @@ def end_staleness_vs(
 # -- (d) check cost ------------------------------------------------------------------
 
 
-def _has_line(analytic: pd.DataFrame | None, strategy: Strategy) -> bool:
+def _has_line(analytic: pd.DataFrame | None, strategy: Strategy) -> TypeGuard[pd.DataFrame]:
     """Whether ``analytic`` has an exact strategy's calls (the model draws no inexact line)."""
     return analytic is not None and strategy.exact and f"{strategy.name}_calls" in analytic
 
@@ -854,7 +857,7 @@ def _obstacles(ax, renderer) -> list:
         if isinstance(collection, LineCollection):
             transform = collection.get_transform()
             paths += [transform.transform_path(path) for path in collection.get_paths()]
-        elif isinstance(collection, PathCollection) and len(collection.get_offsets()):
+        elif isinstance(collection, PathCollection) and len(np.asarray(collection.get_offsets())):
             sizes = collection.get_sizes()
             radius = (np.sqrt(sizes.max()) if len(sizes) else 6.0) * renderer.points_to_pixels(1.0) / 2 + 1
             for x, y in collection.get_offset_transform().transform(collection.get_offsets()):
@@ -909,7 +912,7 @@ def overlapping_labels(fig: Figure) -> list[str]:
     """Each annotation of the figure that covers a line, a marker or another annotation, named
     with its text: what a figure's test requires to be empty (:func:`place_label` avoids them)."""
     fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
+    renderer = cast(FigureCanvasAgg, fig.canvas).get_renderer()  # the Agg backend (matplotlib.use above)
     found = []
     for ax in fig.axes:
         labels = [a for a in ax.texts if isinstance(a, Annotation)]  # placed or not

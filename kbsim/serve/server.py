@@ -44,8 +44,8 @@ from kbsim.sim.day import open_day
 from kbsim.sim.processes import editor
 from kbsim.sim.records import DayLog
 from kbsim.sim.world import starting_knowledge_base
-from kbsim.store import MemoryStore, SQLiteStore, StoreFileError, ToolError, parse_version, tool_definitions
-from kbsim.store.timefmt import MAX_VERSION_US, MIN_VERSION_US
+from kbsim.store import MemoryStore, SQLiteStore, StoreFileError, ToolError, tool_definitions
+from kbsim.store.timefmt import MAX_VERSION_US, MIN_VERSION_US, written_version_us
 from kbsim.version import __version__
 
 log = logging.getLogger("kbsim.serve")
@@ -250,7 +250,7 @@ def latest_event_time_s(store, kb_id: str) -> float:
         "after_sequence": latest - 1, "limit": 1})
     if not page["events"]:
         return 0.0
-    return parse_version(page["events"][-1]["updated_at"]) / 1_000_000
+    return written_version_us(page["events"][-1]["updated_at"]) / 1_000_000
 
 
 class DayClock:
@@ -577,15 +577,15 @@ async def _serve_stdio(server, served: ServedKnowledgeBase | None = None) -> Non
     async with answering_stdio_server() as (read_stream, write_stream):
         async with anyio.create_task_group() as tasks:
 
-            async def watch_live() -> None:
+            async def watch_live(live: ServedKnowledgeBase) -> None:
                 waited = 0.0
-                while not served.clients_told.is_set() and waited < 5.0:
+                while not live.clients_told.is_set() and waited < 5.0:
                     await anyio.sleep(0.1)
-                    waited = waited + 0.1 if served.live_stopped.is_set() else 0.0
+                    waited = waited + 0.1 if live.live_stopped.is_set() else 0.0
                 tasks.cancel_scope.cancel()
 
             if served is not None:
-                tasks.start_soon(watch_live)
+                tasks.start_soon(watch_live, served)
             await server.run(read_stream, write_stream, server.create_initialization_options())
             tasks.cancel_scope.cancel()
 

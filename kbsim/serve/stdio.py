@@ -255,6 +255,7 @@ async def answering_stdio_server() -> AsyncIterator[tuple[Any, Any]]:
     """Like the SDK's ``stdio_server()``, but every line gets an answer."""
     errors_in, errors_out = anyio.create_memory_object_stream[types.JSONRPCError](16)
     stdin = _AnsweredLines(sys.stdin.fileno(), errors_in)
+    # the SDK types stdin as anyio's AsyncFile; _AnsweredLines has the one method it uses (async iteration)
     async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
 
         async def answer_errors() -> None:

@@ -127,6 +127,8 @@ class Subscribable:
     a simulated day that subscribes to nothing pays one attribute test per save."""
 
     _subscriptions: Subscriptions | None = None
+    #: the backend's own ``current_version`` (an annotation only: the backend defines it)
+    current_version: Callable[[str, str], str | None]
 
     @property
     def subscriptions(self) -> Subscriptions:
@@ -142,7 +144,7 @@ class Subscribable:
             ToolError: ``not_found``, the article is not published (or the knowledge base
                 does not exist).
         """
-        version = self.current_version(kb_id, article_id)  # type: ignore[attr-defined]
+        version = self.current_version(kb_id, article_id)
         if version is None:
             raise ToolError("not_found", f"article_id {echoed(article_id)} not found")
         self.subscriptions.add(subscriber, kb_id, article_id)

@@ -81,6 +81,9 @@ GOOD = {
     "search_many": {"kb_id": KB, "queries": ["words", "other words"], "limit": 5},
     "search_titles": {"kb_id": KB, "queries": ["words", "other words"], "article_ids": [A2, A1], "limit": 5},
     "read_many": {"kb_id": KB, "article_ids": [A2, "art-999999"]},
+    "subscribe_article": {"subscriber": "session-1", "kb_id": KB, "article_id": A2},
+    "unsubscribe_article": {"subscriber": "session-1", "kb_id": KB, "article_id": A2},
+    "listen": {"listener": lambda change: None},
 }
 #: Optional methods, a backend's fast paths: only MemoryStore has them.
 MEMORY_ONLY = {
@@ -138,6 +141,8 @@ BAD = {  # argument -> {label: value}
     "queries": {"none": None, "str": "words", "int": 5, "item_int": ["words", 5], "item_none": [None]},
     "article_ids": {"none": None, "str": A2, "int": 5, "item_int": [A2, 5], "item_bytes": [b"x"]},
     "analyzer": {"none": None, "str": "ascii", "int": 5},
+    "subscriber": NOT_TEXT,
+    "listener": {"none": None, "int": 5, "str": "on_change"},
 }
 #: Bad values of one method's argument only (an id a read may ask for, but no article may have).
 BAD_FOR = {("create_knowledge_base", "article_ids"): {

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
 from kbsim.store.errors import ToolError, echoed
+from kbsim.store.rules import check_text
 from kbsim.store.timefmt import format_version
 
 __all__ = ["URI_TEMPLATE", "ArticleChange", "Listener", "Subscribable", "Subscriptions", "article_uri",
@@ -144,6 +145,7 @@ class Subscribable:
             ToolError: ``not_found``, the article is not published (or the knowledge base
                 does not exist).
         """
+        subscriber = check_text(subscriber, "subscriber")
         version = self.current_version(kb_id, article_id)
         if version is None:
             raise ToolError("not_found", f"article_id {echoed(article_id)} not found")
@@ -152,10 +154,15 @@ class Subscribable:
 
     def unsubscribe_article(self, subscriber: str, kb_id: str, article_id: str) -> bool:
         """End a subscription; whether there was one."""
+        check_text(subscriber, "subscriber")
+        check_text(kb_id, "kb_id")
+        check_text(article_id, "article_id")
         return self._subscriptions is not None and self._subscriptions.remove(subscriber, kb_id, article_id)
 
     def listen(self, listener: Listener) -> Callable[[], None]:
         """Hear every change of a subscribed article from now on; returns what stops it."""
+        if not callable(listener):
+            raise ToolError("invalid_argument", f"listener: expected a function, got {type(listener).__name__}")
         return self.subscriptions.listen(listener)
 
     def _article_changed(self, kb_id: str, article_id: str, kind: str, version_us: int) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from tiny_configs import TINY_DAY
 
-from kbsim.cli import COMMAND_MODULES, main
+from kbsim.cli import COMMANDS, main
 
 REPO = Path(__file__).resolve().parents[1]
 SAVES = REPO / "examples" / "helpdesk-log" / "saves.csv"
@@ -44,7 +44,7 @@ def test_every_command_stops_quietly_when_its_reader_goes_away(tmp_path):
     command, and each one's --help, now stops quietly: no traceback, status 0 or 141."""
     config = tmp_path / "tiny.yaml"
     config.write_text(TINY_DAY, encoding="utf-8")
-    names = [module.rsplit(".", 1)[1].removesuffix("_cmd") for module in COMMAND_MODULES]
+    names = [command.name for command in COMMANDS]
     commands = [["--help"], ["--version"], *([name, "--help"] for name in names),
                 ["tools"], ["experiments"], ["corpus", "check", "kbsim:sample"],
                 ["fit", str(SAVES), "--articles", "400", "--json"], ["fit", str(SAVES), "--articles", "400"],

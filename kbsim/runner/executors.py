@@ -62,9 +62,12 @@ class SchedulerUnavailable(UsageError, ConnectionError):
 class Interrupted(KeyboardInterrupt):
     """SIGINT or SIGTERM arrived; every completed run is safely on disk."""
 
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
+    def __init__(self, signum: int | str) -> None:
+        # by number, or by the name its args hold (an exception re-made from its args, as a
+        # copy or an exception group's derive does, must not turn into a ValueError)
+        sig = signal.Signals[signum] if isinstance(signum, str) else signal.Signals(signum)
+        super().__init__(sig.name)
+        self.signum = int(sig)
 
 
 # --------------------------------------------------------------------- the loop

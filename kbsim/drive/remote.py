@@ -26,7 +26,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from kbsim.drive.client import DriveError, ToolSession
-from kbsim.store import ToolError, json_size
+from kbsim.store import ToolError
+from kbsim.store.client import reads_call_by_call
 
 __all__ = [
     "ADMIN_PUBLISH",
@@ -285,17 +286,7 @@ class RemoteClient:
 
     def read_many(self, kb_id: str, article_ids: list[str]) -> list[tuple[str | None, int]]:
         """Reads call by call: each one's version (None when not found) and size."""
-        answers: list[tuple[str | None, int]] = []
-        for article_id in article_ids:
-            try:
-                result, size = self.call_sized(READ, {"knowledge_base_id": kb_id, "article_id": article_id})
-            except ToolError as error:
-                if error.code != "not_found":
-                    raise
-                answers.append((None, json_size({"error": error.to_dict()})))
-                continue
-            answers.append((result["updated_at"], size))
-        return answers
+        return reads_call_by_call(self.call_sized, kb_id, article_ids)
 
 
 class RemoteStore:

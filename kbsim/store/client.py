@@ -151,20 +151,27 @@ class Client:
         many = getattr(self.store, "read_many", None)
         if many is not None and article_ids and kb_id in self.grants and self.store.has_knowledge_base(kb_id):
             return many(kb_id, article_ids)
-        answers: list[tuple[str | None, int]] = []
-        for article_id in article_ids:
-            args = {"knowledge_base_id": kb_id, "article_id": article_id}
-            try:
-                result, size = self.call_sized("read_knowledge_article", args)
-            except ToolError as error:
-                if error.code != "not_found":
-                    raise
-                answers.append((None, json_size({"error": error.to_dict()})))
-                continue
-            answers.append((result["updated_at"], size))
-        return answers
+        return reads_call_by_call(self.call_sized, kb_id, article_ids)
 
     def _granted(self, kb_id: str, argument: str = "knowledge_base_id") -> str:
         if kb_id not in self.grants or not self.store.has_knowledge_base(kb_id):
             raise ToolError("not_found", f"{argument} {echoed(kb_id)} not found")
         return kb_id
+
+
+def reads_call_by_call(call_sized, kb_id: str, article_ids: list[str]) -> list[tuple[str | None, int]]:
+    """Each article read by its own ``read_knowledge_article`` call through ``call_sized``
+    (``(name, arguments) -> (result, size)``): its version (None when not found) and the
+    reply's size, a not-found reply sized as its error. Any other tool error is raised."""
+    answers: list[tuple[str | None, int]] = []
+    for article_id in article_ids:
+        args = {"knowledge_base_id": kb_id, "article_id": article_id}
+        try:
+            result, size = call_sized("read_knowledge_article", args)
+        except ToolError as error:
+            if error.code != "not_found":
+                raise
+            answers.append((None, json_size({"error": error.to_dict()})))
+            continue
+        answers.append((result["updated_at"], size))
+    return answers

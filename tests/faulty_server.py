@@ -75,11 +75,13 @@ def gap_in(shown: int) -> int:
 class FaultyKnowledgeBase:
     """The store's tools, with one fault."""
 
-    def __init__(self, fault: str, articles: int = 12) -> None:
+    def __init__(self, fault: str, articles: int = 12, admin: bool = True) -> None:
         from kbsim.params import DayParams
         from kbsim.serve.server import DayClock, build_store
 
         self.fault = fault
+        #: whether the admin tools (publish, unpublish) are listed and served
+        self.admin = admin
         params = DayParams.model_validate({"corpus": {"articles": articles}})
         self.store = build_store(params, 1, kb_id=KB_ID)
         self.clock = DayClock(1.0)
@@ -144,6 +146,10 @@ class FaultyKnowledgeBase:
         import anyio
 
         fault = self.fault
+        if name in ("unpublish_knowledge_article", "publish_knowledge_article") and not self.admin:
+            from kbsim.store import ToolError
+
+            raise ToolError("not_found", f"unknown tool {name}")
         if name == "unpublish_knowledge_article":
             article = arguments.get("article_id")
             if fault == "drafts_searchable":
@@ -217,7 +223,7 @@ class FaultyKnowledgeBase:
         from kbsim.serve.admin import admin_tool_list
         from kbsim.serve.server import tool_list
 
-        tools = tool_list() + admin_tool_list()
+        tools = tool_list() + (admin_tool_list() if self.admin else [])
         if self.fault == "wrong_annotation":
             tools = [tool.model_copy(update={"annotations": types.ToolAnnotations(read_only_hint=False)})
                      if tool.name == SEARCH else tool for tool in tools]
@@ -245,12 +251,13 @@ def build(faulty: FaultyKnowledgeBase):
 
 
 @contextmanager
-def serving(fault: str, start_timeout_s: float = 30.0) -> Iterator[str]:
-    """Serve ``fault`` over Streamable HTTP on a free port of 127.0.0.1, in a thread of this
-    process (no server process to start); yield its URL; always stop it."""
+def serving(fault: str, admin: bool = True, start_timeout_s: float = 30.0) -> Iterator[str]:
+    """Serve ``fault`` (with the admin tools or without) over Streamable HTTP on a free port of
+    127.0.0.1, in a thread of this process (no server process to start); yield its URL; always
+    stop it."""
     from kbsim.serve.http import HttpAddress, run_http
 
-    server = build(FaultyKnowledgeBase(fault))
+    server = build(FaultyKnowledgeBase(fault, admin=admin))
     stop, listening = threading.Event(), queue.Queue()
     thread = threading.Thread(target=run_http, args=(server, HttpAddress("127.0.0.1", 0)),
                               kwargs={"on_listening": listening.put, "stop": stop}, daemon=True)

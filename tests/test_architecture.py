@@ -49,6 +49,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kbsim.report",),
     ("kbsim.serve",),
     ("kbsim.drive",),
+    ("kbsim.check",),
     ("kbsim.cli",),
     ("kbsim", "kbsim.__main__"),
 )

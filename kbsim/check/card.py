@@ -91,7 +91,8 @@ class ReportCard(BaseModel):
         """The card as a plain-text table for a terminal."""
         rows = [("advice", "property", "verdict", "evidence")]
         for verdict in self.verdicts:
-            rows.append((str(verdict.advice), verdict.property, verdict.status, _evidence_text(verdict)))
+            rows.append((str(verdict.advice), verdict.property, verdict.status,
+                         _evidence_text(verdict, len(self.histories) > 1)))
         widths = [max(len(row[i]) for row in rows) for i in range(3)]
         lines = [f"kbsim check {self.kbsim_version}: {self.server} ({len(self.histories)} "
                  f"histor{'y' if len(self.histories) == 1 else 'ies'}, {self.calls} calls)"]
@@ -111,7 +112,7 @@ class ReportCard(BaseModel):
         for verdict in self.verdicts:
             lines.append(f"| {verdict.advice}. {_md(ADVICE[verdict.advice].split(':')[0])} | "
                          f"`{verdict.property}`: {_md(verdict.title)} | {marks[verdict.status]} | "
-                         f"{_md(_evidence_text(verdict))} |")
+                         f"{_md(_evidence_text(verdict, len(self.histories) > 1))} |")
         return "\n".join(lines) + "\n"
 
     def json_text(self) -> str:
@@ -123,12 +124,12 @@ def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _evidence_text(verdict: Verdict) -> str:
+def _evidence_text(verdict: Verdict, days: bool = False) -> str:
     if verdict.status != "violated":
         return verdict.detail
     ids = []
     for item in verdict.evidence:
-        prefix = f"day {item.history}: " if item.history else ""
+        prefix = f"day {item.history + 1}: " if days else ""
         ids += [f"{prefix}{call_id}" for call_id in item.call_ids]
     shown = ", ".join(ids[:SHOWN_CALLS]) + (f" (+{len(ids) - SHOWN_CALLS})" if len(ids) > SHOWN_CALLS else "")
     return f"{verdict.detail}; calls {shown}"

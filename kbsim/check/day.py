@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -38,13 +38,12 @@ from kbsim.drive.client import (
     McpConnection,
     ServerAddress,
     ServerError,
-    ToolSession,
 )
 from kbsim.drive.history import CallRecorder, history_meta, write_history
 from kbsim.drive.remote import ADMIN_PUBLISH, ADMIN_UNPUBLISH, EDIT, POLL, READ, SEARCH, FieldMap
 from kbsim.store import ToolError
 
-__all__ = ["CheckDayOptions", "check_day", "cut_to_milliseconds"]
+__all__ = ["CheckDayOptions", "Session", "check_day", "check_day_meta", "cut_to_milliseconds", "run_check_day"]
 
 
 @dataclass(frozen=True)
@@ -84,8 +83,7 @@ def cut_to_milliseconds(version: str) -> str:
 class _Day:
     """The day's sessions, token and the articles it works on."""
 
-    def __init__(self, connection: McpConnection, options: CheckDayOptions, tools: set[str]) -> None:
-        self.connection = connection
+    def __init__(self, options: CheckDayOptions, tools: set[str]) -> None:
         self.options = options
         self.tools = tools
         self.fields = options.field_map
@@ -102,26 +100,26 @@ class _Day:
     def text(self, what: str) -> str:
         return f"kbsim check {self.token}: {what}. This text was written by kbsim check's day."
 
-    def call(self, session: ToolSession, tool: str, arguments: dict[str, Any], actor: str) -> tuple[bool, Any]:
+    def call(self, session: Session, tool: str, arguments: dict[str, Any], actor: str) -> tuple[bool, Any]:
         """``(True, payload)``, or ``(False, the refusal's code)``; no answer raises."""
         try:
             return True, session.call(tool, arguments, actor=actor)
         except (ToolError, ServerError) as error:
             return False, error.code
 
-    def read(self, session: ToolSession, article: str, actor: str) -> tuple[str | None, str | None]:
+    def read(self, session: Session, article: str, actor: str) -> tuple[str | None, str | None]:
         """The article's ``(version, title)`` as read (None, None when refused)."""
         ok, payload = self.call(session, READ, {"knowledge_base_id": self.kb_id, "article_id": article}, actor)
         if not ok or not isinstance(payload, dict):
             return None, None
         return payload.get(self.fields.citation_version), payload.get(self.fields.read_title)
 
-    def edit(self, session: ToolSession, article: str, expected: str, content: str, key: str,
+    def edit(self, session: Session, article: str, expected: str, content: str, key: str,
              actor: str) -> tuple[bool, Any]:
         return self.call(session, EDIT, {"knowledge_base_id": self.kb_id, "article_id": article, "content": content,
                                          "expected_version": expected, "idempotency_key": key}, actor)
 
-    def poll(self, session: ToolSession, after: int, limit: int, actor: str) -> tuple[list[dict], int, bool]:
+    def poll(self, session: Session, after: int, limit: int, actor: str) -> tuple[list[dict], int, bool]:
         """One page: ``(events, next cursor, has more)`` (no events when refused)."""
         ok, payload = self.call(session, POLL, {"resource_type": "knowledge_base", "resource_id": self.kb_id,
                                                 "after_sequence": after, "limit": limit}, actor)
@@ -132,7 +130,7 @@ class _Day:
         return events, int(cursor) if isinstance(cursor, int) else after, bool(payload.get(self.fields.poll_has_more))
 
 
-def _discover(day: _Day, session: ToolSession) -> tuple[list[str], int]:
+def _discover(day: _Day, session: Session) -> tuple[list[str], int]:
     """Published articles (in the log's order) and the log's end, from a poll from the start."""
     after, seen, gone = 0, [], set()
     while True:
@@ -148,7 +146,7 @@ def _discover(day: _Day, session: ToolSession) -> tuple[list[str], int]:
         after = cursor
 
 
-def _probes(day: _Day, checker: ToolSession, watcher: ToolSession, quiet: str, cursor: int) -> None:
+def _probes(day: _Day, checker: Session, watcher: Session, quiet: str, cursor: int) -> None:
     """The sequential probes on the quiet article (module docstring, step 2)."""
     first, _ = day.read(checker, quiet, "probe:round_trip")
     if first is None:
@@ -172,7 +170,7 @@ def _probes(day: _Day, checker: ToolSession, watcher: ToolSession, quiet: str, c
         _visible_probe(day, checker, watcher, quiet, cursor)
 
 
-def _visible_probe(day: _Day, checker: ToolSession, watcher: ToolSession, quiet: str, cursor: int) -> None:
+def _visible_probe(day: _Day, checker: Session, watcher: Session, quiet: str, cursor: int) -> None:
     """An edit in one thread while the watcher tails the log and reads the article the moment
     its event is listed."""
     current, _ = day.read(checker, quiet, "probe:visible")
@@ -200,7 +198,7 @@ def _visible_probe(day: _Day, checker: ToolSession, watcher: ToolSession, quiet:
     thread.join(day.options.timeout_s)
 
 
-def _unpublish_probe(day: _Day, checker: ToolSession) -> None:
+def _unpublish_probe(day: _Day, checker: Session) -> None:
     """Publish a probe article, find it, unpublish it, then look for it again."""
     title = f"kbsim check probe {day.token}"
     ok, payload = day.call(checker, ADMIN_PUBLISH, {"knowledge_base_id": day.kb_id, "title": title,
@@ -217,7 +215,7 @@ def _unpublish_probe(day: _Day, checker: ToolSession) -> None:
         day.read(checker, article, "probe:after_unpublish")
 
 
-def _racer(day: _Day, session: ToolSession, hot: list[str], rng: np.random.Generator, errors: list) -> None:
+def _racer(day: _Day, session: Session, hot: list[str], rng: np.random.Generator, errors: list) -> None:
     """Read and edit the hot articles with compare-and-swap; replay some edits, after or racing."""
     try:
         for round_ in range(day.options.rounds):
@@ -241,7 +239,7 @@ def _racer(day: _Day, session: ToolSession, hot: list[str], rng: np.random.Gener
         errors.append(exc)
 
 
-def _tail(day: _Day, session: ToolSession, cursor: int, hot: set[str], stop: threading.Event, errors: list) -> None:
+def _tail(day: _Day, session: Session, cursor: int, hot: set[str], stop: threading.Event, errors: list) -> None:
     """Resume the log a few events at a time; read each hot article an event names at once."""
     try:
         while True:
@@ -258,66 +256,93 @@ def _tail(day: _Day, session: ToolSession, cursor: int, hot: set[str], stop: thr
         errors.append(exc)
 
 
+class Session(Protocol):
+    """What the day asks of a client: :class:`~kbsim.drive.client.Session`'s face."""
+
+    client: str
+
+    def call(self, tool: str, arguments: dict[str, Any], actor: str | None = None) -> Any:
+        """The tool's payload, or :class:`~kbsim.store.ToolError` for a refusal."""
+
+    def list_tools(self, actor: str = "probe") -> list[dict[str, Any]]:
+        """The server's tools as listed."""
+
+
+def run_check_day(open_session: Callable[[str], Session], options: CheckDayOptions = CheckDayOptions(), *,
+                  on_ready: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """The check's day (module docstring) through the clients ``open_session(name)`` gives;
+    returns the tool list. The calls are recorded by the sessions.
+
+    Raises:
+        DriveError: the server lacks the read, edit or poll tool, or holds too few published
+            articles; or a call went unanswered.
+    """
+    checker = open_session("checker")
+    listed = checker.list_tools()
+    tools = {str(tool.get("name")) for tool in listed}
+    for needed in (READ, EDIT, POLL):
+        if needed not in tools:
+            raise DriveError(f"the server does not list {needed}: kbsim check's day needs it (it finds the "
+                             "articles in the log)" if needed == POLL else
+                             f"the server does not list {needed}: kbsim check's day needs it")
+    day = _Day(options, tools)
+    articles, cursor = _discover(day, checker)
+    if len(articles) < options.hot + 1:
+        raise DriveError(f"the knowledge base {options.kb_id} holds {len(articles)} published articles; "
+                         f"the check needs {options.hot + 1}")
+    hot, quiet = articles[:options.hot], articles[options.hot]
+    if on_ready is not None:
+        on_ready(f"hot articles {', '.join(hot)}; quiet article {quiet}; the log from sequence {cursor}")
+    tailer = open_session("tail")  # the visible probe's watcher, then the racing day's tail
+    _probes(day, checker, tailer, quiet, cursor)
+    if ADMIN_PUBLISH in tools and ADMIN_UNPUBLISH in tools:
+        _unpublish_probe(day, checker)
+    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(options.seed).spawn(options.racers)]
+    errors: list[BaseException] = []
+    stop = threading.Event()
+    tail = threading.Thread(target=_tail, args=(day, tailer, cursor, set(hot), stop, errors), daemon=True)
+    tail.start()
+    racers = [threading.Thread(target=_racer, args=(day, open_session(f"race-{i}"), hot, rng, errors),
+                               daemon=True) for i, rng in enumerate(rngs)]
+    for thread in racers:
+        thread.start()
+    for thread in racers:
+        thread.join()
+    stop.set()
+    tail.join()
+    if errors:
+        raise errors[0]
+    after = cursor
+    while True:
+        _, next_cursor, more = day.poll(checker, after, 100, "log")
+        if not more or next_cursor == after:
+            break
+        after = next_cursor
+    for article in hot:
+        day.read(checker, article, "final")
+    return listed
+
+
+def check_day_meta(listed: list[dict[str, Any]], server: dict[str, Any], options: CheckDayOptions,
+                   recorder: CallRecorder) -> dict[str, Any]:
+    """The ``history.json`` of a check day."""
+    return history_meta(complete=True, stopped_because=None, server=server, tools=listed,
+                        field_map=options.field_map.model_dump(), seed=options.seed, speed=0.0,
+                        params={"check_day": {"racers": options.racers, "rounds": options.rounds, "hot": options.hot,
+                                              "kb_id": options.kb_id}},
+                        started_utc=recorder.started_utc, calls=len(recorder))
+
+
 def check_day(address: ServerAddress, out: str | Path, options: CheckDayOptions = CheckDayOptions(), *,
               on_ready: Callable[[str], None] | None = None) -> Path:
     """Drive the check's day against ``address`` and write its history to ``out``.
 
     Raises:
-        DriveError: the server cannot be reached, lacks the read or edit tool, or holds too
-            few published articles; or a call went unanswered (nothing is written then).
+        DriveError: the server cannot be reached, lacks the read, edit or poll tool, or holds
+            too few published articles; or a call went unanswered (nothing is written then).
     """
     recorder = CallRecorder()
     with McpConnection(address, recorder, timeout_s=options.timeout_s) as connection:
-        checker = connection.session("checker")
-        listed = checker.list_tools()
-        tools = {str(tool.get("name")) for tool in listed}
-        for needed in (READ, EDIT):
-            if needed not in tools:
-                raise DriveError(f"the server does not list {needed}: kbsim check needs it to observe anything")
-        day = _Day(connection, options, tools)
-        if POLL in tools:
-            articles, cursor = _discover(day, checker)
-        else:
-            raise DriveError(f"the server does not list {POLL}: kbsim check finds the articles in the log")
-        if len(articles) < options.hot + 1:
-            raise DriveError(f"the knowledge base {options.kb_id} holds {len(articles)} published articles; "
-                             f"the check needs {options.hot + 1}")
-        hot, quiet = articles[:options.hot], articles[options.hot]
-        if on_ready is not None:
-            on_ready(f"hot articles {', '.join(hot)}; quiet article {quiet}; the log from sequence {cursor}")
-        watcher = connection.session("watcher")
-        _probes(day, checker, watcher, quiet, cursor)
-        if ADMIN_PUBLISH in tools and ADMIN_UNPUBLISH in tools:
-            _unpublish_probe(day, checker)
-        rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(options.seed).spawn(options.racers)]
-        errors: list[BaseException] = []
-        stop = threading.Event()
-        tail = threading.Thread(target=_tail, args=(day, connection.session("tail"), cursor, set(hot), stop, errors),
-                                daemon=True)
-        tail.start()
-        racers = [threading.Thread(target=_racer, args=(day, connection.session(f"race-{i}"), hot, rng, errors),
-                                   daemon=True) for i, rng in enumerate(rngs)]
-        for thread in racers:
-            thread.start()
-        for thread in racers:
-            thread.join()
-        stop.set()
-        tail.join()
-        if errors:
-            raise errors[0]
-        log = connection.session("log")
-        after = cursor
-        while True:
-            _, next_cursor, more = day.poll(log, after, 100, "log")
-            if not more or next_cursor == after:
-                break
-            after = next_cursor
-        for article in hot:
-            day.read(log, article, "final")
+        listed = run_check_day(connection.session, options, on_ready=on_ready)
         server = {**address.describe(), **connection.server_info}
-    meta = history_meta(complete=True, stopped_because=None, server=server, tools=listed,
-                        field_map=options.field_map.model_dump(), seed=options.seed, speed=0.0,
-                        params={"check_day": {"racers": options.racers, "rounds": options.rounds, "hot": options.hot,
-                                              "kb_id": options.kb_id}},
-                        started_utc=recorder.started_utc, calls=len(recorder))
-    return write_history(out, meta, recorder.frame(), {})
+    return write_history(out, check_day_meta(listed, server, options, recorder), recorder.frame(), {})

@@ -13,6 +13,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 pytest.importorskip("mcp")
@@ -147,3 +148,12 @@ def test_a_history_of_calls_reads_back_unchanged(clean_history):
     calls = read_history(clean_history).calls
     assert calls["call_id"].tolist() == list(range(len(calls)))
     assert calls["actor"].str.startswith("probe").any() and calls["actor"].str.startswith("race").any()
+
+
+def test_versions_are_ordered_to_the_microsecond_whatever_unit_pandas_infers():
+    from kbsim.check.observe import version_us
+
+    got = version_us(pd.Series(["2026-01-05T09:00:05.096085Z", "2026-01-05T09:00:05Z", "2026-01-05T09:00:05.096Z",
+                                None, "v1"]))
+    assert got.tolist()[:3] == [1767603605096085.0, 1767603605000000.0, 1767603605096000.0]
+    assert got.iloc[3:].isna().all()

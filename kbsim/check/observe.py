@@ -32,7 +32,7 @@ def version_us(versions: pd.Series) -> pd.Series:
     ordered, ``...05Z`` and ``...05.000Z`` alike."""
     text = pd.Series(versions, dtype="object").where(lambda v: v.map(lambda x: isinstance(x, str)), None)
     parsed = pd.to_datetime(text, utc=True, errors="coerce", format="ISO8601")
-    out = (parsed.astype("int64") // 1000).astype("float64")
+    out = parsed.dt.as_unit("us").astype("int64").astype("float64")  # the unit pandas inferred may be coarser
     out[parsed.isna().to_numpy()] = np.nan
     return out.set_axis(versions.index)
 

@@ -48,7 +48,8 @@ def sequence(observed: Observed) -> Verdict:
         if len(changed):
             parts.append(f"{changed['sequence'].nunique()} sequence numbers listed as different events")
         return violated(prop, pages, "; ".join(parts), list(broken["call_id"]) + list(changed["call_id"]))
-    resumed = int((observed.pages["after"] > 0).sum())
+    listed = observed.pages[observed.pages["events"] > 0]
+    resumed = int((pd.to_numeric(listed["after"], errors="coerce") > 0).sum())
     return holds(prop, pages, f"pages, each rising by one from its cursor ({resumed} resumed mid-log)")
 
 

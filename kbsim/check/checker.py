@@ -26,7 +26,7 @@ CHECKS: dict[str, Callable[[Observed], Verdict]] = {
     "cas.stale_refused": cas_keys.stale_refused,
     "cas.no_lost_save": cas_keys.no_lost_save,
     "keys.replay": cas_keys.replay,
-    "marking.annotations": marking.annotations,
+    "marking.annotations": marking.tool_hints,
 }
 assert list(CHECKS) == list(PROPERTIES)
 

@@ -132,11 +132,13 @@ class _Day:
 
 def _discover(day: _Day, session: Session) -> tuple[list[str], int]:
     """Published articles (in the log's order) and the log's end, from a poll from the start."""
-    after, seen, gone = 0, [], set()
+    after, seen, gone = 0, list[str](), set[str]()
     while True:
         events, cursor, more = day.poll(session, after, 100, "probe:discover")
         for event in events:
             article, kind = event.get(day.fields.event_article), str(event.get("type", ""))
+            if not isinstance(article, str):
+                continue
             if "unpublish" in kind:
                 gone.add(article)
             elif article not in seen:
@@ -206,6 +208,8 @@ def _unpublish_probe(day: _Day, checker: Session) -> None:
     if not ok or not isinstance(payload, dict):
         return
     article = payload.get(day.fields.published_article_id)
+    if not isinstance(article, str):
+        return
     search = {"knowledge_base_id": day.kb_id, "query": title, "limit": 5}
     day.call(checker, SEARCH, search, "probe:publish")
     ok, _ = day.call(checker, ADMIN_UNPUBLISH, {"knowledge_base_id": day.kb_id, "article_id": article},

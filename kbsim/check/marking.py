@@ -12,7 +12,7 @@ from kbsim.check.observe import Observed
 from kbsim.check.verdicts import holds, not_observable, violated
 from kbsim.drive.remote import EDIT, POLL, READ, SEARCH
 
-__all__ = ["annotations"]
+__all__ = ["tool_hints"]
 
 #: Per tool: hint -> (what it must be, its MCP default when absent).
 RULES = {
@@ -23,7 +23,7 @@ RULES = {
 }
 
 
-def annotations(observed: Observed) -> Verdict:
+def tool_hints(observed: Observed) -> Verdict:
     """``marking.annotations`` (see the module)."""
     prop = "marking.annotations"
     if not observed.tools:

@@ -45,7 +45,7 @@ def clean_history(tmp_path_factory) -> Path:
     return _driven("none", tmp_path_factory.mktemp("check") / "clean")
 
 
-@pytest.mark.parametrize("fault", sorted(faulty_server.FAULT_PROPERTY))
+@pytest.mark.parametrize("fault", sorted(set(faulty_server.FAULT_PROPERTY) - {"wrong_annotation"}))
 def test_each_fault_is_flagged_as_exactly_its_property(fault, tmp_path):
     folder = _driven(fault, tmp_path / fault)
     card = check_folders([folder])
@@ -54,6 +54,19 @@ def test_each_fault_is_flagged_as_exactly_its_property(fault, tmp_path):
     ids = violated[faulty_server.FAULT_PROPERTY[fault]].call_ids()
     calls = read_history(folder).calls
     assert ids and set(ids) <= set(calls["call_id"])
+
+
+def test_a_stdio_server_is_checked_after_double_dash_and_a_violation_exits_1(tmp_path, capsys):
+    """The tenth fault, over stdio through the command line: the card printed, the JSON written."""
+    server = [sys.executable, str(Path(faulty_server.__file__)), "--fault", "wrong_annotation"]
+    status = main(["check", "--yes-edit-this-server", "--racers", "2", "--rounds", "2", "--json",
+                   str(tmp_path / "card.json"), "--", *server])
+    assert status == 1
+    table = capsys.readouterr().out
+    violated = [line.split()[1] for line in table.splitlines()[3:] if line.split()[2] == "violated"]
+    assert violated == ["marking.annotations"]
+    card = json.loads((tmp_path / "card.json").read_text())
+    assert card["histories"] == ["(the check's day, not kept: --out DIR keeps it)"]
 
 
 def test_the_clean_fixture_holds_every_property(clean_history):

@@ -62,10 +62,9 @@ def _split(args: argparse.Namespace):
     targets = [t for t in args.targets if t != "--"]
     if not targets:
         return [], []
-    first = Path(targets[0])
-    if first.is_dir() or first.exists():
+    if Path(targets[0]).is_dir():
         return targets, []
-    if shutil.which(targets[0]) is not None and args.url is None:
+    if shutil.which(targets[0]) is not None and args.url is None:  # a program (on PATH, or a path to one)
         return [], targets
     raise DriveError(f"{targets[0]}: no such history folder (a stdio server's command goes after --, and must be "
                      "on PATH)")

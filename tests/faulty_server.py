@@ -75,7 +75,7 @@ def gap_in(shown: int) -> int:
 class FaultyKnowledgeBase:
     """The store's tools, with one fault."""
 
-    def __init__(self, fault: str, articles: int = 12, admin: bool = True) -> None:
+    def __init__(self, fault: str, articles: int = 12, admin: bool = True, seed: int = 1) -> None:
         from kbsim.params import DayParams
         from kbsim.serve.server import DayClock, build_store
 
@@ -83,7 +83,7 @@ class FaultyKnowledgeBase:
         #: whether the admin tools (publish, unpublish) are listed and served
         self.admin = admin
         params = DayParams.model_validate({"corpus": {"articles": articles}})
-        self.store = build_store(params, 1, kb_id=KB_ID)
+        self.store = build_store(params, seed, kb_id=KB_ID)
         self.clock = DayClock(1.0)
         self.client = self.store.client(grants={KB_ID}, clock=self.clock)
         self.hidden: dict[str, tuple[dict, float]] = {}
@@ -276,8 +276,10 @@ def main(argv: list[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fault", choices=FAULTS, default="none")
+    parser.add_argument("--articles", type=int, default=12, help="the synthetic corpus's articles (default 12)")
+    parser.add_argument("--seed", type=int, default=1, help="the synthetic corpus's seed (default 1)")
     args = parser.parse_args(argv)
-    server = build(FaultyKnowledgeBase(args.fault))
+    server = build(FaultyKnowledgeBase(args.fault, articles=args.articles, seed=args.seed))
 
     async def run() -> None:
         async with stdio_server() as (read, write):

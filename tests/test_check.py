@@ -30,7 +30,7 @@ from kbsim.drive.client import ServerAddress  # noqa: E402
 from kbsim.drive.history import read_history  # noqa: E402
 
 #: A short day: enough for every fault to show, a second or two.
-SHORT = CheckDayOptions(racers=2, rounds=2, hot=2, seed=3)
+SHORT = CheckDayOptions(racers=1, rounds=2, hot=2, seed=3)
 
 
 def _driven(fault: str, out: Path, admin: bool = True) -> Path:

@@ -24,7 +24,7 @@ from kbsim.drive.compare import against_model, model_page
 from kbsim.drive.history import read_history
 from kbsim.sim.tables import DAY_TABLES
 
-pytestmark = pytest.mark.xdist_group("serve")
+pytestmark = pytest.mark.xdist_group("drive-day")
 
 SMALL_DAY = """\
 day_hours: 1

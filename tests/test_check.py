@@ -2,8 +2,8 @@
 the calls that show it; clean servers hold; bad input is one line, exit 2, nothing written.
 
 The faulty servers (tests/faulty_server.py) are served over Streamable HTTP in a thread of
-the test process, and each is driven through a short check day (two racers, a few rounds):
-the probes alone expose most faults, the racing ones the rest.
+the test process, and each is driven through a short check day (one racing client, two
+rounds): the probes expose every fault; validation/check_days.py drives full-size days.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from kbsim.cli import main  # noqa: E402
 from kbsim.drive.client import ServerAddress  # noqa: E402
 from kbsim.drive.history import read_history  # noqa: E402
 
-#: A short day: enough for every fault to show, a second or two.
+#: A short day: enough for every fault to show (through the probes), a second or two.
 SHORT = CheckDayOptions(racers=1, rounds=2, hot=2, seed=3)
 
 

@@ -6,9 +6,10 @@ For each switch of tests/faulty_server.py (served over stdio, holding the refere
 400-article synthetic corpus), ``kbsim drive`` drives the first hour of the reference day
 (people's saves, questions, hourly checks, unpublishes through the admin tools), then
 ``kbsim check`` checks that history. The detection time is the simulated time (``sim_s``)
-of the earliest call the violated property names. A fault the driver itself refuses before
-the day starts (its probe edit with a stale version is applied: no compare-and-swap) writes no
-history, and is reported so. Writes validation/CHECK_DRIVEN.md.
+of the earliest call the violated property names (the tool list is read before the day). A
+fault the driver itself refuses before the day starts (its probe edit with a stale version is
+applied: no compare-and-swap) writes no history, and is reported so; so is a day the driver
+stops (its own checks against the day's ground truth). Writes validation/CHECK_DRIVEN.md.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def driven(fault: str, speed: float, scratch: Path) -> dict:
     verdict = next((v for v in card.violated if v.property == row["expected"]), None)
     if verdict is not None:
         sim = calls.loc[verdict.call_ids(), "sim_s"].dropna()
-        row.update(detected_sim_s=float(sim.min()) if len(sim) else None,
+        row.update(detected_sim_s=float(sim.min()) if len(sim) else "before",
                    detected_wall_s=float(calls.loc[verdict.call_ids(), "ended_s"].min()))
     print(row, flush=True)
     return row
@@ -87,7 +88,12 @@ def main() -> None:
     for row in rows:
         flagged = ", ".join(f"`{p}`" for p in row.get("flagged", [])) or ("none" if "flagged" in row else "")
         at = row.get("detected_sim_s")
-        detected = f"{at / 60:.1f} min" if at is not None else ("" if row["outcome"] != "checked" else "not flagged")
+        if at == "before":
+            detected = "before the day (its calls have no simulated time)"
+        elif at is not None:
+            detected = f"{at / 60:.1f} min"
+        else:
+            detected = "" if row["outcome"] != "checked" else "not flagged"
         lines.append(f"| {row['fault']} | {row['outcome']} | {flagged} | {row.get('calls', '')} | {detected} |")
     (ROOT / "validation" / "CHECK_DRIVEN.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

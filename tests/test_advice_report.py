@@ -98,7 +98,7 @@ def test_the_forest_plot_has_one_row_per_piece_of_advice(exps):
     assert {path.name for path in written} == {"advice_effects.png", "advice_effects.svg"}
     fig = figures.draw("advice_effects", loaded)
     axes = [ax for ax in fig.axes if ax.get_visible()]
-    labels = [ax.get_yticklabels()[0].get_text() for ax in axes]
+    labels = [ax.get_ylabel() for ax in axes]
     assert [label.split(".")[0] for label in labels] == ["1", "2", "3", "4", "5"]
     for ax in axes:
         assert "seeds" in ax.get_xlabel() and ax.lines  # the point, its bar, and zero

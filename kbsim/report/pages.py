@@ -277,6 +277,32 @@ def approval_rows(exps: Mapping[str, Experiment]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: Bytes of a SHA-256 digest: what an agent without versions could keep per citation instead of its text.
+DIGEST_BYTES = 32
+
+
+def client_state_without_version(experiment: Experiment) -> str:
+    """What an agent without versions keeps to compare with, from the no-version day: the text
+    it cited (``cited_text_bytes`` at the day's last check), or a digest per citation."""
+    from kbsim.units import format_bytes
+
+    summary = experiment.summary
+    kept = summary[(summary["scenario"] == "no_version_overwrite") & (summary["metric"] == "cited_text_bytes")]
+    cited = summary[(summary["scenario"] == "no_version_overwrite") & (summary["metric"] == "gone_citation_share")]
+    if kept.empty or cited.empty:
+        return ""
+    per_day = float(cited.iloc[0]["trials"]) / float(cited.iloc[0]["seeds"])
+    row = kept.iloc[0]
+    return (
+        "Without a version the agent keeps something to compare each re-read with: the text it cited, "
+        f"{format_bytes(row['value'])} [{format_bytes(row['ci_low'])}, {format_bytes(row['ci_high'])}] by the "
+        f"end of the day, or a {DIGEST_BYTES}-byte digest of it per citation ({format_bytes(DIGEST_BYTES * per_day)} "
+        f"for the day's {per_day:,.0f} citations, about what the versions it lacks would take). The checks then "
+        "cost what they cost with versions (the result size row above): each re-read returns the whole article "
+        "either way."
+    )
+
+
 #: How much larger than the reference day the no-event-log row is also given (by the model).
 SCALE = 100
 
@@ -342,6 +368,9 @@ def design_choices_section(exps: Mapping[str, Experiment], figures: str = "../fi
         markdown_table(design_choices_rows(exps)),
     ]
     lines += ["", no_event_log_at_scale(experiment)]
+    state = client_state_without_version(experiment)
+    if state:
+        lines += ["", state]
     if "approval" in exps:
         approval = exps["approval"]
         lines += [

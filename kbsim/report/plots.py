@@ -1086,14 +1086,16 @@ def advice_forest(effects: pd.DataFrame, rows: Sequence, caption: str) -> Figure
         row = rows[effect.row]
         low, high = effect.value - effect.ci_low, effect.ci_high - effect.value
         colour = "#d62728" if effect.value > 0 else "#1f77b4"
-        ax.errorbar([effect.value], [0], xerr=[[low], [high]], fmt="o", color=colour, capsize=4, markersize=6)
-        ax.axvline(0.0, color="black", linewidth=0.8)
+        ax.errorbar([effect.value], [0], xerr=[[low], [high]], fmt="o", color=colour, capsize=4, markersize=6,
+                    label="effect of turning it off (point, paired 95% interval)")
+        ax.axvline(0.0, color="black", linewidth=0.8, label="no effect")
         span = max(abs(effect.ci_low), abs(effect.ci_high), abs(effect.value)) * 1.15 or 1.0
         ax.set_xlim(-span if effect.ci_low < 0 else -0.08 * span, span if effect.ci_high > 0 else 0.08 * span)
-        ax.set_yticks([0])
-        ax.set_yticklabels([f"{row.number}. {row.advice}\noff: {row.lacks}"], fontsize=8)
+        ax.set_yticks([])
+        ax.set_ylabel(f"{row.number}. {row.advice}\noff: {row.lacks}", rotation=0, ha="right", va="center",
+                      fontsize=8)
         ax.set_ylim(-1, 1)
         ax.grid(False, axis="y")
         ax.set_xlabel(f"{row.effect} ({row.unit}), {effect.seeds} seeds", fontsize=8)
         ax.tick_params(axis="x", labelsize=8)
-    return _finish(fig, caption, "What turning each piece of advice off does (paired on common seeds)")
+    return _finish(fig, caption, "What turning each piece of advice off does (paired on common seeds)", legend_below=2)

@@ -404,19 +404,69 @@ class AgentParams(_Frozen):
     )
 
 
+#: ``store.backend`` naming a live MCP server (``store.server`` says where): the runner hands
+#: the day a :class:`kbsim.drive.RemoteBackend`, as ``kbsim drive`` does.
+SERVER_STORE_BACKEND = "server"
+
+
+class ServerParams(_Frozen):
+    """A live knowledge-base MCP server a day runs against (``store.backend: server``).
+
+    Give ``url`` (Streamable HTTP) or ``command`` (stdio; a fresh server for each day). In
+    ``command``, ``{seed}`` is replaced by the day's seed and ``{day_config}`` by the path of
+    a YAML file holding the day's parameters, so ``kbsim serve --corpus synthetic --seed {seed}
+    --config {day_config}`` serves exactly the knowledge base the day starts from. Against a
+    ``url``, every day starts from whatever the server holds then: use it for one day, on a
+    staging copy. The driver checks a sample of the articles against the day's before the day
+    starts. A server's tables are measured, not simulated: they are not reproducible bit for bit.
+    """
+
+    _OMITTED_WHEN_NONE = ("url", "command", "speed")
+
+    url: str | None = Field(None, pattern=r"^https?://", description="a Streamable HTTP MCP endpoint")
+    command: Annotated[tuple[str, ...], BeforeValidator(_tuple)] | None = Field(
+        None, min_length=1, description="a command serving MCP over stdio, with {seed} and {day_config} filled in"
+    )
+    header_env: Annotated[tuple[str, ...], BeforeValidator(_tuple)] = Field(
+        (), description="HTTP headers as NAME=ENV_VAR: the value is read from the variable, never stored"
+    )
+    kb_id: str = Field("kb-1", min_length=1, description="the knowledge base the day reads and edits")
+    speed: float | None = Field(
+        None, gt=0, description="run the day's clock at this many times real time; unset: as fast as the server answers"
+    )
+    timeout_s: float = Field(30.0, gt=0, description="seconds a call may take before the day stops")
+
+    @model_validator(mode="after")
+    def _one_address(self) -> ServerParams:
+        if (self.url is None) == (self.command is None):
+            raise ValueError("give exactly one of url (Streamable HTTP) and command (stdio)")
+        return self
+
+
 class StoreParams(_Frozen):
     """The store backend the day's knowledge base lives in.
 
-    Every backend behaves identically (``tests/test_store_conformance.py``), so the
-    choice changes how fast a day runs, never its tables.
+    Every backend of kbsim's own behaves identically (``tests/test_store_conformance.py``),
+    so the choice changes how fast a day runs, never its tables. ``server`` is the exception:
+    the day runs against a live MCP server, and its tables are what that server did.
     """
+
+    _OMITTED_WHEN_NONE = ("server",)
 
     backend: str = Field(
         DEFAULT_STORE_BACKEND,
         pattern=r"^[a-z][a-z0-9_-]*$",
         description="a name in kbsim.store.STORE_BACKENDS (the config loader checks it): 'memory', the "
-        "default, is the in-memory store; 'sqlite' a SQLiteStore in a private in-memory database",
+        "default, is the in-memory store; 'sqlite' a SQLiteStore in a private in-memory database; "
+        "'server' a live MCP server, at store.server",
     )
+    server: ServerParams | None = Field(None, description="where the server is, for backend 'server'")
+
+    @model_validator(mode="after")
+    def _server_named(self) -> StoreParams:
+        if (self.backend == SERVER_STORE_BACKEND) != (self.server is not None):
+            raise ValueError("store.backend 'server' and store.server go together: give both, or neither")
+        return self
 
 
 class DayParams(_Frozen):

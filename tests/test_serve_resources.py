@@ -21,7 +21,7 @@ from kbsim.serve.resources import URI_TEMPLATE, article_uri, parse_article_uri
 from kbsim.serve.shapes import output_schema
 from tests.test_serve_http import http_server
 
-pytestmark = pytest.mark.xdist_group("serve")
+pytestmark = pytest.mark.xdist_group("serve-resources")
 
 KB = "kb-1"
 SEARCH, READ, EDIT, POLL = ("search_knowledge_base", "read_knowledge_article", "edit_knowledge_article",

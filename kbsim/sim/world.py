@@ -20,7 +20,7 @@ import simpy
 
 from kbsim.inputs import LoadedCorpus, load_corpus
 from kbsim.inputs.resolve import corpus_analyzer, corpus_edits
-from kbsim.params import DEFAULT_STORE_BACKEND, CorpusParams, DayParams
+from kbsim.params import DEFAULT_STORE_BACKEND, SERVER_STORE_BACKEND, CorpusParams, DayParams
 from kbsim.sim.corpus import Corpus, RevisingCorpus, TextCorpus
 from kbsim.sim.popularity import Popularity
 from kbsim.sim.records import DayLog
@@ -159,6 +159,9 @@ def day_store(starting: StartingKnowledgeBase, params: DayParams, store: StoreFa
     ``params.store.backend`` names is (for the default, ``memory``, the in-memory
     template is copied, which gives the same state faster).
     """
+    if store is None and params.store.backend == SERVER_STORE_BACKEND:
+        raise ValueError("store.backend 'server' is a live server: hand the day its store, as the runner does "
+                         "(kbsim.drive.server_day_store), run_day(params, seed, store=..., env=...)")
     if store is None and params.store.backend != DEFAULT_STORE_BACKEND:
         store = store_backend(params.store.backend)
     if store is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import signal
 import subprocess
@@ -113,7 +114,14 @@ def test_a_small_day_driven_over_http_with_admin_tools_is_the_model_day(tmp_path
     assert 0 < poll["measured"] - poll["model"] < 10 * max(LAST_SEQUENCE_BYTES_PER_PAGE)
     assert set(table["name"]) >= {"stale_citation_share@end", "title_recall@end", "calls_per_check[poll]",
                                   "bytes_per_check[title]", "rejection_rate", "replay_success"}
-    assert "# Your server against the model" in model_page(table, notes, "kbsim drive-report x")
+    page = model_page(table, notes, "kbsim drive-report x")
+    assert "# Your server against the model" in page
+    # the page says why the poll's bytes differ, from the history's own results: all of it
+    fields, per_check = notes["extra_bytes"]["poll"]
+    assert fields == ["last_sequence"] and list(notes["extra_bytes"]) == ["poll"]
+    assert math.isclose(per_check, poll["measured"] - poll["model"], rel_tol=1e-9)
+    assert "carry `last_sequence`, which the model's store does not return" in page
+    assert "100% of the difference" in page and "Every other figure measured equals the model's exactly" in page
 
 
 def test_a_small_day_driven_over_stdio_without_admin_tools_runs_without_unpublishes(tmp_path, config, capsys):

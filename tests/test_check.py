@@ -106,6 +106,8 @@ def _damaged(clean: Path, tmp_path: Path, how: str) -> Path:
         meta.update(complete=False, stopped_because="interrupted")
     elif how == "other_version":
         meta.update(format_version=2, kbsim_version="9.9.9")
+    elif how == "other_kbsim":
+        meta.update(kbsim_version="0.0.1")
     elif how == "damaged":
         (folder / "calls.parquet").write_bytes(b"not parquet")
     elif how == "unfinished":
@@ -116,6 +118,7 @@ def _damaged(clean: Path, tmp_path: Path, how: str) -> Path:
 
 
 @pytest.mark.parametrize("how, said", [("partial", "partial history"), ("other_version", "format_version 2"),
+                                       ("other_kbsim", "driven by kbsim 0.0.1; this is kbsim"),
                                        ("damaged", "cannot read a table"), ("unfinished", "not a kbsim history")])
 def test_a_bad_history_is_one_line_exit_2_and_nothing_written(clean_history, tmp_path, capsys, how, said):
     folder = _damaged(clean_history, tmp_path, how)

@@ -59,12 +59,16 @@ def check_folders(folders: Sequence[str | Path]) -> ReportCard:
     """The report card of the histories in ``folders`` (each read whole before any is checked).
 
     Raises:
-        HistoryError: a folder is not a history of this format and version, is damaged, or
-            is partial: one line naming it.
+        HistoryError: a folder is not a history of this format, was driven by another
+            kbsim version, is damaged, or is partial: one line naming it.
     """
     histories = []
     for folder in folders:
         history = read_history(folder)
+        written_by = history.meta.get("kbsim_version")
+        if written_by != __version__:  # the driver's recording and mapping are its version's
+            raise HistoryError(f"{folder}: a history driven by kbsim {written_by}; this is kbsim {__version__}, "
+                               "which checks only its own version's histories: drive the day again")
         if not history.complete:
             raise HistoryError(f"{folder}: a partial history (stopped: {history.meta.get('stopped_because')}); "
                                "a partial day is never checked: drive it again")

@@ -576,9 +576,10 @@ _UNPUBLISH = SAVE_KINDS.index("unpublish")
 
 def _unpublish_limits(rows: np.ndarray, kinds: np.ndarray, time_s: np.ndarray) -> np.ndarray | None:
     """For one day's events (``rows``: article codes), ``[their places in time order, limits]``: the
-    place before which (in time order) each event's article must stay in a shuffle: the place of its article's unpublish when that unpublish ends the
-    article's day (no save of it follows) and the article has saves before it; -1 for the unpublish
-    itself (it stays where it is); ``len(rows)`` for an article without one. None: no event is limited.
+    place (in time order) before which each event must stay in a shuffle: its article's unpublish
+    when that unpublish ends the article's day (no save of it follows) and the article has saves
+    before it; -1 for that unpublish itself (it stays where it is); ``len(rows)`` for the others.
+    None: no event is limited.
 
     A shuffle that moved saves past their article's unpublish would count, as a Poisson day, a day
     the log cannot have had: an article unpublished at noon is saved only in the morning, so its saves
@@ -617,7 +618,7 @@ def _shuffle_within(rows: np.ndarray, limits: np.ndarray, rng: np.random.Generat
         chosen = available[int(rng.integers(k))]
         out[chosen] = ordered[event]
         available = available[available != chosen]
-    rest = np.flatnonzero((limit >= len(rows)))
+    rest = np.flatnonzero(limit >= len(rows))
     out[available] = ordered[rest][rng.permutation(len(rest))]
     result = np.empty_like(rows)
     result[place] = out

@@ -197,7 +197,7 @@ def advice_study(out: Path, workers: int) -> pd.DataFrame:
         edits = summary[summary["metric"] == "rejection_rate"].sort_values("edit.delay_s")
         grid = edits["edit.delay_s"].to_numpy(float)
 
-        def at(delay: float, column: str = "value") -> float:
+        def at(delay: float, column: str = "value", edits: pd.DataFrame = edits, grid: np.ndarray = grid) -> float:
             match = edits[np.isclose(grid, round(delay, 3))]
             return float(match.iloc[0][column]) if len(match) else math.nan
 

@@ -98,6 +98,16 @@ def test_a_fitted_log_with_weekends_writes_one_scenario_per_kind(tmp_path):
     replayed = write_config(fit, tmp_path / "replay.yaml", replay=True)
     assert "  peak-2025-03-13: {" in replayed.path.read_text()
     assert "  weekend-2025-03-15: {" in replayed.path.read_text()
+    # advise simulates only the design day's days: the weekend's four
+    from kbsim.cli.advise_day import _design
+    from kbsim.fit.from_config import model_day
+
+    loaded = load_day_config(replayed.path)
+    params, scenarios = dict(loaded.params), {name: dict(body) for name, body in loaded.scenarios.items()}
+    design, day, chosen = _design(fit, params, scenarios, "weekend", model_day(params, fit), 0.25)
+    assert design.kind == "weekend" and sorted(chosen) == [
+        "weekend-2025-03-15", "weekend-2025-03-16", "weekend-2025-03-22", "weekend-2025-03-23"]
+    assert day.saves.count == design.saves_count < config.scenarios["weekday"]["saves"]["count"]
 
 
 def test_the_constrained_shuffle_keeps_saves_before_their_articles_unpublish():

@@ -280,7 +280,8 @@ def _design(fit, params: dict, scenarios: dict, choice: str, pooled_day, edit_sh
     if fit is not None:
         design = design_day(fit, choice)
         wanted = {d.isoformat() for d in design.dates}
-        chosen = {name: body for name, body in scenarios.items() if name[-10:] in wanted}
+        chosen = {name: body for name, body in scenarios.items()
+                  if name[-10:] in wanted or (kind_of_scenario(name) == name == design.kind)}
         return design, at(pooled_day, design.saves_count, design.questions_count), chosen
     kinds = {name: body for name, body in scenarios.items() if kind_of_scenario(name) == name}
     if not kinds:

@@ -206,3 +206,17 @@ def test_a_design_day_without_a_day_from_a_log_is_refused(capsys):
     err = capsys.readouterr().err
     assert err.startswith("kbsim advise: error: --design-day: applies only with --config or --trace")
     assert err.count("\n") == 1
+
+
+def test_kbsim_fit_warns_on_one_line_when_a_replay_drops_saves_after_an_unpublish(tmp_path, capsys):
+    from kbsim.fit.synthetic import generate_events
+
+    known = KnownDays(articles=40, days=3, saves_per_day=150, questions_per_day=30, mix=(0.7, 0.1, 0.2),
+                      hours=(9, 13), profile=(6.0, 1.0, 1.0, 1.0))  # far from flat: the config replays the log
+    saves, _ = generate_events(known, 5)
+    log = tmp_path / "saves.csv"
+    log.write_text("time,article,kind\n" + "".join(f"{e.instant.isoformat()},{e.article},{e.kind}\n" for e in saves))
+    assert main(["fit", str(log), "--articles", "40", "--write-config", str(tmp_path / "day.yaml"), "--quiet"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    warnings = [line for line in err if line.startswith("kbsim fit: warning: ")]
+    assert len(warnings) == 1 and "% of " in warnings[0] and "come after their article was unpublished" in warnings[0]

@@ -195,7 +195,11 @@ def run(args: argparse.Namespace) -> int:
         output["pooled_advice"] = pooled.to_dict()
     if not args.json:
         if design is not None:
-            print(f"Day: {origin}, {len(scenarios)} " + ("days of a log" if replayed else "kinds of day") + ".")
+            from kbsim.fit.day_kinds import kind_of_scenario
+
+            kinds = [name for name in scenarios if kind_of_scenario(name) == name]
+            print(f"Day: {origin}" + (f", {len(scenarios)} days of a log replayed" if replayed else
+                                      f", {len(kinds)} kinds of day ({', '.join(kinds)})" if kinds else "") + ".")
             print("\n".join(_design_lines(design, p)))
         else:
             print(f"Day: {origin}: {p.corpus.articles:,} articles, {p.saves.count:,} saves and {p.questions.count:,} "

@@ -3,13 +3,18 @@
     python validation/check_driven.py --speed 120
 
 For each switch of tests/faulty_server.py (served over stdio, holding the reference day's
-400-article synthetic corpus), ``kbsim drive`` drives the first hour of the reference day
-(people's saves, questions, hourly checks, unpublishes through the admin tools), then
-``kbsim check`` checks that history. The detection time is the simulated time (``sim_s``)
-of the earliest call the violated property names (the tool list is read before the day). A
-fault the driver itself refuses before the day starts (its probe edit with a stale version is
-applied: no compare-and-swap) writes no history, and is reported so; so is a day the driver
-stops (its own checks against the day's ground truth). Writes validation/CHECK_DRIVEN.md.
+400-article synthetic corpus), ``kbsim drive`` drives the first hour of the reference day as
+benchmarks/drive/reference.yaml sets it (people's saves, questions, hourly checks,
+unpublishes through the admin tools, and agent edits one minute after an answer, each
+replayed with its key by the driver's replay check), then ``kbsim check`` checks that
+history. A day the driver stops (too late, a save that keeps conflicting, its own staleness
+check against the day's ground truth) leaves a partial history, which is checked as far as it
+is whole. The detection time is the simulated time (``sim_s``) and the wall time since the
+day began (``ended_s``) of the earliest call the violated property names (the tool list is
+read before the day). A fault the driver itself refuses before the day starts (its probe edit
+with a stale version is applied: no compare-and-swap) writes no history, and is reported so.
+``--keep DIR`` keeps the histories (``--reuse`` checks those again, driving only the missing ones).
+Writes validation/CHECK_DRIVEN.md.
 """
 
 from __future__ import annotations
@@ -26,34 +31,52 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 import faulty_server  # noqa: E402
+import yaml  # noqa: E402
 
 from kbsim.check import check_folders  # noqa: E402
 from kbsim.drive.client import DriveError, ServerAddress  # noqa: E402
 from kbsim.drive.day import DriveOptions, drive_day  # noqa: E402
-from kbsim.drive.history import read_history  # noqa: E402
+from kbsim.drive.history import HistoryError, read_history  # noqa: E402
 from kbsim.params import DayParams  # noqa: E402
 
 SEED = 1
 
 
-def driven(fault: str, speed: float, scratch: Path) -> dict:
+def driven(fault: str, speed: float, keep: Path, reuse: bool) -> dict:
     """The first hour of the reference day driven against ``fault``, and its check."""
     server = [sys.executable, str(ROOT / "tests" / "faulty_server.py"), "--fault", fault, "--articles", "400",
               "--seed", str(SEED)]
-    params = DayParams.model_validate({"day_hours": 1})
-    out = scratch / fault
+    reference = yaml.safe_load((ROOT / "benchmarks" / "drive" / "reference.yaml").read_text())
+    params = DayParams.model_validate({**reference, "day_hours": 1})
+    out = keep / fault
+    refused = keep / f"{fault}.refused"
     row: dict = {"fault": fault, "expected": faulty_server.FAULT_PROPERTY.get(fault)}
+    failed = ""
+    if not (reuse and (out.exists() or refused.exists())):
+        try:
+            drive_day(ServerAddress.stdio(server), params, SEED, out, DriveOptions(speed=speed))
+        except DriveError as exc:
+            refused.write_text(str(exc).splitlines()[0])
+        except Exception as exc:  # noqa: BLE001 - a fault of the driver's own, raised after it wrote the history
+            failed = f"; kbsim drive failed: {type(exc).__name__}: {str(exc).splitlines()[0]}"
+            (keep / f"{fault}.failed").write_text(failed)
+    if (keep / f"{fault}.failed").exists():
+        failed = (keep / f"{fault}.failed").read_text()
+    if refused.exists():
+        row.update(outcome=f"refused by kbsim drive before the day: {refused.read_text()}")
+        print(row, flush=True)
+        return row
     try:
-        result = drive_day(ServerAddress.stdio(server), params, SEED, out, DriveOptions(speed=speed))
-    except DriveError as exc:
-        row.update(outcome=f"refused by kbsim drive before the day: {str(exc).splitlines()[0]}")
+        card = check_folders([out])
+    except HistoryError as exc:
+        row.update(outcome=f"refused by kbsim check: {exc}")
+        print(row, flush=True)
         return row
-    if not result.complete:
-        row.update(outcome=f"the day stopped ({result.stopped_because}): {result.message}")
-        return row
-    card = check_folders([out])
-    calls = read_history(out).calls.set_index("call_id")
-    row.update(outcome="checked", calls=card.calls, flagged=[v.property for v in card.violated])
+    history = read_history(out)
+    calls = history.calls.set_index("call_id")
+    row.update(outcome="checked" if history.complete else
+               f"checked as partial: the day stopped ({history.meta.get('stopped_because')}{failed})",
+               calls=card.calls, flagged=[v.property for v in card.violated])
     verdict = next((v for v in card.violated if v.property == row["expected"]), None)
     if verdict is not None:
         sim = calls.loc[verdict.call_ids(), "sim_s"].dropna()
@@ -67,10 +90,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--speed", type=float, default=120.0)
     parser.add_argument("--faults", nargs="*", default=["none", *sorted(faulty_server.FAULT_PROPERTY)])
+    parser.add_argument("--keep", type=Path, help="keep the histories in this folder")
+    parser.add_argument("--reuse", action="store_true", help="check the histories kept in --keep, driving only "
+                        "the faults that have none")
     args = parser.parse_args()
+    if args.reuse and args.keep is None:
+        parser.error("--reuse needs --keep")
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="kbsim-check-driven-") as scratch:
-        rows = [driven(fault, args.speed, Path(scratch)) for fault in args.faults]
+        keep = args.keep or Path(scratch)
+        keep.mkdir(parents=True, exist_ok=True)
+        rows = [driven(fault, args.speed, keep, args.reuse) for fault in args.faults]
     lines = [
         "# kbsim check on driven days: each fault in the reference day's first hour",
         "",

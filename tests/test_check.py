@@ -102,9 +102,7 @@ def _damaged(clean: Path, tmp_path: Path, how: str) -> Path:
     shutil.copytree(clean, folder)
     meta_path = folder / "history.json"
     meta = json.loads(meta_path.read_text())
-    if how == "partial":
-        meta.update(complete=False, stopped_because="interrupted")
-    elif how == "other_version":
+    if how == "other_version":
         meta.update(format_version=2, kbsim_version="9.9.9")
     elif how == "other_kbsim":
         meta.update(kbsim_version="0.0.1")
@@ -117,7 +115,7 @@ def _damaged(clean: Path, tmp_path: Path, how: str) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("how, said", [("partial", "partial history"), ("other_version", "format_version 2"),
+@pytest.mark.parametrize("how, said", [("other_version", "format_version 2"),
                                        ("other_kbsim", "driven by kbsim 0.0.1; this is kbsim"),
                                        ("damaged", "cannot read a table"), ("unfinished", "not a kbsim history")])
 def test_a_bad_history_is_one_line_exit_2_and_nothing_written(clean_history, tmp_path, capsys, how, said):
@@ -127,6 +125,53 @@ def test_a_bad_history_is_one_line_exit_2_and_nothing_written(clean_history, tmp
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("kbsim check: ") and said in err[0], err
     assert not out.exists()
+
+
+def _partial(clean: Path, tmp_path: Path) -> tuple[Path, int]:
+    """The clean history as if its day stopped while its last applied edit was in flight: that
+    call is never recorded, though a later poll lists its event, and the calls after it are."""
+    folder = tmp_path / "partial"
+    shutil.copytree(clean, folder)
+    meta = json.loads((folder / "history.json").read_text())
+    meta.update(complete=False, stopped_because="interrupted")
+    (folder / "history.json").write_text(json.dumps(meta))
+    calls = pd.read_parquet(folder / "calls.parquet")
+    edits = calls[(calls["tool"] == faulty_server.EDIT) & calls["ok"]
+                  & ~calls["result"].fillna("").str.contains('"replayed": ?true')]
+    polls = calls[(calls["tool"] == faulty_server.POLL) & calls["ok"]]
+    listed_later = [call_id for call_id, result in zip(edits["call_id"], edits["result"], strict=True)
+                    if polls.loc[polls["call_id"] > call_id, "result"].str.contains(
+                        json.loads(result)["updated_at"], regex=False).any()]
+    lost = int(max(listed_later))
+    calls[calls["call_id"] != lost].to_parquet(folder / "calls.parquet", index=False)
+    return folder, len(calls) - 1
+
+
+def test_a_partial_history_is_checked_as_far_as_it_is_whole_and_the_card_says_so(clean_history, tmp_path,
+                                                                                 capsys):
+    folder, recorded = _partial(clean_history, tmp_path)
+    # the in-flight edit's event, listed by a later poll, would be an event without its save
+    assert main(["check", str(folder), "--json", str(tmp_path / "card.json"),
+                 "--markdown", str(tmp_path / "card.md")]) == 0
+    table = capsys.readouterr().out
+    said = f"partial (stopped: interrupted); checked as far as whole: {recorded} recorded calls"
+    assert said in table and said in (tmp_path / "card.md").read_text()
+    card = json.loads((tmp_path / "card.json").read_text())
+    assert card["notes"][0]["complete"] is False and card["notes"][0]["stopped_because"] == "interrupted"
+    assert card["notes"][0]["calls"] == recorded and card["notes"][0]["cut_s"] is not None
+    statuses = {v["property"]: v["status"] for v in card["verdicts"]}
+    whole = {v.property: v.status for v in check_folders([clean_history]).verdicts}
+    assert statuses == whole  # nothing flagged merely because the day stopped, nothing lost that was whole
+
+
+def test_a_partial_history_still_shows_a_fault_before_its_stop(tmp_path):
+    folder = _driven("log_gap", tmp_path / "gap")
+    meta = json.loads((folder / "history.json").read_text())
+    meta.update(complete=False, stopped_because="too_late")
+    (folder / "history.json").write_text(json.dumps(meta))
+    card = check_folders([folder])
+    assert [v.property for v in card.violated] == ["log.sequence"]
+    assert card.partial[0].stopped_because == "too_late" and "partial" in card.table()
 
 
 def test_a_day_needs_the_safety_flag_and_refuses_mixed_targets(clean_history, tmp_path, capsys):

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kbsim.files import atomic_write_text
 
-__all__ = ["ADVICE", "Evidence", "ReportCard", "Verdict", "combine", "write_card"]
+__all__ = ["ADVICE", "Evidence", "HistoryNote", "ReportCard", "Verdict", "combine", "write_card"]
 
 Status = Literal["holds", "violated", "not observable"]
 
@@ -71,6 +71,36 @@ class Verdict(BaseModel):
         return [call_id for item in self.evidence for call_id in item.call_ids]
 
 
+class HistoryNote(BaseModel):
+    """One checked history: whether its day ran to its end, and how far it was checked.
+
+    Attributes:
+        folder: the history's folder.
+        complete: False for a partial history (its day stopped), checked as far as it is whole.
+        stopped_because: why a partial day stopped (the history's ``stopped_because``).
+        calls: how many recorded calls were checked.
+        cut_s: a partial history's cut (wall seconds into the drive): from then on, what a
+            call in flight at the stop could explain is not held as a violation.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    folder: str
+    complete: bool = True
+    stopped_because: str | None = None
+    calls: int = 0
+    cut_s: float | None = None
+
+    def said(self) -> str:
+        """How far it was checked, in a line (empty for a complete history)."""
+        if self.complete:
+            return ""
+        cut = ("" if self.cut_s is None
+               else f", evidence a call in flight could explain not held from {self.cut_s:.1f} s")
+        return (f"{self.folder}: partial (stopped: {self.stopped_because}); checked as far as whole: "
+                f"{self.calls} recorded calls{cut}")
+
+
 class ReportCard(BaseModel):
     """The verdicts of one or more histories of one server."""
 
@@ -81,6 +111,12 @@ class ReportCard(BaseModel):
     histories: list[str]
     calls: int
     verdicts: list[Verdict]
+    notes: list[HistoryNote] = []
+
+    @property
+    def partial(self) -> list[HistoryNote]:
+        """The partial histories, each checked as far as it is whole."""
+        return [note for note in self.notes if not note.complete]
 
     @property
     def violated(self) -> list[Verdict]:
@@ -100,6 +136,7 @@ class ReportCard(BaseModel):
             lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3])
             if number == 0:
                 lines.append("  ".join("-" * w for w in widths) + "  " + "-" * 8)
+        lines += [note.said() for note in self.partial]
         return "\n".join(lines) + "\n"
 
     def markdown(self) -> str:
@@ -107,6 +144,7 @@ class ReportCard(BaseModel):
         lines = [f"### kbsim check: {_md(self.server)}", "",
                  f"kbsim {self.kbsim_version}; {len(self.histories)} driven "
                  f"{'day' if len(self.histories) == 1 else 'days'}, {self.calls} calls.", ""]
+        lines += [f"- {_md(note.said())}" for note in self.partial] + ([""] if self.partial else [])
         lines += ["| advice | property | verdict | evidence |", "|---|---|---|---|"]
         marks = {"holds": "holds", "violated": "**violated**", "not observable": "not observable"}
         for verdict in self.verdicts:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kbsim.check import cas_keys, log, marking, published, versions
-from kbsim.check.card import ReportCard, Verdict, combine
+from kbsim.check.card import HistoryNote, ReportCard, Verdict, combine
 from kbsim.check.observe import Observed, observe
 from kbsim.check.verdicts import PROPERTIES
 from kbsim.drive.history import History, HistoryError, read_history
@@ -37,14 +38,8 @@ def check_observed(observed: Observed) -> list[Verdict]:
 
 
 def check_history(history: History) -> list[Verdict]:
-    """Every property's verdict over one history.
-
-    Raises:
-        HistoryError: the history is partial (its day stopped before its end).
-    """
-    if not history.complete:
-        raise HistoryError(f"a partial history (stopped: {history.meta.get('stopped_because')}): a partial day "
-                           "is never checked; drive the day again")
+    """Every property's verdict over one history (a partial one as far as it is whole: see
+    :attr:`~kbsim.check.observe.Observed.cut_s`)."""
     return check_observed(observe(history))
 
 
@@ -60,7 +55,8 @@ def check_folders(folders: Sequence[str | Path]) -> ReportCard:
 
     Raises:
         HistoryError: a folder is not a history of this format, was driven by another
-            kbsim version, is damaged, or is partial: one line naming it.
+            kbsim version, or is damaged: one line naming it. A partial history (its day
+            stopped) is checked as far as it is whole, and the card says so.
     """
     histories = []
     for folder in folders:
@@ -69,11 +65,15 @@ def check_folders(folders: Sequence[str | Path]) -> ReportCard:
         if written_by != __version__:  # the driver's recording and mapping are its version's
             raise HistoryError(f"{folder}: a history driven by kbsim {written_by}; this is kbsim {__version__}, "
                                "which checks only its own version's histories: drive the day again")
-        if not history.complete:
-            raise HistoryError(f"{folder}: a partial history (stopped: {history.meta.get('stopped_because')}); "
-                               "a partial day is never checked: drive it again")
         histories.append(history)
-    per_history = [check_observed(observe(history)) for history in histories]
+    per_history, notes = [], []
+    for folder, history in zip(folders, histories, strict=True):
+        observed = observe(history)
+        per_history.append(check_observed(observed))
+        notes.append(HistoryNote(folder=str(folder), complete=history.complete,
+                                 stopped_because=history.meta.get("stopped_because"), calls=len(history.calls),
+                                 cut_s=None if math.isinf(observed.cut_s) else observed.cut_s))
     return ReportCard(kbsim_version=__version__, server=_server(histories[0]),
                       histories=[str(folder) for folder in folders],
-                      calls=sum(len(history.calls) for history in histories), verdicts=combine(per_history))
+                      calls=sum(len(history.calls) for history in histories), verdicts=combine(per_history),
+                      notes=notes)

@@ -6,7 +6,8 @@
 - ``log.one_event_per_write``: within the stretch of the log the polls read whole, each
   acknowledged write (edit, publish, unpublish) has exactly one event of its article and
   version, and no event lacks an acknowledged write (unless a write on that article went
-  unanswered, which may have been applied).
+  unanswered, which may have been applied; in a partial history, unless it was first listed
+  after the day's last whole call began: a call in flight when the day stopped may hold it).
 - ``log.event_visible``: a read that starts after a poll listed an event of its article
   returns that event's version or a later one.
 """
@@ -85,7 +86,9 @@ def one_event_per_write(observed: Observed) -> Verdict:
                         axis=1).fillna(0)
     # a sequence number never listed may hold the event: then an absent event is not evidence
     missing = missing[(missing["writes"] > missing["events"]) & (holes == 0)]
-    extra = pd.concat([writes.groupby(["article", "version"]).size().rename("writes"), events], axis=1).fillna(0)
+    # in a partial history, an event first listed after the cut may be the write of a call never recorded
+    whole = in_day[in_day["seen_s"] < observed.cut_s].groupby(["article", "version"]).size().rename("events")
+    extra = pd.concat([writes.groupby(["article", "version"]).size().rename("writes"), whole], axis=1).fillna(0)
     extra = extra[extra["events"] > extra["writes"]]
     # an event no write answered for is excused by an unanswered write on its article (it may have applied)
     unanswered = set(observed.edits.loc[~observed.edits["answered"], "article"])

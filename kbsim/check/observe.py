@@ -11,6 +11,7 @@ time), since "strictly larger" and "older" are questions about times.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +70,10 @@ class Observed:
             end), ``after``, ``position`` (1, 2, ... in the page), ``sequence``, ``type``,
             ``article``, ``version``, ``version_us``.
         unpublishes, publishes: one row per admin call: ``article``, ``version``.
+        cut_s: in a partial history, the wall time (``started_s``) from which a call the
+            day never recorded (in flight when it stopped) may have been sent: evidence a
+            write of such a call could explain (an event without its write, another write
+            around an edit) is not held from then on. Infinite for a complete history.
     """
 
     calls: pd.DataFrame
@@ -82,6 +87,7 @@ class Observed:
     events: pd.DataFrame
     unpublishes: pd.DataFrame
     publishes: pd.DataFrame
+    cut_s: float = math.inf
 
     def has_tool(self, name: str) -> bool:
         """Whether the server listed ``name`` or the history holds a call of it."""
@@ -192,7 +198,17 @@ def observe(history: History) -> Observed:
     listed = calls.loc[calls["tool"] == "tools/list", "call_id"].astype(int).tolist()
     tools = [tool for tool in history.meta.get("tools") or [] if isinstance(tool, dict)]
     return Observed(calls, tools, listed, edits, reads, hits_frame, searches, pages, events,
-                    admin["unpublish"], admin["publish"])
+                    admin["unpublish"], admin["publish"], math.inf if history.complete else cut_time(calls))
+
+
+def cut_time(calls: pd.DataFrame) -> float:
+    """Where a partial history's evidence may be cut: the start of the recorded call just
+    before the first call id the history lacks (ids are given in order of start, so a call
+    begun but never recorded started no earlier; ``-inf`` when the first id is lacking)."""
+    ids = calls["call_id"].to_numpy(dtype="int64")
+    lacking = np.flatnonzero(ids != np.arange(len(ids)))  # ids are sorted and unique: 0, 1, 2 ... until a gap
+    first = int(lacking[0]) if len(lacking) else len(ids)
+    return float(calls["started_s"].iloc[first - 1]) if first > 0 else -math.inf
 
 
 def reference_log(observed: Observed) -> pd.DataFrame:

@@ -69,10 +69,11 @@ def hidden(observed: Observed) -> Verdict:
         kinds = log["type"].astype(str).str.contains("unpublish").to_numpy()
         listed = log[kinds].groupby("article")["seen_s"].min()
         gone_s = pd.concat([gone_s, listed.reindex(gone_s.index)], axis=1).min(axis=1)
+    # in a partial history, a call never recorded (from the cut on) may have published it again
     hits = observed.hits.assign(gone_s=observed.hits["article"].map(gone_s))
-    found = hits[hits["started_s"] > hits["gone_s"]]
+    found = hits[(hits["started_s"] > hits["gone_s"]) & (hits["ended_s"] < observed.cut_s)]
     reads = observed.reads.assign(gone_s=observed.reads["article"].map(gone_s))
-    after = reads[reads["started_s"] > reads["gone_s"]]
+    after = reads[(reads["started_s"] > reads["gone_s"]) & (reads["ended_s"] < observed.cut_s)]
     answered = after[after["ok"]]
     searches_after = int(observed.searches.shape[0] and (observed.searches["started_s"] > gone_s.min()).sum())
     observations = len(after) + searches_after

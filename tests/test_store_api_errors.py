@@ -394,3 +394,29 @@ def test_second_60_anywhere_but_a_leap_second_is_invalid(version):
 
 def test_busy_is_a_documented_error_code():
     assert "busy" in kbsim.store.ERROR_CODES
+
+
+def test_a_tool_error_is_made_again_from_its_args_as_simpy_and_pickle_do():
+    """SimPy raises a process's failure anew as ``type(exc)(*exc.args)``: a ToolError raised in a
+    process (a driven day's refused call) reached the caller as a TypeError about the missing
+    message. Now it arrives as itself, and pickle keeps its details too."""
+    import pickle
+
+    import simpy
+
+    from kbsim.store import ToolError
+
+    def refused(env):
+        yield env.timeout(1)
+        raise ToolError("version_conflict", "expected_version is stale", current_version="v2")
+
+    env = simpy.Environment()
+    env.process(refused(env))
+    with pytest.raises(ToolError) as caught:
+        env.run()
+    assert caught.value.code == "version_conflict"
+    assert str(caught.value) == "version_conflict: expected_version is stale"
+    assert caught.value.__cause__.details == {"current_version": "v2"}
+    again = pickle.loads(pickle.dumps(caught.value.__cause__))
+    assert (type(again), again.code, again.message, again.details) == (
+        ToolError, "version_conflict", "expected_version is stale", {"current_version": "v2"})

@@ -64,11 +64,24 @@ class ToolError(Exception):
     def __init__(self, code: str, message: str, **details: Any) -> None:
         if code not in ERROR_CODES:
             raise ValueError(f"unknown ToolError code {code!r}")
-        super().__init__(f"{code}: {message}")
+        # args are the constructor's own, so the error can be made again from them: SimPy raises
+        # a process's failure anew as type(exc)(*exc.args), and pickle rebuilds it from args too
+        super().__init__(code, message)
         self.code = code
         self.message = message
         self.details = details
 
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+    def __reduce__(self):
+        return _rebuilt_tool_error, (type(self), self.code, self.message, self.details)
+
     def to_dict(self) -> dict[str, Any]:
         """The error as a JSON-serialisable dict (what an MCP client sees)."""
         return {"code": self.code, "message": self.message, **self.details}
+
+
+def _rebuilt_tool_error(cls: type[ToolError], code: str, message: str, details: dict[str, Any]) -> ToolError:
+    """A :class:`ToolError` (or subclass) from its pickled fields, details included."""
+    return cls(code, message, **details)

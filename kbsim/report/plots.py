@@ -129,10 +129,12 @@ def _row_major(labels: list[str], ncol: int) -> list[str]:
     return [labels[r * ncol + c] for c in range(ncol) for r in range(rows) if r * ncol + c < len(labels)]
 
 
-def _finish(fig: Figure, caption: str, title: str | None = None, legend_below: int = 0) -> Figure:
+def _finish(fig: Figure, caption: str, title: str | None = None, legend_below: int = 0,
+            order: Sequence[str] = ()) -> Figure:
     """Title and layout; the caption is kept undrawn (:func:`_caption`). ``legend_below=ncol``
     gathers every axes' legend entries into one legend under the plots (so no legend hides
-    data), read row by row in the order they were drawn."""
+    data), read row by row in the order they were drawn, or with the labels of ``order`` first,
+    in its order."""
     if title:
         fig.suptitle(title, fontsize=10.5)
     height = fig.get_figheight()
@@ -144,6 +146,8 @@ def _finish(fig: Figure, caption: str, title: str | None = None, legend_below: i
                 if label not in handles and not label.startswith("_"):
                     handles[label] = handle
                     labels.append(label)
+        rank = {label: index for index, label in enumerate(order)}
+        labels = sorted(labels, key=lambda label: rank.get(label, len(rank)))  # stable: drawn order otherwise
         ncol = min(legend_below, len(labels)) or 1
         rows = -(-len(labels) // ncol)
         ordered = _row_major(labels, ncol)
@@ -746,7 +750,7 @@ def retention_cost(
             rows = _metric(observed, metric, strategy)
             rows = rows[rows[interval_column] == interval]
             _band(ax, rows[retention_column], rows["value"], rows["ci_low"], rows["ci_high"], colours[interval],
-                  f"poll, check every {_duration(interval)}", share=metric == "cursor_expired_rate")
+                  f"poll every {_duration(interval)}", share=metric == "cursor_expired_rate")
             if analytic is not None:
                 line = analytic[analytic[interval_column] == interval].sort_values(retention_column)
                 ax.plot(line[retention_column], line[model_column], color=colours[interval], linestyle="--",
@@ -777,7 +781,7 @@ def retention_cost(
     axes[0, 1].set_ylim(0, 1.02)
     axes[0, 0].set_title("poll cost per check (95% CI)")
     axes[0, 1].set_title("cursor expired (95% CI)")
-    return _finish(fig, caption, "What a too-short event history costs the poll strategy", legend_below=4)
+    return _finish(fig, caption, "What a too-short event history costs the poll strategy", legend_below=3)
 
 
 @_styled
@@ -915,7 +919,12 @@ def check_frontier(
             else:
                 ax.set_yscale("log")
                 ax.yaxis.set_major_formatter(_LOG_SHARE)
-    _finish(fig, caption, "Checking citations: cost per hour against what stays unnoticed", legend_below=2)
+    order = [label for strategy in strategies for label in (
+        f"{strategy.label} (simulated, 95% CI)",
+        f"{strategy.label} (simulated, 95% CI; latency: of the stale it detects)",
+        f"{strategy.label} (analytic)", f"{strategy.label} (analytic, rough)")]
+    _finish(fig, caption, "Checking citations: cost per hour against what stays unnoticed", legend_below=2,
+            order=order)
     for ax, text, point, colour in pending:
         place_label(ax, text, point, colour)
     return fig
@@ -1034,19 +1043,20 @@ def safe_edit_delay(observed: pd.DataFrame, volume_column: str, analytic: pd.Dat
         ax.errorbar(
             rows[volume_column], value, yerr=np.vstack([value - low, high - value]).clip(0), fmt=f"{marker}-",
             color=colour, markersize=4, linewidth=1.4, elinewidth=0.8, capsize=2,
-            label=f"conflicts under {100 * target:g}% (simulated, 95% CI)",
+            label=f"< {100 * target:g}% conflicts, simulated",
         )
         if analytic is not None:
             line = analytic[np.isclose(analytic["target"], target)].sort_values(volume_column)
             ax.plot(
                 line[volume_column], line["delay_s"], color=colour, linestyle="--", linewidth=1.1,
-                label=f"conflicts under {100 * target:g}% (analytic)",
+                label=f"< {100 * target:g}% conflicts, analytic",
             )
     _plain_log_x(ax)
     ax.set_xlabel("saves by people per day (log scale)")
     ax.set_ylabel("largest delay from read to edit (log scale)")
     _log_duration_y(ax, np.concatenate([observed["delay_s"].dropna(), observed["shortest"], observed["longest"]]))
-    return _finish(fig, caption, "How long an edit may wait for approval", legend_below=2)
+    order = [f"< {100 * target:g}% conflicts, {kind}" for target in targets for kind in ("simulated", "analytic")]
+    return _finish(fig, caption, "How long an edit may wait for approval", legend_below=2, order=order)
 
 
 @_styled

@@ -32,7 +32,6 @@ where): ``import kbsim``, and so every ``kbsim`` command (``kbsim --help``, ``kb
 imports none of numpy, pandas, pyarrow, SimPy or scipy until one is asked for.
 """
 
-# kbsim.drive (the drive helper's entry point) is to be added to _LAZY and __all__ with it.
 
 from __future__ import annotations
 

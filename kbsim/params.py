@@ -341,6 +341,20 @@ class CitationParams(_Frozen):
         description="the citation carries updated_at; false: only the id, so a check must compare the "
         "whole re-read text with the text cited",
     )
+    edit_without_version: Literal["cited_version", "overwrite", "reread"] = Field(
+        "cited_version",
+        description="without a version in the citation, how the agent edits (issue 37): 'overwrite' writes "
+        "its change over whatever is current; 'reread' reads the article again just before the edit call and "
+        "writes over whatever is current when the approved call lands; 'cited_version' (the behaviour before "
+        "issue 37) still sends the version it read as expected_version",
+    )
+
+    @model_validator(mode="after")
+    def _needs_no_version(self) -> CitationParams:
+        if self.carries_version and self.edit_without_version != "cited_version":
+            raise ValueError("edit_without_version applies to citations without a version "
+                             "(citation.carries_version: false)")
+        return self
 
 
 class EventParams(_Frozen):
@@ -349,6 +363,35 @@ class EventParams(_Frozen):
     log_unpublish: bool = Field(
         True, description="an unpublish writes an event; false: the article just stops being readable"
     )
+
+
+class DraftParams(_Frozen):
+    """People's drafts (the third piece of advice, its first half: answer only from published
+    content; issue 37). A share of people's content saves is written first as a draft and
+    published ``lead_s`` later (dropped if the article is unpublished meanwhile)."""
+
+    share: float = Field(0.0, ge=0, le=1, description="share of people's content saves drafted before publishing")
+    lead_s: Seconds = Field(1800.0, gt=0, description="how long a draft waits before its author publishes it")
+    answer_from_drafts: bool = Field(
+        False, description="the agent reads a pending draft in place of the published text (answers from drafts)"
+    )
+
+    @model_validator(mode="after")
+    def _drafts_to_read(self) -> DraftParams:
+        if self.answer_from_drafts and self.share == 0:
+            raise ValueError("answer_from_drafts needs drafts: set drafts.share above 0")
+        return self
+
+
+class ReviewParams(_Frozen):
+    """What approving each write call is worth (the fifth piece of advice; issue 37): a share
+    of the agent's edits is wrong, and a person approving each call catches a share of those
+    (refused, never sent). With a session-wide permission no one sees the call, so every wrong
+    edit is sent. The approval's delay is ``edit.delay_s``."""
+
+    wrong_share: float = Field(0.0, ge=0, le=1, description="share of the agent's edits that are wrong")
+    catch_share: float = Field(0.8, ge=0, le=1, description="share of wrong edits a per-call reviewer refuses")
+    per_call: bool = Field(True, description="a person approves each write call; false: a session-wide permission")
 
 
 class AgentParams(_Frozen):
@@ -361,26 +404,76 @@ class AgentParams(_Frozen):
     )
 
 
+#: ``store.backend`` naming a live MCP server (``store.server`` says where): the runner hands
+#: the day a :class:`kbsim.drive.RemoteBackend`, as ``kbsim drive`` does.
+SERVER_STORE_BACKEND = "server"
+
+
+class ServerParams(_Frozen):
+    """A live knowledge-base MCP server a day runs against (``store.backend: server``).
+
+    Give ``url`` (Streamable HTTP) or ``command`` (stdio; a fresh server for each day). In
+    ``command``, ``{seed}`` is replaced by the day's seed and ``{day_config}`` by the path of
+    a YAML file holding the day's parameters, so ``kbsim serve --corpus synthetic --seed {seed}
+    --config {day_config}`` serves exactly the knowledge base the day starts from. Against a
+    ``url``, every day starts from whatever the server holds then: use it for one day, on a
+    staging copy. The driver checks a sample of the articles against the day's before the day
+    starts. A server's tables are measured, not simulated: they are not reproducible bit for bit.
+    """
+
+    _OMITTED_WHEN_NONE = ("url", "command", "speed")
+
+    url: str | None = Field(None, pattern=r"^https?://", description="a Streamable HTTP MCP endpoint")
+    command: Annotated[tuple[str, ...], BeforeValidator(_tuple)] | None = Field(
+        None, min_length=1, description="a command serving MCP over stdio, with {seed} and {day_config} filled in"
+    )
+    header_env: Annotated[tuple[str, ...], BeforeValidator(_tuple)] = Field(
+        (), description="HTTP headers as NAME=ENV_VAR: the value is read from the variable, never stored"
+    )
+    kb_id: str = Field("kb-1", min_length=1, description="the knowledge base the day reads and edits")
+    speed: float | None = Field(
+        None, gt=0, description="run the day's clock at this many times real time; unset: as fast as the server answers"
+    )
+    timeout_s: float = Field(30.0, gt=0, description="seconds a call may take before the day stops")
+
+    @model_validator(mode="after")
+    def _one_address(self) -> ServerParams:
+        if (self.url is None) == (self.command is None):
+            raise ValueError("give exactly one of url (Streamable HTTP) and command (stdio)")
+        return self
+
+
 class StoreParams(_Frozen):
     """The store backend the day's knowledge base lives in.
 
-    Every backend behaves identically (``tests/test_store_conformance.py``), so the
-    choice changes how fast a day runs, never its tables.
+    Every backend of kbsim's own behaves identically (``tests/test_store_conformance.py``),
+    so the choice changes how fast a day runs, never its tables. ``server`` is the exception:
+    the day runs against a live MCP server, and its tables are what that server did.
     """
+
+    _OMITTED_WHEN_NONE = ("server",)
 
     backend: str = Field(
         DEFAULT_STORE_BACKEND,
         pattern=r"^[a-z][a-z0-9_-]*$",
         description="a name in kbsim.store.STORE_BACKENDS (the config loader checks it): 'memory', the "
-        "default, is the in-memory store; 'sqlite' a SQLiteStore in a private in-memory database",
+        "default, is the in-memory store; 'sqlite' a SQLiteStore in a private in-memory database; "
+        "'server' a live MCP server, at store.server",
     )
+    server: ServerParams | None = Field(None, description="where the server is, for backend 'server'")
+
+    @model_validator(mode="after")
+    def _server_named(self) -> StoreParams:
+        if (self.backend == SERVER_STORE_BACKEND) != (self.server is not None):
+            raise ValueError("store.backend 'server' and store.server go together: give both, or neither")
+        return self
 
 
 class DayParams(_Frozen):
     """One simulated day (defaults: the reference study's Zipf day, no edits)."""
 
     _OMITTED_WHEN_NONE = ("day_start",)
-    _OMITTED_WHEN_DEFAULT = ("store", "transport", "citation", "events", "agents")
+    _OMITTED_WHEN_DEFAULT = ("store", "transport", "citation", "events", "agents", "drafts", "review")
 
     day_hours: float = Field(8.0, gt=0)
     zipf_s: float = Field(0.9, ge=0, le=5, description="Zipf exponent of article popularity")
@@ -404,6 +497,8 @@ class DayParams(_Frozen):
     citation: CitationParams = CitationParams()
     events: EventParams = EventParams()
     agents: AgentParams = AgentParams()
+    drafts: DraftParams = DraftParams()
+    review: ReviewParams = ReviewParams()
     day_start: str | None = Field(
         None,
         description="the instant (ISO 8601 with a time zone) that ISO times in traces count from; "
@@ -434,7 +529,8 @@ class DayParams(_Frozen):
         extra tables of :data:`kbsim.sim.tables.SWITCHED_TABLES`)."""
         edit = self.edit
         return not (edit.compare_and_swap and edit.idempotency_key and self.transport.loss_rate == 0
-                    and self.citation.carries_version and self.events.log_unpublish and self.agents.count == 1)
+                    and self.citation.carries_version and self.events.log_unpublish and self.agents.count == 1
+                    and self.drafts.share == 0 and self.review.wrong_share == 0)
 
     def sized_to(self, articles: int) -> DayParams:
         """This day with its counts of saves and questions set for a corpus of ``articles``:

@@ -45,10 +45,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kbsim.stats",),
     ("kbsim.fit",),
     ("kbsim.model",),
+    ("kbsim.drive",),
+    ("kbsim.check",),
     ("kbsim.runner",),
     ("kbsim.report",),
     ("kbsim.serve",),
-    ("kbsim.drive",),
     ("kbsim.cli",),
     ("kbsim", "kbsim.__main__"),
 )

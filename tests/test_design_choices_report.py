@@ -1,15 +1,15 @@
-"""The figure ``design_choices`` and the table "What each design choice buys", from a tiny
-ablation study (the shipped config's scenarios and contrasts on 3-hour days of 60 articles)."""
+"""The figure ``design_choices``, from a tiny ablation study (the shipped config's scenarios and
+contrasts on 3-hour days of 60 articles). The table "What each design choice buys" reads
+experiments/advice.yaml since issue 37 (tests/test_advice_report.py)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 import yaml
 
-from kbsim.report import build, experiments, figures, model_checks, pages, reproduction
+from kbsim.report import build, experiments, figures, model_checks
 from kbsim.runner.shipped import SHIPPED_DIR
 
 pytestmark = pytest.mark.xdist_group("design_choices")
@@ -72,25 +72,6 @@ def test_the_contrasts_are_paired_and_keys_cost_nothing_on_a_perfect_wire(ablati
                     & (summary["subset"].fillna("") == "")]
     merged = blind.merge(level, on=["transport.loss_rate", "agents.count"], suffixes=("", "_level"))
     assert len(merged) == 4 and (merged["value"] - merged["value_level"]).abs().max() < 1e-12
-
-
-def test_the_table_gives_each_harm_with_its_interval_and_the_reproduction_links_to_it(ablation):
-    _, _, experiment = ablation
-    lines = pages.design_choices_section({"ablation": experiment})
-    assert f"### {pages.DESIGN_CHOICES_TITLE}" in lines
-    table = [line for line in lines if line.startswith("| ")]
-    rows = table[0].splitlines()
-    assert rows[0] == "| advice | harm without it | at | difference [95%, paired] | seeds |"
-    body = rows[2:]
-    assert len(body) == sum(len(advice.harms) for advice in figures.ADVICE)
-    for row in body:
-        assert re.search(r"\[[+-][\d.]+, [+-][\d.]+\]", row), row
-    assert "agents.count = 1, transport.loss_rate = 0.05" in next(r for r in body if "duplicate_write_share" in r)
-    # GitHub's anchor of the heading is the one the README and the reproduction page link to
-    anchor = re.sub(r"[^a-z0-9 -]", "", pages.DESIGN_CHOICES_TITLE.lower()).replace(" ", "-")
-    assert anchor == pages.DESIGN_CHOICES_ANCHOR
-    assert f"results.md#{anchor}" in reproduction.WITHOUT_IT
-    assert f"docs/results.md#{anchor}" in (Path(__file__).parents[1] / "README.md").read_text()
 
 
 def test_the_lost_update_model_check_sets_each_blind_delay_beside_the_model(ablation):

@@ -62,6 +62,15 @@ NOT_RUN: dict[tuple[str, str], str] = {
         "an 8-minute day in real time; tests/test_drive_day.py drives kbsim serve over stdio through a 1-hour day",
     ("README.md", "kbsim drive-report drive/seed-1 drive/seed-2 drive/seed-3 --out your-server.md"):
         "needs three driven days; tests/test_drive_day.py runs drive-report on a driven day",
+    ("README.md", "kbsim serve --http 8765 --db kb.sqlite --admin-tools --corpus synthetic"):
+        "serves until Ctrl-C; tests/test_check.py starts it on a free port and checks it",
+    ("README.md", "kbsim check --url http://127.0.0.1:8765/mcp --yes-edit-this-server --markdown card.md"):
+        "needs the server above; tests/test_check.py runs kbsim check --url against kbsim serve --http --db",
+    ("docs/check.md", "kbsim check --url http://127.0.0.1:8765/mcp --yes-edit-this-server --out check-day "
+                      "--markdown card.md"):
+        "needs a server at port 8765; tests/test_check.py runs kbsim check --url against kbsim serve --http --db",
+    ("docs/check.md", "kbsim check drive/seed-1 drive/seed-2 --json card.json"):
+        "needs two driven days; tests/test_check.py checks a kept check day's history with kbsim check HISTORY",
     ("docs/serve.md", "pip install 'kbsim[serve]'"): "an install; tests/test_package.py installs the wheel",
     ("docs/serve.md", "kbsim serve --http 8000"):
         "serves until Ctrl-C; test_the_http_client_block_runs_against_the_server starts it on a free port",

@@ -16,7 +16,7 @@ from kbsim.drive.history import CallRecorder
 from kbsim.store import ToolError
 from kbsim.store.schema import tools_document
 
-pytestmark = pytest.mark.xdist_group("serve")
+pytestmark = pytest.mark.xdist_group("drive-client")
 
 KB = "kb-1"
 READ = {"knowledge_base_id": KB, "article_id": "art-000007"}

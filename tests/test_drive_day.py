@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import signal
 import subprocess
@@ -24,7 +25,7 @@ from kbsim.drive.compare import against_model, model_page
 from kbsim.drive.history import read_history
 from kbsim.sim.tables import DAY_TABLES
 
-pytestmark = pytest.mark.xdist_group("serve")
+pytestmark = pytest.mark.xdist_group("drive-day")
 
 SMALL_DAY = """\
 day_hours: 1
@@ -113,7 +114,14 @@ def test_a_small_day_driven_over_http_with_admin_tools_is_the_model_day(tmp_path
     assert 0 < poll["measured"] - poll["model"] < 10 * max(LAST_SEQUENCE_BYTES_PER_PAGE)
     assert set(table["name"]) >= {"stale_citation_share@end", "title_recall@end", "calls_per_check[poll]",
                                   "bytes_per_check[title]", "rejection_rate", "replay_success"}
-    assert "# Your server against the model" in model_page(table, notes, "kbsim drive-report x")
+    page = model_page(table, notes, "kbsim drive-report x")
+    assert "# Your server against the model" in page
+    # the page says why the poll's bytes differ, from the history's own results: all of it
+    fields, per_check = notes["extra_bytes"]["poll"]
+    assert fields == ["last_sequence"] and list(notes["extra_bytes"]) == ["poll"]
+    assert math.isclose(per_check, poll["measured"] - poll["model"], rel_tol=1e-9)
+    assert "carry `last_sequence`, which the model's store does not return" in page
+    assert "100% of the difference" in page and "Every other figure measured equals the model's exactly" in page
 
 
 def test_a_small_day_driven_over_stdio_without_admin_tools_runs_without_unpublishes(tmp_path, config, capsys):
@@ -317,3 +325,53 @@ def test_a_bad_option_is_one_line_before_anything_runs(tmp_path, capsys, option,
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
     assert not (tmp_path / "day").exists()
+
+
+def test_an_experiment_config_names_a_server_as_its_store(config, tmp_path):
+    """store: {backend: server, server: {command: [...]}}: the runner hands each day a fresh
+    kbsim serve over stdio (its seed and day filled in), and the days' tables are the in-memory
+    days' (but for versions and poll bytes, as a driven day's)."""
+    from kbsim.cli.day_config import load_day
+    from kbsim.runner.results import load_results
+    from kbsim.runner.run import run_experiment
+    from kbsim.sim.day import run_day
+
+    params = load_day(str(config)).model_dump(mode="json", exclude_defaults=True)
+    command = serve_command("--corpus", "synthetic", "--seed", "{seed}", "--config", "{day_config}", "--admin-tools")
+    served = {**params, "store": {"backend": "server", "server": {"command": command}}}
+    result = run_experiment({"name": "served", "params": served, "seeds": [SEED, SEED + 1]}, tmp_path,
+                            workers=1, progress=False)
+    assert (result.runs_total, len(result.failures)) == (2, 0)
+    tables = load_results(result.directory)
+    for seed in (SEED, SEED + 1):
+        day = {name: tables[name][tables[name]["seed"] == seed].drop(columns=["scenario", "run_id"],
+                                                                     errors="ignore")
+               for name in DAY_TABLES}
+        _same_tables(day, run_day(load_day(str(config)), seed))
+
+
+@pytest.mark.parametrize(("server", "message"), [
+    ({"url": "http://127.0.0.1:9/mcp"}, "2 days would share the one server at this URL"),
+    ({"url": "http://127.0.0.1:9/mcp", "command": ["kbsim", "serve"]}, "give exactly one of url"),
+    ({"command": ["kbsim", "serve", "--seed", "{sed}"]}, None),
+])
+def test_a_server_store_that_cannot_work_is_named(tmp_path, server, message):
+    """A URL two days would share, or an ambiguous address, is refused by the config loader,
+    naming the key, before anything runs; a placeholder that is none fails the day, naming it."""
+    from kbsim.errors import UsageError
+    from kbsim.runner.run import run_experiment
+
+    config = {"name": "bad", "params": {"day_hours": 1, "corpus": {"articles": 30},
+                                        "store": {"backend": "server", "server": server}}, "seeds": [1, 2]}
+    if message is not None:
+        with pytest.raises(UsageError, match="store.server") as info:
+            run_experiment(config, tmp_path, workers=1, progress=False)
+        assert message in str(info.value)
+        assert not any(tmp_path.iterdir())
+        return
+    from kbsim.drive.configured import server_address
+    from kbsim.params import DayParams
+
+    params = DayParams.model_validate(config["params"])
+    with pytest.raises(DriveError, match=r"store.server.command: 'sed' is no placeholder"):
+        server_address(params.store.server, 1, "day.yaml")

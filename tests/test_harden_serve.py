@@ -20,7 +20,7 @@ from test_serve_hardening import KB, PATIENCE_S, RawServer, events, raw_server, 
 from kbsim.serve.stdio import line_error
 from kbsim.store.rules import MAX_CONTENT_CHARS, MAX_TITLE_CHARS
 
-pytestmark = pytest.mark.xdist_group("serve")
+pytestmark = pytest.mark.xdist_group("harden-serve")
 
 SEARCH = ('{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"search_knowledge_base",'
           '"arguments":{"knowledge_base_id":"kb-1","query":%s}}}')

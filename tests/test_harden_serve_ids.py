@@ -20,7 +20,7 @@ from test_serve_http import INITIALIZE, MCP_HEADERS, http_server
 
 from kbsim.serve.http import InFlightIds
 
-pytestmark = pytest.mark.xdist_group("serve")
+pytestmark = pytest.mark.xdist_group("harden-serve-ids")
 
 SESSIONS = 6
 REQUESTS_PER_SESSION = 40

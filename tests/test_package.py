@@ -144,7 +144,8 @@ def test_experiments_ship_in_the_package_and_resolve_by_name(tmp_path, monkeypat
     (tmp_path / "reference").write_text("a file of the user's wins over a shipped name")
     assert experiment_path("reference") == Path("reference")
     assert experiment_path("mine.yaml") == Path("mine.yaml")  # a path, even when missing
-    with pytest.raises(ValueError, match="no shipped experiment of that name.*shipped: ablation, check_interval_sweep"):
+    shipped = "shipped: ablation, advice, approval, check_interval_sweep"
+    with pytest.raises(ValueError, match=f"no shipped experiment of that name.*{shipped}"):
         experiment_path("refrence")
     assert "py.typed" in PYPROJECT["tool"]["setuptools"]["package-data"]["kbsim"]
     assert "include experiments/*.yaml" in (REPO / "MANIFEST.in").read_text(encoding="utf-8")

@@ -102,6 +102,7 @@ ALLOWED: dict[str, dict[str, str]] = {
             "the example log's generator (kbsim.fit.synthetic.EXAMPLE)",
         "copula at 0.6 between": "the example log's generator (kbsim.fit.synthetic.EXAMPLE)",
         "about 30 bytes a row": "the columns a log row keeps (kbsim.fit.columnar.EventTable: 8 + 8 + 4 + 1 + 4)",
+        "3.5 or": "kbsim fit's robust z-score for a peak day (kbsim.fit.day_kinds.PEAK_DAY_Z)",
     },
     "docs/model.md": {
         "85% content only, 10% content and title, 5% unpublish": "the default save mix (DayParams)",

@@ -91,6 +91,30 @@ CONFIGS = {
           transport.loss_rate: [0, 0.05]
           agents.count: [1, 2]
     """,
+    "advice": """
+        scenarios:
+          default: {edit.delay_s: 600}
+          no_version_overwrite: {edit.delay_s: 600, citation.carries_version: false,
+                                 citation.edit_without_version: overwrite}
+          no_version_reread: {edit.delay_s: 600, citation.carries_version: false,
+                              citation.edit_without_version: reread}
+          drafts: {edit.delay_s: 600, drafts.share: 0.2}
+          answer_from_drafts: {edit.delay_s: 600, drafts.share: 0.2, drafts.answer_from_drafts: true}
+          no_unpublish_event: {edit.delay_s: 600, events.log_unpublish: false}
+          no_compare_and_swap: {edit.delay_s: 600, edit.compare_and_swap: false}
+          lossy: {edit.delay_s: 600, transport.loss_rate: 0.05}
+          no_idempotency_key: {edit.delay_s: 600, transport.loss_rate: 0.05, edit.idempotency_key: false}
+          approval_per_call: {edit.delay_s: 600, review.wrong_share: 0.5}
+          approval_session: {edit.delay_s: 1, review.wrong_share: 0.5, review.per_call: false}
+    """,
+    "approval": """
+        scenarios:
+          per_call: {edit.delay_s: 600}
+          session: {edit.delay_s: 1, review.per_call: false}
+        sweep:
+          review.wrong_share: [0.2]
+          review.catch_share: [0.5, 0.95]
+    """,
 }
 
 

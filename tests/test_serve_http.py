@@ -32,7 +32,7 @@ from kbsim.serve.shapes import output_schema
 from kbsim.store.schema import tools_document
 from kbsim.version import __version__
 
-pytestmark = pytest.mark.xdist_group("serve")
+pytestmark = pytest.mark.xdist_group("serve-http")
 
 REPO = Path(__file__).resolve().parents[1]
 KB = "kb-1"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.xdist_group("serve")
+pytestmark = pytest.mark.xdist_group("serve-live")
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -21,7 +21,7 @@ from kbsim.serve.resources import URI_TEMPLATE, article_uri, parse_article_uri
 from kbsim.serve.shapes import output_schema
 from tests.test_serve_http import http_server
 
-pytestmark = pytest.mark.xdist_group("serve")
+pytestmark = pytest.mark.xdist_group("serve-resources")
 
 KB = "kb-1"
 SEARCH, READ, EDIT, POLL = ("search_knowledge_base", "read_knowledge_article", "edit_knowledge_article",
@@ -167,3 +167,59 @@ def test_uris_carry_any_id_as_one_segment():
         uri = article_uri(kb_id, article_id)
         assert uri.count("/") == 5 and parse_article_uri(uri) == (kb_id, article_id)
     assert parse_article_uri("kbsim://knowledge-bases/kb-1/articles/") is None
+
+
+def test_a_closed_http_session_is_forgotten_with_its_subscriptions():
+    """A long-running ``serve --http`` keeps only the open sessions: one its client deleted
+    (the SDK client deletes it on leaving) is forgotten, with its log level and subscriptions,
+    while another session stays; a request naming a session the server no longer knows (404)
+    changes nothing else."""
+    import functools
+    import threading
+    import urllib.error
+    import urllib.request
+
+    from kbsim.params import DayParams
+    from kbsim.serve.http import HttpAddress, run_http
+    from kbsim.serve.server import serve
+
+    stop, ready, seen = threading.Event(), threading.Event(), {}
+
+    def transport(server, on_session_closed, **_):
+        seen["sessions"] = on_session_closed.__self__
+
+        def listening(endpoint: str) -> None:
+            seen["url"] = endpoint
+            ready.set()
+
+        run_http(server, HttpAddress("127.0.0.1", 0), on_listening=listening, stop=stop,
+                 on_session_closed=on_session_closed)
+
+    day = DayParams.model_validate({"corpus": {"articles": 30}})
+    thread = threading.Thread(target=functools.partial(serve, day, transport=transport), daemon=True)
+    thread.start()
+    try:
+        assert ready.wait(60), "the server did not start"
+        sessions, url = seen["sessions"], seen["url"]
+        store = sessions.on_closed[0].__self__.served.store
+        with session_to(url) as (portal2, session2, _):
+            portal2.call(session2.subscribe_resource, article_uri(KB, "art-000002"))
+            with session_to(url) as (portal, session, _):
+                portal.call(session.subscribe_resource, article_uri(KB, "art-000001"))
+                portal.call(session.set_logging_level, "error")
+                wait_until(lambda: len(sessions) == 2, "two open sessions")
+                assert len(store.subscriptions.subscribed(sessions.keys()[1])) == 1
+            wait_until(lambda: len(sessions) == 1, "the closed session forgotten")
+            (kept,) = sessions.keys()
+            assert store.subscriptions.subscribed(kept) == [(KB, "art-000002")]
+            assert store.subscriptions.subscribers(KB, "art-000001") == frozenset()
+            body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+            ping = urllib.request.Request(url, data=body, method="POST", headers={
+                "mcp-session-id": "no-such-session", "content-type": "application/json",
+                "accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18"})
+            with pytest.raises(urllib.error.HTTPError) as gone:
+                urllib.request.urlopen(ping, timeout=10)
+            assert gone.value.code == 404 and sessions.keys() == [kept]
+    finally:
+        stop.set()
+        thread.join(30)

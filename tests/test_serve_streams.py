@@ -13,7 +13,7 @@ import pytest
 from kbsim.serve.events import RecentEvents
 from tests.test_serve_http import MCP_HEADERS, http_server
 
-pytestmark = pytest.mark.xdist_group("serve")
+pytestmark = pytest.mark.xdist_group("serve-streams")
 
 VERSION = "2025-11-25"  # the first protocol version with priming events (SEP-1699)
 

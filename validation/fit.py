@@ -360,6 +360,15 @@ def _verdict(table: pd.DataFrame, frame: pd.DataFrame) -> list[str]:
     return [*out, ""]
 
 
+def _day_kinds_section(path: Path) -> str:
+    """The section validation/fit_day_kinds.py wrote into the page (kept when this script rewrites it)."""
+    start, end = "<!-- day-kinds:start", "<!-- day-kinds:end -->"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if start not in text or end not in text:
+        return ""
+    return start + text.split(start, 1)[1].split(end, 1)[0] + end + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--studies", type=int, default=200, help="logs per arrival model and number of days (200)")
@@ -370,7 +379,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     frame, truth, gof = run_all(args.studies, args.workers, args.gof_studies)
     text = markdown(frame, truth, gof, args, time.perf_counter() - started)
-    Path(args.out).write_text(text, encoding="utf-8")
+    kept = _day_kinds_section(Path(args.out))
+    Path(args.out).write_text(text + (("\n" + kept) if kept else ""), encoding="utf-8")
     print(text)
     return 0
 

@@ -54,6 +54,8 @@ COMMANDS = (
             "drive a live knowledge-base MCP server through a day (HTTP URL or stdio command)"),
     Command("drive-report", "kbsim.cli.drive_report_cmd",
             "set driven days' histories beside the model (the page 'your server against the model')"),
+    Command("check", "kbsim.cli.check_cmd",
+            "check a server against the write-up's advice, from driven days' histories or a short day of its own"),
     Command("figures", "kbsim.cli.figures_cmd",
             "run the missing results and write figures/*.png, *.svg, figures/README.md"),
     Command("corpus", "kbsim.cli.corpus_cmd", "check a knowledge base's files, or write out the shipped sample"),

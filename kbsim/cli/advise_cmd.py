@@ -119,6 +119,9 @@ def _question(args):
     from kbsim.model import advise
     from kbsim.model.advise import AdviceError
 
+    if getattr(args, "design_day", None) is not None:
+        raise AdviceError("--design-day", "applies only with --config or --trace (a day from a log, which has kinds "
+                          "of day and hours)")
     params = advise.day_params(
         articles=number_option(args.articles, "--articles", True),
         saves_per_day=number_option(args.saves_per_day, "--saves-per-day", True),

@@ -164,7 +164,10 @@ def run(args) -> int:
         except OSError as exc:
             return _error(f"--write-config: {exc.filename or args.write_config}: {exc.strerror or exc}")
         output["config"] = {"path": str(written.path), "replays_log": written.replay,
-                            "traces": [str(p) for p in written.traces], "popularity": str(written.popularity)}
+                            "traces": [str(p) for p in written.traces], "popularity": str(written.popularity),
+                            "dropped_saves": written.dropped_saves}
+        if written.warning:  # on stderr, whatever --quiet or --json: the replay is not the whole log
+            print(f"kbsim fit: warning: {written.warning}", file=sys.stderr, flush=True)
         if not args.json:
             how = (f"replays the log ({log.days} days as {log.days} scenarios, traces in "
                    f"{written.path.parent / (written.path.stem + '-traces')})" if written.replay

@@ -2,8 +2,10 @@
 
 :mod:`kbsim.drive.history` is the driven day's history (its fixed format, recorder,
 writer and reader); :mod:`kbsim.drive.client` the synchronous, recording MCP tool client
-(Streamable HTTP or stdio) every call goes through. Nothing below this layer imports it:
-the simulation and the store do not know a live server exists.
+(Streamable HTTP or stdio) every call goes through; :mod:`kbsim.drive.configured` the
+server an experiment config names (``store.backend: server``), which the runner, the layer
+above, hands its days. Nothing below this layer imports it: the simulation and the store do
+not know a live server exists.
 """
 
 from kbsim.drive.client import (
@@ -15,6 +17,7 @@ from kbsim.drive.client import (
     ToolSession,
     TransportFailure,
 )
+from kbsim.drive.configured import server_address, server_day_store
 from kbsim.drive.history import CallRecorder, History, HistoryError, read_history, write_history
 from kbsim.drive.remote import FieldMap, RemoteBackend
 
@@ -32,5 +35,7 @@ __all__ = [
     "ToolSession",
     "TransportFailure",
     "read_history",
+    "server_address",
+    "server_day_store",
     "write_history",
 ]

@@ -10,6 +10,7 @@ never counted.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable
 from pathlib import Path
@@ -23,6 +24,7 @@ from kbsim.drive.history import read_history
 from kbsim.sim.tables import DAY_TABLES
 from kbsim.stats.metrics import run_metrics
 from kbsim.stats.summary import summarize
+from kbsim.store import Client, MemoryStore
 
 __all__ = ["COMPARED", "against_model", "model_page"]
 
@@ -39,6 +41,52 @@ COMPARED = (
     ("rejection_rate", "edit rejections (version conflicts)"),
     ("replay_success", "replays that answered replayed and wrote nothing"),
 )
+
+
+#: Each checking strategy's tool, whose results a check's bytes count.
+CHECK_TOOLS = {"title": "search_knowledge_base", "reread": "read_knowledge_article", "poll": "poll_resource_events"}
+
+
+def model_result_fields() -> dict[str, frozenset[str]]:
+    """The top-level fields of each check tool's successful result from kbsim's own store, the
+    model's: asked of a one-article store, so this follows the store as it is."""
+    store = MemoryStore()
+    (article_id,) = store.create_knowledge_base("kb", [("A title to find", "Some content.")], at=0.0)
+    client = Client(store, {"kb"}, lambda: 0.0)
+    results = {
+        "search_knowledge_base": client.call("search_knowledge_base", {"knowledge_base_id": "kb", "query": "title"}),
+        "read_knowledge_article": client.call("read_knowledge_article",
+                                              {"knowledge_base_id": "kb", "article_id": article_id}),
+        "poll_resource_events": client.call("poll_resource_events",
+                                            {"resource_type": "knowledge_base", "resource_id": "kb"}),
+    }
+    return {tool: frozenset(result) for tool, result in results.items()}
+
+
+def extra_result_bytes(calls: pd.DataFrame, checks: pd.DataFrame,
+                       model_fields: dict[str, frozenset[str]]) -> dict[str, tuple[tuple[str, ...], float]]:
+    """What a server's check results carry beyond the model's, per strategy: the fields (sorted)
+    and their bytes per check (``"name":value,`` in compact JSON), from the day's calls (each
+    call against the model's result of its own tool: a poll check also reads).
+
+    Only strategies whose results carry such fields are in the answer.
+    """
+    found: dict[str, tuple[tuple[str, ...], float]] = {}
+    for strategy in CHECK_TOOLS:
+        rows = calls[(calls["actor"] == f"check:{strategy}") & calls["ok"] & calls["result"].notna()]
+        fields: set[str] = set()
+        extra = 0
+        for tool, text in zip(rows["tool"], rows["result"], strict=True):
+            result = json.loads(text) if tool in model_fields else None
+            if not isinstance(result, dict):
+                continue
+            for name in result.keys() - model_fields[tool]:
+                fields.add(name)
+                extra += len(json.dumps({name: result[name]}, separators=(",", ":"), ensure_ascii=False)) - 1
+        n_checks = int((checks["strategy"] == strategy).sum()) if "strategy" in checks else 0
+        if fields and n_checks:
+            found[strategy] = (tuple(sorted(fields)), extra / n_checks)
+    return found
 
 
 def _tables(folder: Path) -> dict[str, pd.DataFrame]:
@@ -64,6 +112,9 @@ def against_model(histories: Iterable[str | Path]) -> tuple[pd.DataFrame, dict[s
     notes: dict[str, Any] = {"days": 0, "partial": [], "seeds": [], "latency_ms": {},
                           "without_unpublishes": False, "servers": set()}
     latencies = []
+    extras: dict[str, list[float]] = {}
+    extra_fields: dict[str, set[str]] = {}
+    model_fields = model_result_fields()
     for folder in map(Path, histories):
         history = read_history(folder)
         if not history.complete:
@@ -76,6 +127,9 @@ def against_model(histories: Iterable[str | Path]) -> tuple[pd.DataFrame, dict[s
             metrics.insert(0, "seed", seed)
             per_run.append(metrics)
         calls = history.calls
+        for strategy, (fields, per_check) in extra_result_bytes(calls, history.tables["checks"], model_fields).items():
+            extras.setdefault(strategy, []).append(per_check)
+            extra_fields.setdefault(strategy, set()).update(fields)
         day_calls = calls[calls["actor"] != "probe"]
         latencies.append((day_calls["ended_s"] - day_calls["started_s"]).to_numpy())
         notes["days"] += 1
@@ -94,6 +148,9 @@ def against_model(histories: Iterable[str | Path]) -> tuple[pd.DataFrame, dict[s
     notes["latency_ms"] = {"calls": len(lat), "p50": float(np.percentile(lat, 50)),
                            "p99": float(np.percentile(lat, 99))}
     notes["servers"] = sorted(notes["servers"])
+    # bytes per check a server's results add beyond the model's fields, the days' mean per strategy
+    notes["extra_bytes"] = {strategy: (sorted(extra_fields[strategy]), float(np.mean(values)))
+                            for strategy, values in extras.items()}
     summary = summarize(pd.concat(per_run, ignore_index=True), by=["source"])
     rows = []
     for name, label in COMPARED:
@@ -157,6 +214,7 @@ def model_page(table: pd.DataFrame, notes: dict[str, Any], command: str) -> str:
         lines += ["", "Every figure measured equals the model's, not only within its interval: the days "
                   "made the same calls in the same order and the server answered as the model's store does (the "
                   "lag of the real-time clock changes no event's order or simulated time)."]
+    lines += _differences(table, notes)
     lat = notes["latency_ms"]
     lines += [
         "",
@@ -171,3 +229,34 @@ def model_page(table: pd.DataFrame, notes: dict[str, Any], command: str) -> str:
     if notes["partial"]:
         lines.append(f"Not counted (partial days): {'; '.join(notes['partial'])}.")
     return "\n".join(lines) + "\n"
+
+
+def _differences(table: pd.DataFrame, notes: dict[str, Any]) -> list[str]:
+    """Why a figure measured differs from the model's, where the history shows it: the fields a
+    server's results carry beyond the model's, and how many of the bytes they are."""
+    lines: list[str] = []
+    for row in table.itertuples():
+        if math.isclose(row.model, row.measured, rel_tol=1e-9, abs_tol=1e-12):
+            continue
+        strategy = row.name.partition("[")[2].rstrip("]")
+        if row.name.startswith("bytes_per_check[") and strategy in notes.get("extra_bytes", {}):
+            fields, per_check = notes["extra_bytes"][strategy]
+            difference = row.measured - row.model
+            share = per_check / difference if difference else math.nan
+            named = ", ".join(f"`{field}`" for field in fields)
+            lines.append(
+                f"{row.figure}: measured {difference:+,.1f} bytes per check against the model. The server's "
+                f"check results carry {named}, which the model's store does not return: "
+                f"{per_check:,.1f} bytes per check in the days' calls, {share:.0%} of the difference.")
+        else:
+            lines.append(f"{row.figure}: measured {row.measured - row.model:+,.4g} against the model; the history "
+                         "shows no field of the server's that explains it.")
+    if lines:
+        unequal = sum(1 for row in table.itertuples()
+                      if not math.isclose(row.model, row.measured, rel_tol=1e-9, abs_tol=1e-12))
+        lines = ["", f"Where the measured figure is not the model's ({unequal} of {len(table)}):", "",
+                 *(f"- {line}" for line in lines)]
+        if unequal < len(table):
+            lines += ["", "Every other figure measured equals the model's exactly: the days made the same calls "
+                      "in the same order, and the server answered as the model's store does."]
+    return lines

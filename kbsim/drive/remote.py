@@ -25,7 +25,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from kbsim.drive.client import DriveError, ToolSession
+from kbsim.drive.client import DEFAULT_CALL_TIMEOUT_S, DriveError, McpConnection, ToolSession
+from kbsim.drive.history import CallRecorder
 from kbsim.store import ToolError
 from kbsim.store.client import reads_call_by_call
 
@@ -472,9 +473,6 @@ class RemoteBackend:
 
     def __init__(self, address, *, kb_id: str = "kb-1", field_map: FieldMap | None = None,
                  timeout_s: float | None = None, sample_articles: int = 20) -> None:
-        from kbsim.drive.client import DEFAULT_CALL_TIMEOUT_S, McpConnection
-        from kbsim.drive.history import CallRecorder
-
         self.recorder = CallRecorder()
         self.connection = McpConnection(address, self.recorder,
                                         timeout_s=DEFAULT_CALL_TIMEOUT_S if timeout_s is None else timeout_s)

@@ -27,8 +27,9 @@ import numpy as np
 import pandas as pd
 
 from kbsim.fit import popularity as pop
+from kbsim.fit.day_kinds import DayKinds, find_day_kinds
 from kbsim.fit.logs import SAVE_KINDS, Activity, Log
-from kbsim.stats.intervals import Contrast, Estimate, contrast, estimate, jackknife
+from kbsim.stats.intervals import Contrast, Estimate, contrast, estimate, jackknife, prediction
 
 __all__ = [
     "BURST_RATIO",
@@ -182,6 +183,12 @@ class Fit:
     mix: dict[str, Estimate]
     burstiness: dict[str, Burstiness]
     notes: tuple[str, ...] = field(default=())
+    #: a future day's saves (and questions): the prediction interval, where the interval of
+    #: ``saves_per_day`` is the mean day's (:func:`kbsim.stats.intervals.prediction`)
+    saves_future: Estimate | None = None
+    questions_future: Estimate | None = None
+    #: the log's kinds of day (:mod:`kbsim.fit.day_kinds`; ``found`` False: one kind)
+    day_kinds: DayKinds | None = None
 
     @property
     def window(self) -> tuple[int, int]:
@@ -283,6 +290,9 @@ class Fit:
             "unit_of_replication": "day",
             "saves_per_day": _est(self.saves_per_day),
             "questions_per_day": None if self.questions_per_day is None else _est(self.questions_per_day),
+            "saves_on_a_future_day": None if self.saves_future is None else _est(self.saves_future),
+            "questions_on_a_future_day": None if self.questions_future is None else _est(self.questions_future),
+            "day_kinds": self._day_kinds_dict(),
             "save_mix": {kind: _est(value) for kind, value in self.mix.items()},
             "popularity": {},
             "rank_correlation": None if self.rank_correlation is None else _est(self.rank_correlation),
@@ -319,6 +329,46 @@ class Fit:
             }
         return out
 
+    def _day_kinds_dict(self) -> dict | None:
+        found = self.day_kinds
+        if found is None:
+            return None
+        test = found.test
+        first, end = self.window
+        return {
+            "dispersion_test": None if test is None else {
+                "index": _finite(test.index), "statistic": _finite(test.statistic), "dof": test.dof,
+                "p_value": _finite(test.p_value), "over_dispersed": test.over_dispersed,
+                "method": "daily saves against Poisson: (days - 1) x variance / mean, chi-square(days - 1)"},
+            "found": found.found,
+            "reason": found.reason,
+            "kinds": [{
+                "name": kind.name, "description": kind.description,
+                "dates": [d.isoformat() for d in kind.dates],
+                "saves_per_day": _est(kind.saves_per_day), "saves_on_a_future_day": _est(kind.saves_future),
+                "questions_per_day": None if kind.questions_per_day is None else _est(kind.questions_per_day),
+                "questions_on_a_future_day": None if kind.questions_future is None else _est(kind.questions_future),
+                "saves_per_hour": {f"{h:02d}": _finite(float(kind.hourly_saves[h])) for h in range(first, end)},
+            } for kind in found.kinds],
+        }
+
+    def day_kind_lines(self) -> list[str]:
+        """The kinds of day as text: the dispersion test, then each kind's rates (empty: no test)."""
+        found = self.day_kinds
+        if found is None:
+            return []
+        out = [f"Kinds of day: {found.reason}."]
+        for kind in found.kinds:
+            days = ", ".join(d.isoformat() for d in kind.dates[:4]) + (", ..." if len(kind.dates) > 4 else "")
+            out.append(f"  {kind.name} ({kind.description}; {len(kind.days)} day{'s' if len(kind.days) != 1 else ''}:"
+                       f" {days})")
+            out.append(_line("    saves on its mean day", kind.saves_per_day, "count"))
+            out.append(_line("    saves on a future such day", kind.saves_future, "count"))
+            if kind.questions_per_day is not None and kind.questions_future is not None:
+                out.append(_line("    questions on its mean day", kind.questions_per_day, "count"))
+                out.append(_line("    questions on a future such day", kind.questions_future, "count"))
+        return out
+
     def lines(self, notes: bool = True) -> list[str]:
         """The estimates as text, one quantity a line, with the interval and its method; then,
         with ``notes``, the notes on the log (days without activity, ...)."""
@@ -333,9 +383,13 @@ class Fit:
             "Estimates with 95% intervals; the unit of replication is the day"
             + (" (one day: no interval)." if log.days < 2 else "."),
         ]
-        lines.append(_line("saves per day", self.saves_per_day, "count"))
+        lines.append(_line("saves per day (the log's mean day)", self.saves_per_day, "count"))
+        if self.saves_future is not None:
+            lines.append(_line("saves on a future day", self.saves_future, "count"))
         if self.questions_per_day is not None:
-            lines.append(_line("questions per day", self.questions_per_day, "count"))
+            lines.append(_line("questions per day (the log's mean day)", self.questions_per_day, "count"))
+        if self.questions_future is not None:
+            lines.append(_line("questions on a future day", self.questions_future, "count"))
         for kind, value in self.mix.items():
             lines.append(_line(f"save mix: {kind}", value, "share"))
         for what, p in self.popularity.items():
@@ -370,6 +424,7 @@ class Fit:
             lines.append(f"  busiest hour / mean hour {peak} {_bracket(prof.peak.low, prof.peak.high)}; "
                          f"flat profile: p = {_p(prof.p_value)} ({prof.test_method})"
                          + ("; FAR FROM FLAT" if prof.far_from_flat else ""))
+        lines += self.day_kind_lines()
         gaps = self.model_gaps()
         if gaps:
             lines.append("The analytic model's assumptions do not hold for this log:")
@@ -499,8 +554,9 @@ def day_sums(activity: Activity, days: int, articles: int, window_s: float, seed
         chi_square[d], dof[d] = _pearson_coded(rows, cols)
         shuffled_follows, shuffled_chi = 0.0, 0.0
         zeros = np.zeros(len(mine), dtype=int)
+        limits = None if activity.kind is None else _unpublish_limits(rows, activity.kind[mine], time_s)
         for _ in range(SHUFFLES):
-            shuffled = rng.permutation(rows)
+            shuffled = rng.permutation(rows) if limits is None else _shuffle_within(rows, limits, rng)
             if in_order:  # times already in order: sorting by article alone, stably, keeps them so
                 shuffled_follows += _follows_in_order(time_s, shuffled, window_s)
             else:
@@ -513,6 +569,60 @@ def day_sums(activity: Activity, days: int, articles: int, window_s: float, seed
         kinds = np.zeros((days, len(SAVE_KINDS)))
         np.add.at(kinds, (activity.day, activity.kind), 1.0)
     return DaySums(totals, counts, hourly, follows, poisson_follows, chi_square, dof, poisson_chi, run_sizes, kinds)
+
+
+_UNPUBLISH = SAVE_KINDS.index("unpublish")
+
+
+def _unpublish_limits(rows: np.ndarray, kinds: np.ndarray, time_s: np.ndarray) -> np.ndarray | None:
+    """For one day's events (``rows``: article codes), ``[their places in time order, limits]``: the
+    place (in time order) before which each event must stay in a shuffle: its article's unpublish
+    when that unpublish ends the article's day (no save of it follows) and the article has saves
+    before it; -1 for that unpublish itself (it stays where it is); ``len(rows)`` for the others.
+    None: no event is limited.
+
+    A shuffle that moved saves past their article's unpublish would count, as a Poisson day, a day
+    the log cannot have had: an article unpublished at noon is saved only in the morning, so its saves
+    are closer together than saves spread over the whole day, which is no burst.
+    """
+    place = np.argsort(time_s, kind="stable")
+    ordered_rows, ordered_kinds = rows[place], kinds[place]
+    last = np.full(int(rows.max()) + 1, -1)
+    last[ordered_rows] = np.arange(len(ordered_rows))  # the last assignment of each code wins: its last event
+    count = np.bincount(ordered_rows, minlength=len(last))
+    ends = (last >= 0) & (count >= 2)
+    ends[ends] = ordered_kinds[last[ends]] == _UNPUBLISH
+    if not ends.any():
+        return None
+    limit_ordered = np.where(ends[ordered_rows], last[ordered_rows], len(rows))
+    fixed = ends[ordered_rows] & (np.arange(len(rows)) == last[ordered_rows])
+    limit_ordered[fixed] = -1
+    return np.stack([place, limit_ordered])  # the shuffle works in time order
+
+
+def _shuffle_within(rows: np.ndarray, limits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random reassignment of ``rows`` (article codes) to the day's events that keeps
+    each article's terminal unpublish where it is and every other save of that article before it
+    (:func:`_unpublish_limits`): the most limited saves choose first, each uniformly among the places
+    still free before its limit (the places allowed are nested, so every valid assignment is equally
+    likely), and the unlimited ones take the rest in a random order."""
+    place, limit = limits
+    ordered = rows[place]
+    out = ordered.copy()
+    free = np.flatnonzero(limit >= 0)  # places in time order not held by a fixed unpublish
+    limited = np.flatnonzero((limit >= 0) & (limit < len(rows)))
+    limited = limited[np.argsort(limit[limited], kind="stable")]
+    available = free.copy()
+    for event in limited.tolist():
+        k = int(np.searchsorted(available, limit[event]))
+        chosen = available[int(rng.integers(k))]
+        out[chosen] = ordered[event]
+        available = available[available != chosen]
+    rest = np.flatnonzero(limit >= len(rows))
+    out[available] = ordered[rest][rng.permutation(len(rest))]
+    result = np.empty_like(rows)
+    result[place] = out
+    return result
 
 
 def _follows_in_order(time_s: np.ndarray, article: np.ndarray, window_s: float) -> int:
@@ -567,6 +677,10 @@ def fit_log(log: Log, *, window_s: float = BURST_WINDOW_S, replicates: int = REP
         window_s=float(window_s),
         saves_per_day=_mean(sums["saves"].totals),
         questions_per_day=_mean(sums["questions"].totals) if "questions" in sums else None,
+        saves_future=prediction(sums["saves"].totals),
+        questions_future=prediction(sums["questions"].totals) if "questions" in sums else None,
+        day_kinds=find_day_kinds(log.dates, sums["saves"].hourly,
+                                 sums["questions"].hourly if "questions" in sums else None),
         profiles=profiles,
         popularity=popularity,
         rank_correlation=rho,

@@ -59,6 +59,18 @@ class WrittenConfig:
     traces: tuple[Path, ...]
     popularity: Path
     dropped_saves: int
+    #: saves the log holds (the share ``dropped_saves`` is of)
+    total_saves: int = 0
+
+    @property
+    def warning(self) -> str | None:
+        """One line on the saves the replayed traces left out (None: none were)."""
+        if not self.dropped_saves:
+            return None
+        share = self.dropped_saves / max(1, self.total_saves)
+        return (f"{self.dropped_saves:,} saves ({100 * share:.1f}% of {self.total_saves:,}) come after their article "
+                "was unpublished that day; the replayed traces drop them (a simulated day cannot save an unpublished "
+                "article), so the replayed days hold fewer saves than the log")
 
 
 def article_order(fit: Fit) -> list[str]:
@@ -164,9 +176,13 @@ def write_config(fit: Fit, path: str | Path, *, command: str = "kbsim fit", seed
         other = fit.popularity["saves"]
         lines.append(f"  # (saves' exponent: {_interval(other.exponent)}, {_short_method(other)}; a day takes one "
                      "exponent for both)")
+    kinds = fit.day_kinds if fit.day_kinds is not None and fit.day_kinds.found else None
     lines.append("  saves:")
-    lines.append(f"    count: {round(fit.saves_per_day.value)}   # saves per day, {_interval(fit.saves_per_day, 4)}, "
-                 f"mean over {log.days} days")
+    lines.append(f"    count: {round(fit.saves_per_day.value)}   # saves per day: the log's mean day "
+                 f"{_interval(fit.saves_per_day, 4)}, mean over {log.days} days"
+                 + (f"; a future day {_interval(fit.saves_future, 4)} (prediction)" if fit.saves_future is not None
+                    else "") + ("; both intervals are wide because they pool the kinds of day the scenarios below split"
+                                                if kinds is not None else ""))
     if fit.rank_correlation is not None and not math.isnan(fit.rank_correlation.value):
         lines.append(f"    rank_correlation: {round(fit.rank_correlation.value, 3)!r}   # saves to questions, "
                      f"{_interval(fit.rank_correlation)}, as kbsim's copula gives it on average")
@@ -178,7 +194,7 @@ def write_config(fit: Fit, path: str | Path, *, command: str = "kbsim fit", seed
         lines.append(f"      {kind}: {mix[kind]!r}   # {_percent(fit.mix[kind])}")
     lines.append("  questions:")
     if fit.questions_per_day is not None:
-        lines.append(f"    count: {round(fit.questions_per_day.value)}   # questions per day, "
+        lines.append(f"    count: {round(fit.questions_per_day.value)}   # questions per day: the log's mean day "
                      f"{_interval(fit.questions_per_day, 4)}, mean over {log.days} days")
     else:
         lines.append("    count: 120   # no questions log: the reference day's 120 questions")
@@ -191,7 +207,8 @@ def write_config(fit: Fit, path: str | Path, *, command: str = "kbsim fit", seed
                      "agent's choices differ between them")
         trace_folder = folder / f"{stem}-traces"
         trace_folder.mkdir(parents=True, exist_ok=True)
-        lines.append("scenarios:   # one per day of the log, its saves and questions replayed")
+        lines.append("scenarios:   # one per day of the log, its saves and questions replayed"
+                     + ("; each named by its kind of day, then its date" if kinds is not None else ""))
         for d, date in enumerate(log.dates):
             saves_path = trace_folder / f"saves-{date.isoformat()}.csv"
             dropped += _write_saves(saves_path, log.saves, d, window_starts[d] - origin, day_hours, ids, log.articles)
@@ -205,13 +222,17 @@ def write_config(fit: Fit, path: str | Path, *, command: str = "kbsim fit", seed
                 traces.append(questions_path)
                 entry["questions.trace"] = f"{trace_folder.name}/{questions_path.name}"
             body = ", ".join(f"{key}: {json.dumps(value)}" for key, value in entry.items())
-            lines.append(f"  day-{date.isoformat()}: {{{body}}}")
+            kind = "day" if kinds is None else (kinds.kind_of_day(d) or "day")
+            lines.append(f"  {kind}-{date.isoformat()}: {{{body}}}")
         if dropped:
             lines.append(f"# ({dropped} saves of an article after it was unpublished that day are left out of the "
                          "traces: a day cannot save an unpublished article)")
     else:
         seeds = SYNTHETIC_SEEDS if seeds is None else seeds
-        lines.append(f"seeds: {seeds}   # simulated days of the fitted day")
+        lines.append(f"seeds: {seeds}   # simulated days of the fitted day"
+                     + (" (of each kind of day)" if kinds is not None else ""))
+        if kinds is not None:
+            lines += _kind_scenarios(fit)
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, "\n".join(lines) + "\n")
     table = fit.empirical_popularity()
@@ -220,7 +241,26 @@ def write_config(fit: Fit, path: str | Path, *, command: str = "kbsim fit", seed
     table = table.rename(columns={"article": "log_article"})
     popularity_path = folder / f"{stem}-popularity.csv"
     atomic_write_text(popularity_path, table.to_csv(index=False))
-    return WrittenConfig(path, replay, reasons, tuple(traces), popularity_path, dropped)
+    return WrittenConfig(path, replay, reasons, tuple(traces), popularity_path, dropped, len(log.saves))
+
+
+def _kind_scenarios(fit: Fit) -> list[str]:
+    """One scenario per kind of day: its saves (and questions) on its mean day, with both intervals."""
+    kinds = fit.day_kinds
+    assert kinds is not None
+    lines = [f"# Kinds of day: {kinds.reason}.",
+             "# Each scenario is one kind: its count is the mean day of that kind in the log (interval: where that",
+             "# mean lies); 'future' is where one more such day's count will fall (prediction interval).",
+             "scenarios:   # one per kind of day"]
+    for kind in kinds.kinds:
+        entry = {"saves.count": round(kind.saves_per_day.value)}
+        if kind.questions_per_day is not None:
+            entry["questions.count"] = round(kind.questions_per_day.value)
+        body = ", ".join(f"{key}: {value}" for key, value in entry.items())
+        lines.append(f"  {kind.name}: {{{body}}}   # {kind.description}; {len(kind.days)} "
+                     f"day{'s' if len(kind.days) != 1 else ''}; saves: mean day {_interval(kind.saves_per_day, 4)}, "
+                     f"future {_interval(kind.saves_future, 4)}")
+    return lines
 
 
 def _short_method(popularity) -> str:

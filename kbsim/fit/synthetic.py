@@ -69,6 +69,11 @@ class KnownDays:
     weekdays_only: bool = True
     utc_offset_minutes: int = 60
     unpublish_ends_day: bool = False
+    #: Saturdays and Sundays (with ``weekdays_only`` False) have this many times a weekday's saves and questions
+    weekend_rate: float = 1.0
+    #: the days (indices into :meth:`dates`) that are peak days, with ``peak_rate`` times the saves
+    peak_days: tuple[int, ...] = ()
+    peak_rate: float = 1.0
 
     def __post_init__(self) -> None:
         first, end = self.hours
@@ -88,6 +93,25 @@ class KnownDays:
         first, end = self.hours
         weights = np.ones(end - first) if self.profile is None else np.asarray(self.profile, dtype=float)
         return weights / weights.sum()
+
+    def day_rates(self) -> np.ndarray:
+        """Each day's multiple of ``saves_per_day`` (and, but for peak days, ``questions_per_day``)."""
+        rates = np.array([self.weekend_rate if d.weekday() >= 5 else 1.0 for d in self.dates()])
+        for day in self.peak_days:
+            rates[day] *= self.peak_rate
+        return rates
+
+    def day_kind(self) -> list[str]:
+        """The kind of each generated day: ``peak``, ``weekend`` (when its rate differs) or ``weekday``."""
+        kinds = []
+        for d, day in enumerate(self.dates()):
+            if d in self.peak_days and self.peak_rate != 1.0:
+                kinds.append("peak")
+            elif day.weekday() >= 5 and self.weekend_rate != 1.0:
+                kinds.append("weekend")
+            else:
+                kinds.append("weekday")
+        return kinds
 
     def dates(self) -> list[date]:
         """The calendar dates of the generated days, in order."""
@@ -168,9 +192,11 @@ def _draw(known: KnownDays, seed: int) -> _Draws:
         return (first + hours + generator.random(count)) * 3600.0
 
     save_parts, question_parts = [], []
+    day_rates = known.day_rates()
+    weekend = np.array([day.weekday() >= 5 for day in known.dates()])
     for d in range(known.days):
         g = rng["saves"]
-        sessions = g.poisson(known.saves_per_day / known.session_saves)
+        sessions = g.poisson(day_rates[d] * known.saves_per_day / known.session_saves)
         start = times(g, sessions)
         article = g.choice(n, size=sessions, p=p_save)
         size = g.geometric(1.0 / known.session_saves, size=sessions) if known.session_saves > 1 else np.ones(
@@ -198,7 +224,7 @@ def _draw(known: KnownDays, seed: int) -> _Draws:
             seconds, saved, kinds = seconds[keep], saved[keep], kinds[keep]
         save_parts.append((np.full(len(seconds), d), seconds, saved, kinds))
         q = rng["questions"]
-        count = q.poisson(known.questions_per_day)
+        count = q.poisson(known.questions_per_day * (known.weekend_rate if weekend[d] else 1.0))
         asked = np.sort(times(q, count))
         question_parts.append((np.full(count, d), asked, q.choice(n, size=count, p=p_question)))
     save_day, save_seconds, save_article, save_kind = (np.concatenate([part[i] for part in save_parts])

@@ -13,7 +13,7 @@ from kbsim.report.experiments import load_experiment
 from kbsim.report.figures import specs
 
 #: The experiments the results pages need besides the figures'.
-PAGE_EXPERIMENTS = ("reference", "control", "sample_kb")
+PAGE_EXPERIMENTS = ("reference", "control", "sample_kb", "approval")
 #: The experiment the reproduction page reads.
 REPRODUCTION_EXPERIMENTS = ("writeup",)
 

@@ -531,6 +531,152 @@ def figure_design_choices(exps: dict[str, Experiment]):
     return plots.design_choices(frame, ADVICE, caption)
 
 
+@dataclass(frozen=True)
+class Counterfactual:
+    """One row of what each piece of advice buys (issue 37): the advice turned off as what the
+    system then lacks, measured on what the advice protects.
+
+    ``value = metric(scenario) - metric(baseline)``, paired on common seeds: the effect of
+    turning the advice off, shown times ``scale`` in ``unit``. ``instead_of`` names a
+    strategy the scenario checks with in place of ``strategy`` on the same day (no event log:
+    the re-read in place of the poll). ``precision`` is the half-width (in the metric's own
+    units) under which a row whose interval holds zero is called negligible.
+    """
+
+    number: int
+    advice: str
+    lacks: str
+    effect: str
+    metric: str
+    scenario: str
+    baseline: str = "default"
+    strategy: str = ""
+    instead_of: str = ""
+    unit: str = "pp"
+    scale: float = 100.0
+    precision: float = 0.005
+    headline: bool = False
+
+
+#: The experiment that turns each piece of advice off (experiments/advice.yaml).
+ADVICE_EXPERIMENT = "advice"
+#: The seeds a row may use, in order: the sequential rule stops at the first that is enough.
+SEED_STEPS = (5, 10, 20, 40)
+
+#: Each piece of the write-up's advice turned off, one row per harm (experiments/advice.yaml).
+COUNTERFACTUALS: tuple[Counterfactual, ...] = (
+    Counterfactual(1, "put a version in the citation", "citation {kb, article}; edits overwrite the current text",
+                   "lost updates", "lost_updates_per_edit", "no_version_overwrite",
+                   unit="per 100 agent edits", headline=True),
+    Counterfactual(1, "put a version in the citation", "... edits re-read just before the edit call",
+                   "lost updates", "lost_updates_per_edit", "no_version_reread",
+                   unit="per 100 agent edits"),
+    Counterfactual(1, "put a version in the citation", "... checks compare the text kept (re-read)",
+                   "result size per check", "bytes_per_check", "no_version_overwrite", strategy=REREAD.name,
+                   unit="kB", scale=0.001, precision=100.0),
+    Counterfactual(2, "keep an event log with a cursor", "no event log: re-read every cited article",
+                   "calls per check (both exact)", "calls_per_check", "default", strategy=POLL.name,
+                   instead_of=REREAD.name, unit="calls", scale=1.0, precision=0.5, headline=True),
+    Counterfactual(2, "keep an event log with a cursor", "no event log: re-read every cited article",
+                   "result size per check (both exact)", "bytes_per_check", "default", strategy=POLL.name,
+                   instead_of=REREAD.name, unit="kB", scale=0.001, precision=100.0),
+    Counterfactual(3, "answer only from published content", "the agent answers from people's pending drafts",
+                   "answers citing text no person had published", "draft_answer_share", "answer_from_drafts",
+                   baseline="drafts", headline=True),
+    Counterfactual(3, "log unpublishing as an event", "an unpublish writes no event",
+                   "gone citations the poll takes for changed", "gone_as_changed_share", "no_unpublish_event",
+                   strategy=POLL.name),
+    Counterfactual(3, "log unpublishing as an event", "an unpublish writes no event",
+                   "gone citations the poll flags gone", "gone_flagged_share", "no_unpublish_event",
+                   strategy=POLL.name),
+    Counterfactual(4, "make edits compare-and-swap", "edits overwrite the current text",
+                   "lost updates", "lost_updates_per_edit", "no_compare_and_swap",
+                   unit="per 100 agent edits", headline=True),
+    Counterfactual(4, "... with a required idempotency key", "a resend carries a fresh key (5% loss)",
+                   "duplicate writes", "duplicates_per_retried_edit", "no_idempotency_key",
+                   baseline="lossy", unit="per 100 resent edits"),
+    Counterfactual(5, "keep a per-call approval", "a session-wide permission (1 s, no review)",
+                   "wrong edits landed", "wrong_landed_per_edit", "approval_session",
+                   baseline="approval_per_call", unit="per 100 agent edits", headline=True),
+    Counterfactual(5, "keep a per-call approval", "a session-wide permission (1 s, no review)",
+                   "conflicts", "rejection_rate", "approval_session",
+                   baseline="approval_per_call", unit="per 100 agent edits"),
+)
+
+
+def _counterfactual_runs(per_run: pd.DataFrame, row: Counterfactual) -> tuple[pd.DataFrame, dict, dict]:
+    """The per-run rows a counterfactual compares, and its scenario and baseline keys. A row
+    with ``instead_of`` compares two strategies of one day: the ``instead_of`` rows are
+    relabelled as a scenario of their own, checking as ``strategy``, on the same seeds."""
+    if not row.instead_of:
+        return per_run, {"scenario": row.scenario}, {"scenario": row.baseline}
+    day = per_run[per_run["scenario"] == row.scenario]
+    instead = day[day["strategy"] == row.instead_of].assign(scenario="without", strategy=row.strategy)
+    return pd.concat([day, instead], ignore_index=True), {"scenario": "without"}, {"scenario": row.scenario}
+
+
+def advice_effects(experiment: Experiment) -> pd.DataFrame:
+    """Every :data:`COUNTERFACTUALS` row's effect of turning the advice off, paired on common
+    seeds, with its seeds chosen by precision.
+
+    The sequential rule: a row uses the first 5, 10, 20 or 40 of the experiment's seeds
+    (:data:`SEED_STEPS`, up to those run), the fewest whose paired 95% interval excludes
+    zero or has a half-width of at most the row's ``precision``; failing both at the cap,
+    the cap. Columns: ``row`` (index into :data:`COUNTERFACTUALS`), ``value``, ``ci_low``,
+    ``ci_high`` (times the row's ``scale``), ``seeds``, ``verdict`` (``"excludes zero"``,
+    ``"negligible"`` or ``"undecided"``), ``bound`` (the largest size the interval allows).
+    """
+    from kbsim.stats import ContrastSpec, contrasts
+
+    per_run = experiment.per_run.drop(columns=[c for c in ANNOTATIONS if c in experiment.per_run])
+    seeds = sorted(pd.unique(per_run["seed"]))
+    steps = [n for n in SEED_STEPS if n < len(seeds)] + [len(seeds)]
+    out = []
+    for index, row in enumerate(COUNTERFACTUALS):
+        runs, where, baseline = _counterfactual_runs(per_run, row)
+        found = None
+        for n in steps:
+            mine = runs[runs["seed"].isin(seeds[:n])]
+            spec = ContrastSpec(MetricSelector(row.metric, strategy=row.strategy), baseline=baseline, where=where)
+            frame = contrasts(mine, [spec], ["scenario"])
+            if frame.empty:
+                break
+            found = frame.iloc[0]
+            low, high = float(found["ci_low"]), float(found["ci_high"])
+            if low > 0 or high < 0 or (high - low) / 2 <= row.precision:
+                break
+        if found is None:
+            continue
+        low, high, value = float(found["ci_low"]), float(found["ci_high"]), float(found["value"])
+        if low > 0 or high < 0:
+            verdict = "excludes zero"
+        elif (high - low) / 2 <= row.precision:
+            verdict = "negligible"
+        else:
+            verdict = "undecided"
+        out.append({"row": index, "number": row.number, "value": value * row.scale, "ci_low": low * row.scale,
+                    "ci_high": high * row.scale, "seeds": int(found["seeds"]), "verdict": verdict,
+                    "bound": max(abs(low), abs(high)) * row.scale, "headline": row.headline})
+    return pd.DataFrame(out)
+
+
+def figure_advice_effects(exps: dict[str, Experiment]):
+    """The forest plot of what turning each piece of advice off does (``advice``): each
+    advice's headline row, point and paired 95% interval."""
+    from kbsim.report import plots
+
+    experiment = exps[ADVICE_EXPERIMENT]
+    effects = advice_effects(experiment)
+    caption = experiment.caption(
+        "advice_effects",
+        "Each row: one piece of advice turned off as what the system then lacks, minus the day that "
+        "follows it, seed by seed (common random numbers); bars: paired 95% intervals, with the seeds the "
+        "row needed to exclude zero.",
+        bands=False,
+    )
+    return plots.advice_forest(effects, COUNTERFACTUALS, caption)
+
+
 def _end_value(experiment: Experiment, metric: str, keys: dict, **selector) -> float:
     rows = match(experiment.summary, keys)
     return float(rows[MetricSelector(metric, **selector).mask(rows)]["value"].iloc[0])
@@ -801,6 +947,15 @@ FIGURES: tuple[FigureSpec, ...] = (
         "mode) against the default day, with paired 95% intervals.",
         ("ablation",),
         figure_design_choices,
+        "No model overlay: paired differences of simulated days.",
+    ),
+    FigureSpec(
+        "advice_effects",
+        "What each piece of the write-up's advice buys, as a forest plot: the effect of turning it "
+        "off as what the system then lacks (lost updates, calls per check, answers from drafts, "
+        "wrong edits landed), with paired 95% intervals.",
+        (ADVICE_EXPERIMENT,),
+        figure_advice_effects,
         "No model overlay: paired differences of simulated days.",
     ),
 )

@@ -13,7 +13,7 @@ import pandas as pd
 
 from kbsim.files import atomic_write_text
 from kbsim.report.experiments import ANNOTATIONS, FULL_COMMAND, Experiment
-from kbsim.report.figures import ADVICE, FIGURES, design_contrasts
+from kbsim.report.figures import ADVICE_EXPERIMENT, COUNTERFACTUALS, FIGURES, SEED_STEPS, advice_effects
 from kbsim.report.links import write_page
 from kbsim.report.own_kb import sample_kb_section
 from kbsim.report.search_quality import search_quality_section
@@ -27,7 +27,7 @@ KEPT_MARKER = "<!-- kept by kbsim figures: the sections below are written by oth
 README_START = "<!-- results:start (rewritten by `kbsim figures`) -->"
 README_END = "<!-- results:end -->"  # block_start("results"), block_end("results")
 #: Figures embedded in README.md; docs/results.md embeds all of them.
-README_FIGURES = ("staleness_over_day", "check_cost", "edit_rejections")
+README_FIGURES = ("staleness_over_day", "advice_effects", "check_cost", "edit_rejections")
 INTERVALS = (
     "value [95% interval over seeds: each seed's day is one replication, and the interval "
     "is kbsim.stats' linearised one, on the logit scale for shares; docs/model.md]"
@@ -130,7 +130,7 @@ def write_results_markdown(exps: Mapping[str, Experiment], path: str | Path, fig
         markdown_table(reference_results(exps)),
         *precision_section(exps),
         *contrasts_section(exps),
-        *design_choices_section(exps),
+        *design_choices_section(exps, rel.as_posix()),
         *sample_kb_section(exps),
         *search_quality_section(),
     ]
@@ -220,53 +220,177 @@ DESIGN_CHOICES_ANCHOR = "what-each-design-choice-buys"
 
 
 def design_choices_rows(exps: Mapping[str, Experiment]) -> pd.DataFrame:
-    """Per piece of advice and harm: the harm without the advice at the table's point, with
-    its paired 95% interval (:func:`kbsim.report.figures.design_contrasts`)."""
-    experiment = exps["ablation"]
-    frame = design_contrasts(experiment)
+    """Per piece of advice and harm: the effect of turning it off, paired on common seeds,
+    with the seeds its precision needed (:func:`kbsim.report.figures.advice_effects`)."""
+    effects = advice_effects(exps[ADVICE_EXPERIMENT])
     rows = []
-    for index, advice in enumerate(ADVICE):
-        mine = frame[frame["advice"] == index]
-        for key, value in advice.at:
-            mine = mine[mine[key] == value]
-        xs = sorted(mine[advice.x].unique())
-        x = advice.table_x if advice.table_x is not None else (xs[0] if xs else None)
-        mine = mine[mine[advice.x] == x]
-        for harm in advice.harms:
-            hit = mine[mine["harm"] == harm.label]
-            point = {**dict(advice.at), advice.x: x}
-            rows.append(
-                {
-                    "advice": f"{advice.number}. {advice.advice}",
-                    "harm without it": f"`{harm.metric}` ({harm.label}): "
-                    f"{harm.scenario} vs {harm.baseline}",
-                    "at": ", ".join(f"{k} = {point_label(point, [k])}" for k in point),
-                    "difference [95%, paired]": "n/a"
-                    if hit.empty
-                    else format_contrast(hit.iloc[0], hit.iloc[0]["unit"]).split(";")[0],
-                    "seeds": "-" if hit.empty else int(hit.iloc[0]["seeds"]),
-                }
-            )
+    for effect in effects.itertuples(index=False):
+        row = COUNTERFACTUALS[effect.row]
+        digits = _digits(row)
+
+        def show(x: float, sign: str = "+", digits: int = digits) -> str:
+            return f"{round(x, digits) + 0.0:{sign}.{digits}f}"  # no "-0"
+
+        interval = f"{show(effect.value)} [{show(effect.ci_low)}, {show(effect.ci_high)}]"
+        precision = f"precision +-{row.precision * row.scale:g} {row.unit}"
+        bound = f"+-{round(effect.bound, digits + 1) + 0.0:g} {row.unit}"
+        if effect.verdict == "negligible":
+            verdict = f"negligible: within {bound} ({precision})"
+        elif effect.verdict == "undecided":
+            verdict = f"not decided at {effect.seeds} seeds: within {bound} ({precision})"
+        else:
+            verdict = "excludes zero"
+        rows.append(
+            {
+                "advice": f"{row.number}. {row.advice}",
+                "turned off: what the system lacks": row.lacks,
+                "effect of turning it off": f"{row.effect}, {row.unit} (`{row.metric}`: "
+                f"{row.scenario if not row.instead_of else row.instead_of + ' on ' + row.scenario} "
+                f"minus {row.baseline if not row.instead_of else row.strategy})",
+                "without minus with [95%, paired]": interval,
+                "seeds": effect.seeds,
+                "verdict": verdict,
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def design_choices_section(exps: Mapping[str, Experiment]) -> list[str]:
-    """The table "What each design choice buys" from the ablation study (empty without it)."""
-    if "ablation" not in exps:
+def _digits(row) -> int:
+    """Decimals a row's effect is printed with: one for shares and rates, whole kB and calls."""
+    return 1 if row.unit not in ("kB",) else 0
+
+
+def approval_rows(exps: Mapping[str, Experiment]) -> pd.DataFrame:
+    """The approval model's trade-off over its two assumptions (experiments/approval.yaml):
+    per 100 agent edits, the wrong edits that land and the conflicts, per-call against a
+    session-wide permission, each with its 95% interval over seeds."""
+    summary = exps["approval"].summary
+    keys = ["review.wrong_share", "review.catch_share"]
+    rows = []
+    for point, group in summary.groupby(keys, sort=True):
+        row = {"wrong edits": f"{point[0]:.0%}", "per-call reviewer catches": f"{point[1]:.0%}"}
+        for metric, label in (("wrong_landed_per_edit", "wrong edits landed"), ("rejection_rate", "conflicts")):
+            for scenario, mode in (("per_call", "per-call (10 min)"), ("session", "session (1 s)")):
+                hit = group[(group["metric"] == metric) & (group["scenario"] == scenario)]
+                cell = "-"
+                if len(hit):
+                    value, low, high = (100 * float(hit.iloc[0][c]) for c in ("value", "ci_low", "ci_high"))
+                    cell = f"{value:.1f} [{low:.1f}, {high:.1f}]"
+                row[f"{label} per 100 edits, {mode}"] = cell
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+#: Bytes of a SHA-256 digest: what an agent without versions could keep per citation instead of its text.
+DIGEST_BYTES = 32
+
+
+def client_state_without_version(experiment: Experiment) -> str:
+    """What an agent without versions keeps to compare with, from the no-version day: the text
+    it cited (``cited_text_bytes`` at the day's last check), or a digest per citation."""
+    from kbsim.units import format_bytes
+
+    summary = experiment.summary
+    kept = summary[(summary["scenario"] == "no_version_overwrite") & (summary["metric"] == "cited_text_bytes")]
+    cited = summary[(summary["scenario"] == "no_version_overwrite") & (summary["metric"] == "gone_citation_share")]
+    if kept.empty or cited.empty:
+        return ""
+    per_day = float(cited.iloc[0]["trials"]) / float(cited.iloc[0]["seeds"])
+    row = kept.iloc[0]
+    return (
+        "Without a version the agent keeps something to compare each re-read with: the text it cited, "
+        f"{format_bytes(row['value'])} [{format_bytes(row['ci_low'])}, {format_bytes(row['ci_high'])}] by the "
+        f"end of the day, or a {DIGEST_BYTES}-byte digest of it per citation ({format_bytes(DIGEST_BYTES * per_day)} "
+        f"for the day's {per_day:,.0f} citations, about what the versions it lacks would take). The checks then "
+        "cost what they cost with versions (the result size row above): each re-read returns the whole article "
+        "either way."
+    )
+
+
+#: How much larger than the reference day the no-event-log row is also given (by the model).
+SCALE = 100
+
+
+def no_event_log_at_scale(experiment: Experiment) -> str:
+    """The no-event-log row at :data:`SCALE` times the day (articles, questions and saves), by
+    the analytic model of each check's cost (:func:`kbsim.model.analytic.predict_check_policy`),
+    beside the same model at the day itself."""
+    from kbsim.model import analytic
+    from kbsim.units import format_bytes
+
+    day = experiment.points[experiment.points["scenario"] == "default"].iloc[0]["params"]
+    scaled = day.model_copy(update={
+        "corpus": day.corpus.model_copy(update={"articles": day.corpus.articles * SCALE}),
+        "questions": day.questions.model_copy(update={"count": day.questions.count * SCALE}),
+        "saves": day.saves.model_copy(update={"count": day.saves.count * SCALE}),
+    })
+    per_check = day.checks.interval_s / 3600.0
+
+    def cost(params, strategy: str) -> tuple[float, float]:
+        policy = analytic.predict_check_policy(params).set_index("strategy")
+        return (float(policy.loc[strategy, "calls_per_hour"]) * per_check,
+                float(policy.loc[strategy, "bytes_per_hour"]) * per_check)
+
+    (reread_calls, reread_bytes), (poll_calls, poll_bytes) = cost(scaled, "reread"), cost(scaled, "poll")
+    (day_reread, _), (day_poll, _) = cost(day, "reread"), cost(day, "poll")
+    return (
+        f"At {SCALE}x the day ({scaled.corpus.articles:,} articles, {scaled.questions.count:,} questions, "
+        f"{scaled.saves.count:,} saves), the analytic model of each check's cost "
+        "(`kbsim.model.analytic.predict_check_policy`, which gives the re-read "
+        f"{day_reread:.0f} and the poll {day_poll:.0f} calls a check on the day itself) puts a check "
+        f"without the event log at {reread_calls:,.0f} calls and {format_bytes(reread_bytes)}, against the "
+        f"poll's {poll_calls:,.0f} calls and {format_bytes(poll_bytes)}: both exact, so at equal detection."
+    )
+
+
+def design_choices_section(exps: Mapping[str, Experiment], figures: str = "../figures") -> list[str]:
+    """The table "What each design choice buys" (issue 37: each piece of advice turned off as
+    what the system then lacks), its forest plot, and the approval model's trade-off (empty
+    without the advice experiment)."""
+    if ADVICE_EXPERIMENT not in exps:
         return []
-    experiment = exps["ablation"]
-    return [
+    experiment = exps[ADVICE_EXPERIMENT]
+    steps = ", ".join(str(n) for n in SEED_STEPS[:-1]) + f" or {SEED_STEPS[-1]}"
+    lines = [
         "",
         f"### {DESIGN_CHOICES_TITLE}",
         "",
-        f"`experiments/{experiment.name}.yaml` ({experiment.seeds} seeds per point) turns each piece "
-        "of the write-up's advice off in turn on the same seeds as the default day, where every piece is "
-        "followed. Each row is the harm of turning it off: the scenario minus the default, seed by seed, "
-        "with its paired 95% interval (shares in percentage points). The figure `design_choices` shows "
-        "the same comparisons at every loss rate and agent count.",
+        f"`experiments/{experiment.name}.yaml` turns each piece of the write-up's advice off as what "
+        "the system then lacks, on the same seeds as the day that follows it (common random numbers), and "
+        "measures the harm on what that advice protects. Each row is the effect of turning the advice off: "
+        "the day without it minus the day with it, seed by seed, with its paired 95% interval; a positive "
+        "effect is more of the harm named, in the unit named (pp: percentage points). Seeds are chosen by "
+        f"precision: a row uses the first {steps} seeds, the fewest whose interval excludes zero or is "
+        "narrower than the row's stated precision (then it is negligible, within the bound the interval "
+        "gives). No event log is the re-read against the poll on the same day: both find every stale "
+        "citation, so they are compared at equal detection. Without a version the edit cannot carry one: "
+        "it overwrites what is current, and a read just before the edit call does not help, because the "
+        "approval sits between that read and the write.",
+        "",
+        f"![What turning each piece of advice off does]({figures}/advice_effects.png)",
         "",
         markdown_table(design_choices_rows(exps)),
     ]
+    lines += ["", no_event_log_at_scale(experiment)]
+    state = client_state_without_version(experiment)
+    if state:
+        lines += ["", state]
+    if "approval" in exps:
+        approval = exps["approval"]
+        lines += [
+            "",
+            "#### What a per-call approval is worth, under its two assumptions",
+            "",
+            f"`experiments/{approval.name}.yaml` ({approval.seeds} seeds per point) sweeps the approval "
+            "model's assumptions: the share of the agent's edits that are wrong, and the share of those a "
+            "person approving each call refuses. A session-wide permission lets every wrong edit land but "
+            "lands edits within a second; a per-call approval keeps the edit waiting for its reviewer, and "
+            "people's saves in that wait turn it into a conflict. Per 100 agent edits, with 95% intervals "
+            "over seeds:",
+            "",
+            markdown_table(approval_rows(exps)),
+        ]
+    return lines
 
 
 def _unpaired(row, unit: str) -> str:

@@ -47,8 +47,8 @@ PALETTE = {
     "retry": "#bcbd22",  # a re-read-and-retry that succeeds
     "saves": "#1b9e77",  # people's saves in a log (kbsim fit)
     "questions": "#e7298a",  # people's questions in a log (kbsim fit)
-    "harm": "#3b3b3b",  # the first harm of a design-choices panel
-    "harm_other": "#e6ab02",  # its second harm
+    "harm": "#3b3b3b",  # turning a piece of advice off adds harm (advice_effects); design_choices' first harm
+    "harm_other": "#e6ab02",  # it takes harm away (advice_effects); design_choices' second harm
     "ink": "#000000",  # models (dashed), Pareto rings, zero lines: marks, not series
     "no_limit": "#eeeeee",  # the band of a retention window that keeps every event
     "grid": "#b0b0b0",  # grid lines
@@ -1158,3 +1158,36 @@ def design_choices(contrasts: pd.DataFrame, advice: Sequence, caption: str) -> F
         # the intervals and, in the approval panel, the lost updates' points
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.28), fontsize=7.5, frameon=False)
     return _finish(fig, caption, "What each design choice buys (paired on common seeds)")
+
+
+@_styled
+def advice_forest(effects: pd.DataFrame, rows: Sequence, caption: str) -> Figure:
+    """A forest plot of what turning each piece of advice off does: one row per piece of
+    advice (its headline effect), point and paired 95% interval, each on its own axis in its
+    own unit, with zero marked.
+
+    Args:
+        effects: :func:`kbsim.report.figures.advice_effects` rows (``row`` indexes ``rows``;
+            ``value``, ``ci_low``, ``ci_high`` already in the row's unit; ``seeds``).
+        rows: the :class:`kbsim.report.figures.Counterfactual` entries.
+        caption: the caption line under the figure (names the config that made it).
+    """
+    shown = effects[effects["headline"]].sort_values("number")
+    fig, axes = _figure(nrows=max(len(shown), 1), width=DOUBLE_WIDTH, height=0.95 * max(len(shown), 1) + 1.3)
+    for ax, effect in zip(axes[:, 0], shown.itertuples(index=False), strict=False):
+        row = rows[effect.row]
+        low, high = effect.value - effect.ci_low, effect.ci_high - effect.value
+        colour = PALETTE["harm"] if effect.value > 0 else PALETTE["harm_other"]
+        ax.errorbar([effect.value], [0], xerr=[[low], [high]], fmt="o", color=colour, capsize=4, markersize=6,
+                    label="effect of turning it off (point, paired 95% interval)")
+        ax.axvline(0.0, color=PALETTE["ink"], linewidth=0.8, label="no effect")
+        span = max(abs(effect.ci_low), abs(effect.ci_high), abs(effect.value)) * 1.15 or 1.0
+        ax.set_xlim(-span if effect.ci_low < 0 else -0.08 * span, span if effect.ci_high > 0 else 0.08 * span)
+        ax.set_yticks([])
+        ax.set_ylabel(f"{row.number}. {row.advice}\noff: {row.lacks}", rotation=0, ha="right", va="center",
+                      fontsize=8)
+        ax.set_ylim(-1, 1)
+        ax.grid(False, axis="y")
+        ax.set_xlabel(f"{row.effect} ({row.unit}), {effect.seeds} seeds", fontsize=8)
+        ax.tick_params(axis="x", labelsize=8)
+    return _finish(fig, caption, "What turning each piece of advice off does (paired on common seeds)", legend_below=2)

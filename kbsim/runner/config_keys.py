@@ -44,7 +44,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from kbsim.errors import brief, printable
 from kbsim.inputs import InputError
-from kbsim.params import INPUT_PATHS, DayParams, in_seconds, nested_in_seconds
+from kbsim.params import INPUT_PATHS, SERVER_STORE_BACKEND, DayParams, in_seconds, nested_in_seconds
 from kbsim.runner import limits
 from kbsim.runner.config import (
     ConfigError,
@@ -681,7 +681,19 @@ def _check_inputs(
 def _check_backend(
     params: DayParams, config: ExperimentConfig, scenario: str, point: dict, origins: dict, source: str
 ) -> None:
-    """Refuse a ``store.backend`` that names no registered backend, before anything runs."""
+    """Refuse a ``store.backend`` that names no registered backend, before anything runs; and a
+    server at a URL that more than one day would share (each day must start from its own
+    knowledge base: a ``command`` starts a fresh server for each)."""
+    if params.store.backend == SERVER_STORE_BACKEND:
+        assert params.store.server is not None  # StoreParams holds both or neither
+        runs = len(config.seeds) * sum(1 for _ in iter_points(config))
+        if params.store.server.url is not None and runs > 1:
+            where_set, key_path = _blame(("store.server",), config, scenario, point, origins, source)
+            raise ConfigError(where_set, key_path + ".url",
+                              f"{runs} days would share the one server at this URL, each starting from what the "
+                              "last left; give store.server.command (a fresh server for each day) or one seed "
+                              "and one scenario")
+        return
     try:
         store_backend(params.store.backend)
     except ValueError as exc:

@@ -24,7 +24,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kbsim.params import DayParams
+from kbsim.drive.configured import server_day_store
+from kbsim.params import SERVER_STORE_BACKEND, DayParams
 from kbsim.runner.config import RunSpec
 from kbsim.sim import day
 from kbsim.sim.strategies import Strategy, resolve
@@ -179,7 +180,13 @@ def run_batch(jobs: list[dict], run_day: Callable | str = DEFAULT_RUN_DAY) -> li
             if not isinstance(params, DayParams):  # a job made by hand, as JSON
                 params = DayParams.model_validate(params)
             strategies = resolve(params.checks.strategies)
-            tables = simulate(params, job["seed"], checked=True) if checked else simulate(params, job["seed"])
+            if params.store.backend == SERVER_STORE_BACKEND:  # a live server: kbsim drive's store and clock
+                if not checked:
+                    raise ValueError(f"store.backend 'server' runs kbsim's own day, not {run_day!r}")
+                with server_day_store(params, job["seed"]) as (backend, env):
+                    tables = simulate(params, job["seed"], checked=True, store=backend, env=env)
+            else:
+                tables = simulate(params, job["seed"], checked=True) if checked else simulate(params, job["seed"])
             files, metric_rows = run_files(job, tables, params.day_s, strategies)
             outcomes.append(
                 {

@@ -234,23 +234,48 @@ class AnsweredBodies:
     ``limit`` bytes is passed on unread, for the SDK's 413.
     """
 
-    def __init__(self, app, security, limit: int) -> None:
+    def __init__(self, app, security, limit: int, on_session_closed: Callable[[str], object] | None = None) -> None:
         from mcp.server.transport_security import TransportSecurityMiddleware
 
         self.app = app
         self.security = TransportSecurityMiddleware(security)
         self.limit = limit
         self.in_flight = InFlightIds()
+        self.on_session_closed = on_session_closed
 
     async def __call__(self, scope, receive, send) -> None:
-        """Answer a POST body to the endpoint the SDK would leave unanswered; pass all else on."""
+        """Answer a POST body to the endpoint the SDK would leave unanswered; pass all else on;
+        tell ``on_session_closed`` of a session its client deleted or the SDK no longer knows."""
         if scope["type"] != "http" or scope["path"].rstrip("/") != MCP_PATH:
             await self.app(scope, receive, send)
             return
-        from mcp.server.streamable_http import GET_STREAM_KEY, MCP_SESSION_ID_HEADER
+        from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
         from starlette.requests import Request
 
         session = Request(scope).headers.get(MCP_SESSION_ID_HEADER)
+        if session is None or self.on_session_closed is None:
+            await self._answer(scope, receive, send, session)
+            return
+        status = 0
+
+        async def noting_status(message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self._answer(scope, receive, noting_status, session)
+        finally:
+            # a DELETE the SDK accepted ended the session; a 404 says the SDK has forgotten it
+            # (deleted, or expired while idle): either way it is closed
+            if status == 404 or (scope["method"] == "DELETE" and 200 <= status < 300):
+                self.on_session_closed(session)
+
+    async def _answer(self, scope, receive, send, session: str | None) -> None:
+        from mcp.server.streamable_http import GET_STREAM_KEY
+        from starlette.requests import Request
+
         if scope["method"] == "GET" and session is not None:
             # a session's GET stream holds the SDK's key "_GET_stream" while it is open
             with self.in_flight.holding(session, (("transport", GET_STREAM_KEY),)):
@@ -304,7 +329,8 @@ class AnsweredBodies:
 
 
 def run_http(server, address: HttpAddress, *, allow_hosts: Iterable[str] = (), allow_origins: Iterable[str] = (),
-             on_listening: Callable[[str], None] | None = None, stop: threading.Event | None = None) -> None:
+             on_listening: Callable[[str], None] | None = None, stop: threading.Event | None = None,
+             on_session_closed: Callable[[str], object] | None = None) -> None:
     """Serve ``server`` (an SDK low-level ``Server``) over Streamable HTTP until SIGINT or SIGTERM,
     or until ``stop`` is set (then it returns, after the same graceful shutdown).
 
@@ -312,7 +338,8 @@ def run_http(server, address: HttpAddress, *, allow_hosts: Iterable[str] = (), a
     address, and the port the OS chose for port 0), before the first request is taken.
     Streams can be resumed: every SSE event has an id (:class:`~kbsim.serve.events.RecentEvents`
     keeps the latest), and a client that lost a stream reconnects with ``Last-Event-ID``
-    after the ``retry`` delay the stream states (:data:`RETRY_MS`).
+    after the ``retry`` delay the stream states (:data:`RETRY_MS`). ``on_session_closed`` is
+    called with the id of each session once it has closed.
     """
     import uvicorn
 
@@ -327,7 +354,7 @@ def run_http(server, address: HttpAddress, *, allow_hosts: Iterable[str] = (), a
     app = AnsweredBodies(server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security,
                                                     host=address.host, event_store=RecentEvents(),
                                                     retry_interval=RETRY_MS),
-                         security, DEFAULT_MAX_REQUEST_BODY_SIZE)
+                         security, DEFAULT_MAX_REQUEST_BODY_SIZE, on_session_closed)
     config = uvicorn.Config(
         app,
         log_config=None,  # kbsim's logging (stderr) as configured by the caller

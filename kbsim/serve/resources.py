@@ -63,6 +63,12 @@ class ArticleResources:
     def __init__(self, served: Any, sessions: OpenSessions) -> None:
         self.served = served
         self.sessions = sessions
+        sessions.on_closed.append(self.session_closed)
+
+    def session_closed(self, key: str) -> int:
+        """End every subscription of the session ``key``, which has closed; how many ended."""
+        with self.served.lock:
+            return self.served.store.subscriptions.remove_all(key)
 
     # -- helpers ------------------------------------------------------------------------
 

@@ -38,6 +38,7 @@ from kbsim.inputs import InputError
 from kbsim.inputs.resolve import unsearchable_warnings
 from kbsim.params import DayParams
 from kbsim.serve.admin import ADMIN_TOOLS, admin_call, admin_tool_list
+from kbsim.serve.sessions import OpenSessions
 from kbsim.serve.shapes import json_text, output_schema, served_payload, unicode_only
 from kbsim.sim.activity import repeating_saves
 from kbsim.sim.day import open_day
@@ -443,7 +444,7 @@ def tool_result(payload: dict[str, Any], is_error: bool):
     )
 
 
-def build_server(served: ServedKnowledgeBase, *, live: bool = False):
+def build_server(served: ServedKnowledgeBase, *, live: bool = False, sessions: OpenSessions | None = None):
     """A low-level MCP ``Server`` publishing the exact schemas of ``tools.json``, the published
     articles as resources (:mod:`kbsim.serve.resources`) and logging (:mod:`kbsim.serve.sessions`).
 
@@ -451,7 +452,8 @@ def build_server(served: ServedKnowledgeBase, *, live: bool = False):
     schema, so every bad argument reaches the store's validator and comes back
     as a tool error with the store's ``invalid_argument`` code. While it runs (its lifespan)
     it tells subscribers of each change the store commits, and every session when the live
-    day stops.
+    day stops. ``sessions`` is the list of open sessions it keeps (a new one by default); over
+    HTTP the transport tells it when a session has closed (:meth:`OpenSessions.forget`).
     """
     import warnings
 
@@ -460,11 +462,9 @@ def build_server(served: ServedKnowledgeBase, *, live: bool = False):
     from mcp.shared.exceptions import MCPDeprecationWarning
 
     from kbsim.serve.resources import ArticleResources
-    from kbsim.serve.sessions import OpenSessions
-
     tools = tool_list() + (admin_tool_list() if served.admin_tools else [])
     granted = ", ".join(sorted(served.client.grants))
-    sessions = OpenSessions()
+    sessions = OpenSessions() if sessions is None else sessions
     articles = ArticleResources(served, sessions)
 
     async def on_list_tools(ctx, params) -> types.ListToolsResult:
@@ -644,12 +644,12 @@ def serve(params: DayParams, *, seed: int = DEFAULT_SEED, db: str | Path | None 
                  sized.saves.count, sized.day_hours, _sized_note(params, articles), clock.speed)
         start_live_people(served, sized, seed)
     try:
+        sessions = OpenSessions()
         if transport is serve_stdio:  # ends when the live day stops, once the client was told
-            serve_stdio(build_server(served, live=live), served if live else None)
-        elif live:  # over HTTP too: every session is told, then the server stops
-            transport(build_server(served, live=live), stop=served.clients_told)
-        else:
-            transport(build_server(served, live=live))
+            serve_stdio(build_server(served, live=live, sessions=sessions), served if live else None)
+        else:  # over HTTP a session ends by DELETE or expiry: forgotten, its subscriptions ended
+            stop = {"stop": served.clients_told} if live else {}  # live: every session is told, then it stops
+            transport(build_server(served, live=live, sessions=sessions), on_session_closed=sessions.forget, **stop)
     finally:
         close = getattr(store, "close", None)
         if close is not None:

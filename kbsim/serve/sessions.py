@@ -5,9 +5,10 @@ The SDK's low-level server answers requests; it keeps no list of the sessions op
 needs one to tell every client that the live day stopped, and each subscriber that its
 article changed, over stdio and Streamable HTTP alike. :class:`OpenSessions` notes each
 session as its requests pass (a server middleware): over HTTP by its ``mcp-session-id``,
-over stdio as the one session there is. Notifications go on a session's own standalone
-stream (over HTTP, the GET stream a client opens after ``initialize``); a session that has
-closed drops them quietly, as the SDK does.
+over stdio as the one session there is; the HTTP transport tells it when a session has
+closed (:meth:`OpenSessions.forget`), so a long-running server keeps only the open ones.
+Notifications go on a session's own standalone stream (over HTTP, the GET stream a client
+opens after ``initialize``); a session that has closed drops them quietly, as the SDK does.
 
 ``logging/setLevel`` sets the least severe level a session is sent (RFC 5424's order, as
 MCP's); until it is called a session gets ``info`` and above.
@@ -48,6 +49,8 @@ class OpenSessions:
     def __init__(self) -> None:
         self._sessions: dict[str, Any] = {}
         self._levels: dict[str, str] = {}
+        #: called with a session's key once it has closed (its subscriptions end there)
+        self.on_closed: list[Callable[[str], Any]] = []
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -62,6 +65,15 @@ class OpenSessions:
         if key is not None:
             self._sessions[key] = ctx.session
         return key
+
+    def forget(self, key: str) -> bool:
+        """Forget the session ``key``, which has closed (over HTTP: deleted by its client, or
+        expired and answered 404); whether it was open. Every :attr:`on_closed` hears of it."""
+        known = self._sessions.pop(key, None) is not None
+        self._levels.pop(key, None)
+        for closed in self.on_closed:
+            closed(key)
+        return known
 
     async def middleware(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
         """A server middleware (``Server.middleware``): note each request's session."""

@@ -23,8 +23,10 @@ from kbsim.sim.records import (
     AgentCheckRecord,
     CheckRecord,
     CitationRecord,
+    DraftCitationRecord,
     EditRecord,
     IntentRecord,
+    ReviewRecord,
     SaveRecord,
     TextCheckRecord,
 )
@@ -101,6 +103,11 @@ def editor(day: Day, arrivals: Iterable[SaveArrival]):
                 if title is None:
                     title = day.corpus.retitle(store.article_state(kb_id, article_id).title, rng,
                                                article_id=article_id)
+            if day.params.drafts.share > 0 and day.streams["drafts"].random() < day.params.drafts.share:
+                content = _new_content(day, article_id, arrival)
+                day.drafts[article_id] = (title, content, env.now)
+                env.process(_publish_draft(day, article_id, kind, title, content))
+                continue
             if save_words is not None and arrival.content is None and arrival.content_length is None:
                 corpus = day.corpus
                 assert isinstance(corpus, Corpus)  # save_words is looked up for a synthetic corpus only
@@ -118,6 +125,26 @@ def editor(day: Day, arrivals: Iterable[SaveArrival]):
         log.note("people", env.now, f"{kind} {article_id}")
         if kind == "unpublish" and day.params.saves.replace_unpublished:
             _replace(day, article_id, rank)
+
+
+def _publish_draft(day: Day, article_id: str, kind: str, title: str | None, content: str):
+    """A person publishing their draft ``drafts.lead_s`` after writing it (nothing, when the
+    article was unpublished meanwhile or a newer draft replaced it)."""
+    env = day.env
+    drafted_s = env.now
+    yield env.timeout(day.params.drafts.lead_s)
+    pending = day.drafts.get(article_id)
+    if pending is None or pending[2] != drafted_s:
+        return
+    del day.drafts[article_id]
+    if not day.is_published(article_id):
+        return
+    version = day.store.save_article(day.kb_id, article_id, at=env.now, content=content, title=title)
+    rank = day.questions_by.rank_of.get(article_id, -1)
+    day.log.add_save(SaveRecord(env.now, "people", kind, article_id, version, rank))
+    if day.log.save_texts is not None:
+        day.log.save_texts.append((title, content))
+    day.log.note("people", env.now, f"publish draft {kind} {article_id}")
 
 
 def _unpublish(day: Day, article_id: str) -> str:
@@ -216,12 +243,26 @@ def asker(day: Day, arrivals: Iterable[QuestionArrival], on_answer: Callable[[An
                 target_rank=rank_of.get(target, -1) if target else -1,
             )
             citations.append(citation)
-            contents.append(read["content"])
+            contents.append(_answered_text(day, answer_id, position, read))
         log.citations.extend(citations)
         if log.questions is not None:
             log.questions.append((env.now, target, query))
         log.note("asker", env.now, f"q{answer_id} {query!r} -> {[c.article_id for c in citations]}")
         on_answer(Answer(answer_id, env.now, tuple(citations), tuple(contents)))
+
+
+def _answered_text(day: Day, answer_id: int, position: int, read: dict) -> str:
+    """The text the agent answers from: the article as read, or, when it answers from drafts
+    (``drafts.answer_from_drafts``), a person's pending draft of it, which no one has
+    published (recorded in ``draft_citations``)."""
+    if not day.params.drafts.answer_from_drafts:
+        return read["content"]
+    draft = day.drafts.get(read["article_id"])
+    if draft is None:
+        return read["content"]
+    day.log.draft_citations.append(
+        DraftCitationRecord(answer_id, position, read["article_id"], day.env.now, draft[2]))
+    return draft[1]
 
 
 def checker(day: Day):
@@ -346,6 +387,13 @@ def agent_edit(day: Day, answer: Answer, delays: Iterator[float]):
     (``edit.idempotency_key: false``) a fresh one. Every time the store applies the edit,
     the versions it replaced beyond the one it was built on are lost updates (the
     ``intents`` table); with compare-and-swap and keys on there must be none.
+
+    Issue 37's counterfactuals: without a version in the citation
+    (``citation.edit_without_version``) the edit overwrites whatever is current, built on the
+    text cited (``overwrite``) or on a read made just before the edit call, whose approval
+    then runs (``reread``). Under the approval model (``review.wrong_share`` > 0) a share of
+    edits is wrong; a per-call reviewer refuses a share of those (outcome ``refused``, never
+    sent), while a session-wide permission lets every one through (the ``reviews`` table).
     """
     env, store, kb_id, log, params = day.env, day.store, day.kb_id, day.log, day.params
     agents = day.agents
@@ -353,14 +401,29 @@ def agent_edit(day: Day, answer: Answer, delays: Iterator[float]):
     client = day.agent_client(answer.answer_id)
     cited = answer.citations[0]
     note = f"\n\nAgent note for answer {answer.answer_id}."
+    review = params.review
+    wrong = refused = False
+    if review.wrong_share > 0:  # two uniforms per edit, used or not, so the edits keep in step
+        u_wrong, u_catch = day.streams["review"].random(2)
+        wrong = bool(u_wrong < review.wrong_share)
+        refused = wrong and review.per_call and bool(u_catch < review.catch_share)
+    version, content = cited.cited_version, answer.contents[0]
+    if params.citation.edit_without_version == "reread":
+        # no version to send: read again just before the edit call, whose approval then runs
+        try:
+            current = client.call("read_knowledge_article",
+                                  {"knowledge_base_id": kb_id, "article_id": cited.article_id})
+            version, content = current["updated_at"], current["content"]
+        except ToolError as error:
+            if error.code != "not_found":
+                raise
     delay_s = next(delays)
     yield env.timeout(delay_s)
     edit_s = env.now
-    version, content = cited.cited_version, answer.contents[0]
     outcome, retry_outcome, replay_ok = None, "none", None
     tally = _EditTally()
     attempt = 0  # 0 = the first try; each retry adds one
-    while True:
+    while not refused:
         status, result, arguments = yield from _send(day, client, answer, version, content + note, attempt, tally)
         if attempt == 0:
             outcome = status
@@ -386,7 +449,9 @@ def agent_edit(day: Day, answer: Answer, delays: Iterator[float]):
         version, content = current["updated_at"], current["content"]
         if params.edit.retry_waits_approval:
             yield env.timeout(next(delays))
-    if params.edit.compare_and_swap and params.edit.idempotency_key and (
+    if refused:
+        outcome = "refused"
+    if not _blind(params) and params.edit.idempotency_key and (
         tally.applications > 1 or tally.people or tally.agents
     ):
         raise DesignInvariantError(
@@ -416,6 +481,8 @@ def agent_edit(day: Day, answer: Answer, delays: Iterator[float]):
             tally.agents, tally.conflicts_people, tally.conflicts_agents, tally.conflicts_self, tally.sends,
             tally.lost,
         ))
+    if review.wrong_share > 0:
+        log.reviews.append(ReviewRecord(answer.answer_id, agent, wrong, refused, tally.applications > 0))
     actor = "agent" if agents is None else f"agent {agent}"
     log.note(actor, edit_s, f"edit a{answer.answer_id} {cited.article_id}: {outcome}/{retry_outcome}")
 
@@ -447,7 +514,7 @@ def _send(day: Day, client, answer: Answer, base: str, text: str, attempt: int, 
                 agents.fresh_keys += 1
                 key = f"agent-{agent}-answer-{answer.answer_id}-send-{agents.fresh_keys}"
             expected = base
-            if not params.edit.compare_and_swap:
+            if _blind(params):
                 expected = store.current_version(kb_id, article_id) or base
             arguments = {"knowledge_base_id": kb_id, "article_id": article_id, "content": text,
                          "expected_version": expected, "idempotency_key": key}
@@ -484,6 +551,12 @@ def _send(day: Day, client, answer: Answer, base: str, text: str, attempt: int, 
         status, result = sent_status, reply
         break
     return status, result, arguments
+
+
+def _blind(params) -> bool:
+    """Whether the agent's edits overwrite whatever is current: without compare-and-swap, or
+    without a version in the citation to send (``citation.edit_without_version``)."""
+    return not params.edit.compare_and_swap or params.citation.edit_without_version != "cited_version"
 
 
 def _applied(day: Day, tally: _EditTally, article_id: str, base: str, before: str | None, version: str,

@@ -150,6 +150,30 @@ class TextCheckRecord:
     kept_bytes: int  # cited text the agent must keep to compare with
 
 
+@dataclass(frozen=True, slots=True)
+class DraftCitationRecord:
+    """A citation of a pending draft: text no person had published when the agent cited it
+    (the ``draft_citations`` table, on a day whose agent answers from drafts; issue 37)."""
+
+    answer_id: int
+    position: int
+    article_id: str
+    asked_s: float
+    drafted_s: float  # when the person wrote the draft the agent read
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewRecord:
+    """One agent edit under the approval model (the ``reviews`` table; issue 37): whether it
+    was wrong, whether a per-call reviewer refused it, and whether a wrong one landed."""
+
+    answer_id: int
+    agent: int
+    wrong: bool
+    refused: bool  # a per-call reviewer caught it: never sent
+    landed: bool  # the store applied it (at least once)
+
+
 @dataclass
 class DayLog:
     """Everything a day appends; turned into tables once, at the end."""
@@ -162,6 +186,8 @@ class DayLog:
     intents: list[IntentRecord] = field(default_factory=list)
     agent_checks: list[AgentCheckRecord] = field(default_factory=list)
     text_checks: list[TextCheckRecord] = field(default_factory=list)
+    draft_citations: list[DraftCitationRecord] = field(default_factory=list)
+    reviews: list[ReviewRecord] = field(default_factory=list)
     transport: list = field(default_factory=list)  # kbsim.sim.transport.TransportRecord, once the day is run
     trace: list[TraceEntry] | None = None
     # kept only when asked (to export the day as trace files): each people's save's

@@ -28,8 +28,10 @@ from kbsim.sim.records import (
     CitationRecord,
     DayLog,
     DetectionRecord,
+    DraftCitationRecord,
     EditRecord,
     IntentRecord,
+    ReviewRecord,
     SaveRecord,
     TextCheckRecord,
 )
@@ -66,6 +68,8 @@ SWITCHED_TABLES = {
     "transport": TransportRecord,
     "agent_checks": AgentCheckRecord,
     "text_checks": TextCheckRecord,
+    "draft_citations": DraftCitationRecord,
+    "reviews": ReviewRecord,
 }
 #: The column every table starts with, and its type.
 SEED_COLUMN = ("seed", "int")

@@ -20,7 +20,7 @@ import simpy
 
 from kbsim.inputs import LoadedCorpus, load_corpus
 from kbsim.inputs.resolve import corpus_analyzer, corpus_edits
-from kbsim.params import DEFAULT_STORE_BACKEND, CorpusParams, DayParams
+from kbsim.params import DEFAULT_STORE_BACKEND, SERVER_STORE_BACKEND, CorpusParams, DayParams
 from kbsim.sim.corpus import Corpus, RevisingCorpus, TextCorpus
 from kbsim.sim.popularity import Popularity
 from kbsim.sim.records import DayLog
@@ -47,9 +47,11 @@ KB_ID = "kb-1"
 #: their numbers). ``save_targets`` and ``question_draws`` hand each save and question its
 #: own block of uniforms (see :meth:`Popularity.draw`); ``save_ranking`` is the noise of a
 #: save ranking correlated with the question ranking (``saves.rank_correlation``);
-#: ``transport`` the lossy wire's losses (drawn only when ``transport.loss_rate`` > 0).
+#: ``transport`` the lossy wire's losses (drawn only when ``transport.loss_rate`` > 0);
+#: ``drafts`` which of people's saves are drafted first (only when ``drafts.share`` > 0);
+#: ``review`` which agent edits are wrong and caught (only when ``review.wrong_share`` > 0).
 STREAMS = ("corpus", "editors", "askers", "agent", "tail", "save_targets", "question_draws", "save_ranking",
-           "transport")
+           "transport", "drafts", "review")
 
 
 def streams(seed: int) -> dict[str, np.random.Generator]:
@@ -157,6 +159,9 @@ def day_store(starting: StartingKnowledgeBase, params: DayParams, store: StoreFa
     ``params.store.backend`` names is (for the default, ``memory``, the in-memory
     template is copied, which gives the same state faster).
     """
+    if store is None and params.store.backend == SERVER_STORE_BACKEND:
+        raise ValueError("store.backend 'server' is a live server: hand the day its store, as the runner does "
+                         "(kbsim.drive.server_day_store), run_day(params, seed, store=..., env=...)")
     if store is None and params.store.backend != DEFAULT_STORE_BACKEND:
         store = store_backend(params.store.backend)
     if store is None:
@@ -199,6 +204,9 @@ class Day:
     saves_by: Popularity
     #: agent edit processes started so far (the day runs until they are done)
     edits: list = field(default_factory=list)
+    #: article id -> (title or None, content, drafted_s) of a person's pending draft
+    #: (``drafts.share`` > 0; issue 37)
+    drafts: dict[str, tuple[str | None, str, float]] = field(default_factory=dict)
     #: the agents and their wires on a day with the design switches
     #: (:attr:`~kbsim.params.DayParams.uses_design_switches`); None: the one agent, on ``client``
     agents: Agents | None = None

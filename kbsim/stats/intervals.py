@@ -325,3 +325,27 @@ def _scale(scale: str):
     if scale == "logit":
         return (lambda p: np.log(p / (1 - p))), (lambda x: 1 / (1 + np.exp(-x)))
     return (lambda x: x), (lambda x: x)
+
+
+def prediction(values, confidence: float = CONFIDENCE, unit: str = "days") -> Estimate:
+    """The interval for one more unit (a future day) of per-unit ``values``: their mean
+    ``+- t(n-1) sd sqrt(1 + 1/n)``, floored at 0 when no value is negative.
+
+    The same t method as :func:`estimate`'s mean, for a different question: the mean's
+    interval says where the mean of such units lies (it narrows as units accrue), this one
+    where a single new unit will fall (it does not). With fewer than two units, NaN bounds.
+    """
+    y = np.asarray(values, dtype=float)
+    y = y[~np.isnan(y)]
+    method = f"prediction for one more of the {unit}: mean +- t({unit}-1) sd sqrt(1 + 1/{unit})"
+    if len(y) == 0:
+        return Estimate(math.nan, math.nan, math.nan, math.nan, 0, method)
+    value = float(y.mean())
+    if len(y) < 2:
+        return Estimate(value, math.nan, math.nan, math.nan, len(y), method)
+    spread = float(np.std(y, ddof=1) * math.sqrt(1.0 + 1.0 / len(y)))
+    t = t_quantile(len(y) - 1, confidence)
+    low = value - t * spread
+    if low < 0 and _never_negative(y):
+        low = 0.0
+    return Estimate(value, low, value + t * spread, spread, len(y), method)

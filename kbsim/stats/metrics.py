@@ -117,6 +117,30 @@ METRICS: dict[str, Metric] = {
             "share",
         ),
         Metric("duplicate_write_share", "proportion", "intended edits the store applied more than once", "share"),
+        Metric(
+            "lost_updates_per_edit",
+            "ratio",
+            "people's saves silently replaced, per agent edit (issue 37: the rate's true denominator)",
+            "count",
+        ),
+        Metric(
+            "duplicates_per_retried_edit",
+            "proportion",
+            "edits applied more than once, of the edits resent after a lost request or reply",
+            "share",
+        ),
+        Metric(
+            "wrong_landed_per_edit",
+            "proportion",
+            "agent edits that were wrong and that the store applied (the approval model)",
+            "share",
+        ),
+        Metric(
+            "draft_answer_share",
+            "proportion",
+            "answers citing a pending draft: text no person had published when it was cited",
+            "share",
+        ),
         Metric("conflict_writer_share", "proportion", "conflicts whose newer version this writer wrote", "share"),
         Metric("retry_calls_per_hour", "mean", "tool requests resent after a lost request or reply", "count"),
         Metric("retry_bytes_per_hour", "mean", "bytes of replies lost on the wire", "bytes"),
@@ -205,9 +229,14 @@ def metric_names(params: DayParams) -> set[str]:
     names |= {metric_name("gone_as_changed_share", math.nan, False, s, "") for s in log_readers}
     names |= {metric_name("gone_flagged_share", math.nan, False, s, "") for s in exact}
     if edits:
-        names |= {"lost_update_share", "duplicate_write_share"}
+        names |= {"lost_update_share", "duplicate_write_share", "lost_updates_per_edit"}
     if not params.uses_design_switches:
         return names
+    names.add("draft_answer_share")
+    if edits:
+        names.add("duplicates_per_retried_edit")
+    if edits and params.review.wrong_share > 0:
+        names.add("wrong_landed_per_edit")
     # a switched day's extra tables (kbsim.sim.tables.SWITCHED_TABLES): intents, text_checks, agent_checks
     agents = [f"agent {agent}" for agent in range(params.agents.count)] if params.agents.count > 1 else []
     if edits:
@@ -444,6 +473,18 @@ def _design_choices(
         dup = 0 if intents is None else int((intents["applications"] > 1).sum())
         rows.share("lost_update_share", lost, len(people))
         rows.share("duplicate_write_share", dup, len(edits))
+        rows.share("lost_updates_per_edit", lost, len(edits))
+    if intents is not None and len(intents):
+        resent = intents["sends"] > 1
+        rows.share("duplicates_per_retried_edit", (resent & (intents["applications"] > 1)).sum(), resent.sum())
+    reviews = tables.get("reviews")
+    if reviews is not None and len(reviews):
+        rows.share("wrong_landed_per_edit", (reviews["wrong"] & reviews["landed"]).sum(), len(reviews))
+    if tables.get("transport") is not None:  # a switched day: what answering from drafts exposed
+        citations = tables["citations"]
+        drafted = tables.get("draft_citations")
+        cited_drafts = 0 if drafted is None else drafted["answer_id"].nunique()
+        rows.share("draft_answer_share", cited_drafts, citations["answer_id"].nunique())
     if intents is not None and len(intents):
         writers = intents[["conflicts_people", "conflicts_agents", "conflicts_self"]].sum()
         for writer, column in (("people", "conflicts_people"), ("agents", "conflicts_agents"),

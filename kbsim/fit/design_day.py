@@ -1,0 +1,164 @@
+"""The day to design for: a kind of day of the log (by default the busiest), or a percentile
+of its days, and within it the busy hours.
+
+Advice pooled over days that are not alike answers for none of them: a log of weekdays,
+weekends at a fifth of the saves and a release day at five times gives a mean day that
+no day resembles, and an edit delay that is too long on the days that matter. The design
+day is the day the answer must hold on; and since the analytic model takes a day at one
+rate, the design day runs at the rate of its **busy hours** (the active hours with at least
+:data:`BUSY_SHARE` of its busiest hour's saves), all day: an answer that holds in the busy
+hours holds in the quieter ones.
+
+``--design-day`` chooses it (:func:`parse_design_day`): ``busiest`` (the default), a kind
+(``weekday``, ``weekend``, ``peak``, ``ordinary``) or a percentile of the log's days by saves
+(``p90`` or ``90%``: that day's saves, with the log's hourly profile scaled to them).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from kbsim.fit.day_kinds import KIND_NAMES
+from kbsim.fit.estimates import Fit
+from kbsim.fit.logs import FitInputError
+
+__all__ = ["BUSY_SHARE", "DesignDay", "design_day", "is_percentile", "parse_design_day"]
+
+#: An active hour is busy when it has at least this share of the busiest hour's saves.
+BUSY_SHARE = 0.8
+
+
+@dataclass(frozen=True)
+class DesignDay:
+    """The day advice is given for (:func:`design_day`).
+
+    ``saves_count`` and ``questions_count`` are what a whole day at the busy hours' rates holds
+    (the analytic model's day); ``day_saves`` what the chosen day holds over its hours.
+    """
+
+    choice: str  # "busiest", a kind's name, or "p90"
+    kind: str  # the kind of day (or "p90 day", "every day")
+    label: str
+    dates: tuple  # the log's dates the design day stands for
+    busy_hours: tuple[int, ...]
+    saves_per_busy_hour: float
+    saves_per_mean_hour: float
+    questions_per_busy_hour: float | None
+    day_saves: float
+    saves_count: int
+    questions_count: int | None
+
+    def hours_text(self) -> str:
+        """The busy hours as ``09:00-12:00, 14:00-15:00``."""
+        if not self.busy_hours:
+            return "every hour alike (a flat day)"
+        spans, start = [], self.busy_hours[0]
+        previous = start
+        for hour in (*self.busy_hours[1:], None):
+            if hour is not None and hour == previous + 1:
+                previous = hour
+                continue
+            spans.append(f"{start:02d}:00-{previous + 1:02d}:00")
+            if hour is not None:
+                start = previous = hour
+        return ", ".join(spans)
+
+    def to_dict(self) -> dict:
+        """The design day as plain JSON values."""
+        return {"choice": self.choice, "kind": self.kind, "label": self.label,
+                "dates": [d.isoformat() for d in self.dates], "busy_hours": list(self.busy_hours),
+                "saves_per_busy_hour": self.saves_per_busy_hour, "saves_per_mean_hour": self.saves_per_mean_hour,
+                **({} if self.questions_per_busy_hour is None else
+                   {"questions_per_busy_hour": self.questions_per_busy_hour}),
+                "day_saves": self.day_saves, "model_saves_per_day": self.saves_count,
+                **({} if self.questions_count is None else {"model_questions_per_day": self.questions_count})}
+
+
+def parse_design_day(text: str | None) -> str:
+    """``busiest``, a kind's name or ``pNN`` from ``--design-day`` (``90%`` is read as ``p90``).
+
+    Raises:
+        FitInputError: naming ``--design-day``.
+    """
+    raw = "busiest" if text is None else str(text).strip().lower()
+    if raw == "busiest" or raw in KIND_NAMES:
+        return raw
+    match = re.fullmatch(r"p(\d+(?:\.\d+)?)|(\d+(?:\.\d+)?)%", raw)
+    if match:
+        value = float(match.group(1) or match.group(2))
+        if 0 < value <= 100:
+            return f"p{value:g}"
+    raise FitInputError("--design-day", f"expected busiest, {', '.join(KIND_NAMES)}, or a percentile of the "
+                        f"log's days such as p90 or 90%, got {text!r}")
+
+
+def is_percentile(choice: str) -> bool:
+    """Whether a :func:`parse_design_day` value is a percentile (``p90``), not a kind."""
+    return choice != "busiest" and choice not in KIND_NAMES
+
+
+def design_day(fit: Fit, choice: str = "busiest") -> DesignDay:
+    """The design day of ``fit``'s log for ``choice`` (:func:`parse_design_day`'s value).
+
+    Raises:
+        FitInputError: naming ``--design-day``, for a kind the log does not have.
+    """
+    log = fit.log
+    first, end = fit.window
+    hours = end - first
+    save_hourly = _hourly(log.saves, log.days)
+    question_hourly = None if log.questions is None else _hourly(log.questions, log.days)
+    kinds = fit.day_kinds
+    if is_percentile(choice):
+        percent = float(choice[1:])
+        totals = save_hourly.sum(axis=1)
+        day_saves = float(np.percentile(totals, percent))
+        scale = day_saves / totals.mean() if totals.mean() > 0 else 0.0
+        members = np.flatnonzero(totals >= day_saves - 1e-9)
+        profile = save_hourly.mean(axis=0) * scale
+        questions = None if question_hourly is None else question_hourly.mean(axis=0) * scale
+        kind, label = f"{choice} day", (f"the {choice} day of the log by saves ({day_saves:,.0f} saves; "
+                                        f"{len(members)} of its {log.days} days have as many or more)")
+    else:
+        if kinds is None or not kinds.found:
+            if choice != "busiest":
+                raise FitInputError("--design-day", f"the log has no kinds of day, so no {choice} day "
+                                    f"({kinds.reason if kinds is not None else 'no test'}); give busiest or a "
+                                    "percentile such as p90")
+            members = np.arange(log.days)
+            kind, label = "every day", f"every day of the log alike ({log.days} days: one kind of day)"
+        else:
+            try:
+                chosen = kinds.busiest() if choice == "busiest" else kinds.kind(choice)
+            except KeyError:
+                raise FitInputError("--design-day", f"the log has no {choice} kind of day; its kinds are "
+                                    f"{', '.join(k.name for k in kinds.kinds)}") from None
+            members = np.asarray(chosen.days)
+            kind = chosen.name
+            count = f"{len(members)} day{'s' if len(members) != 1 else ''} of the log"
+            label = (f"the busiest kind of day, {kind} ({count})" if choice == "busiest"
+                     else f"the {kind} kind of day ({count})")
+        profile = save_hourly[members].mean(axis=0)
+        questions = None if question_hourly is None else question_hourly[members].mean(axis=0)
+        day_saves = float(profile.sum())
+    active = profile[first:end]
+    peak = float(active.max()) if hours else 0.0
+    busy = tuple(int(first + h) for h in np.flatnonzero(active >= BUSY_SHARE * peak)) if peak > 0 else ()
+    busy_rate = float(np.mean(profile[list(busy)])) if busy else 0.0
+    mean_rate = float(active.mean()) if hours else 0.0
+    busy_questions = None if questions is None else (float(np.mean(questions[list(busy)])) if busy else 0.0)
+    saves_count = max(1, int(math.ceil(busy_rate * hours)))
+    questions_count = None if busy_questions is None else max(1, int(math.ceil(busy_questions * hours)))
+    dates = tuple(log.dates[int(d)] for d in members)
+    return DesignDay(choice, kind, label, dates, busy, busy_rate, mean_rate, busy_questions, day_saves,
+                     saves_count, questions_count)
+
+
+def _hourly(activity, days: int) -> np.ndarray:
+    table = np.zeros((days, 24))
+    np.add.at(table, (activity.day, np.minimum(activity.hour.astype(int), 23)), 1.0)
+    return table

@@ -12,7 +12,9 @@ notebook needs are here:
   runs are missing and answers with ``.summary()``, ``.tables``, ``.contrasts()`` and
   ``.figure(name)``, shown in Jupyter as a table with intervals;
 - :func:`fit_log` estimates a day from your logs (read by :func:`read_log`), and :func:`advise`
-  answers the cheapest check policy for a day (:func:`day_params`, :class:`Target`).
+  answers the cheapest check policy for a day (:func:`day_params`, :class:`Target`);
+- :func:`walkthrough` (and :class:`Walkthrough`) is what each notebook under ``notebooks/`` reads:
+  its experiments, and one call per section (a figure, a model check, prose from the results).
 
 Example:
     >>> import kbsim
@@ -42,6 +44,7 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers and
     from kbsim.fit import fit_log, read_log
     from kbsim.model.advise import Target, advise, day_params
     from kbsim.report.study import Study, study
+    from kbsim.report.walkthrough import Walkthrough, walkthrough
     from kbsim.runner.results import load_results
     from kbsim.runner.run import RunsFailedError, run_experiment
     from kbsim.sim.day import run_day
@@ -80,6 +83,8 @@ _LAZY = {
     "summarize": "kbsim.stats.summary",
     "study": "kbsim.report.study",
     "Study": "kbsim.report.study",
+    "walkthrough": "kbsim.report.walkthrough",
+    "Walkthrough": "kbsim.report.walkthrough",
     "fit_log": "kbsim.fit",
     "read_log": "kbsim.fit",
     "advise": "kbsim.model.advise",
@@ -101,6 +106,7 @@ __all__ = [
     "Target",
     "ToolDefinition",
     "ToolError",
+    "Walkthrough",
     "__version__",
     "advise",
     "day_params",
@@ -115,6 +121,7 @@ __all__ = [
     "study",
     "summarize",
     "tool_definitions",
+    "walkthrough",
 ]
 
 

@@ -8,6 +8,7 @@ repository: the test compares ``git status`` before and after.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -66,6 +67,68 @@ def test_the_six_notebooks_are_there_and_committed_executed():
         assert "quick mode" not in printed, f"{path.name} was executed in quick mode, not the full study"
         images = [out for out in outputs if "image/png" in out.get("data", {})]
         assert images or path.stem.startswith("04"), f"{path.name} shows no figure"
+
+
+#: ``import kbsim``, ``from kbsim import NAME`` and ``kbsim.NAME``: how a notebook may reach kbsim.
+KBSIM_IMPORT = re.compile(r"^\s*(?:import\s+(kbsim[\w.]*)|from\s+(kbsim[\w.]*)\s+import\s+(.+))", re.MULTILINE)
+KBSIM_ATTRIBUTE = re.compile(r"(?<![\w.])kbsim\.(\w+)")
+
+
+def non_public_uses(source: str) -> list[str]:
+    """What a code cell reaches of kbsim beyond its public API (``kbsim.__all__``): a submodule
+    imported (``kbsim.cli.day_config``, ``kbsim.fit.synthetic``), a name imported from one, or
+    an attribute of ``kbsim`` that is not public."""
+    import kbsim
+
+    public = set(kbsim.__all__)
+    found = []
+    for module, from_module, names in KBSIM_IMPORT.findall(source):
+        if module and module != "kbsim":
+            found.append(f"import {module}")
+        if from_module and from_module != "kbsim":
+            found.append(f"from {from_module} import {names.strip()}")
+        if from_module == "kbsim":
+            for part in names.strip("() \\").split(","):
+                name = part.split()[0] if part.split() else ""
+                if name and name not in public:
+                    found.append(f"from kbsim import {name}")
+    code = KBSIM_IMPORT.sub("", source)  # the imports are judged above
+    found += [f"kbsim.{name}" for name in KBSIM_ATTRIBUTE.findall(code) if name not in public]
+    return found
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebooks_use_only_kbsims_public_api(path):
+    """Notebook 06 once imported kbsim.cli.day_config (a CLI module), kbsim.fit.synthetic and
+    kbsim.runner.simulated_advice; every notebook now reaches kbsim through ``kbsim.__all__``
+    only (``kbsim.walkthrough`` gives each its sections), so a reader learns the API from it."""
+    notebook = nbformat.read(path, as_version=4)
+    found = [f"cell {index}: {use}" for index, cell in enumerate(notebook.cells) if cell.cell_type == "code"
+             for use in non_public_uses(cell.source)]
+    assert not found, "\n".join(found)
+
+
+def test_the_public_api_check_catches_internals():
+    """The check above can fail: each form a notebook once used is caught, the public API is not."""
+    assert non_public_uses("from kbsim.cli.day_config import load_day_config") == [
+        "from kbsim.cli.day_config import load_day_config"]
+    assert non_public_uses("import kbsim.fit.synthetic") == ["import kbsim.fit.synthetic"]
+    assert non_public_uses("from kbsim import run_day, summarize as s") == []
+    assert non_public_uses("from kbsim import _LAZY") == ["from kbsim import _LAZY"]
+    assert non_public_uses("x = kbsim.report.figures.draw('a', {})") == ["kbsim.report"]
+    assert non_public_uses("import kbsim\nnb = kbsim.walkthrough('01_staleness')") == []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_each_code_cell_reads_as_api_calls(path):
+    """Prose that must stay true to the numbers is rendered by kbsim (``nb.say(section)``), so no
+    code cell builds a string from results: no f-string, no ``display(Markdown(...))``."""
+    notebook = nbformat.read(path, as_version=4)
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code":
+            continue
+        assert not re.search(r"\bf[\"']", cell.source), f"{path.name} cell {index} builds a string"
+        assert "Markdown(" not in cell.source and "display(" not in cell.source, f"{path.name} cell {index}"
 
 
 @pytest.mark.slow

@@ -104,7 +104,7 @@ def check_policy_paragraph(experiment: Experiment) -> list[str]:
     return [
         "Checking more often finds a stale citation sooner and costs more. Across check intervals from "
         f"{format_duration(intervals[0], 'page')} to {format_duration(intervals[-1], 'page')} "
-        f"(`kbsim/experiments/{experiment.name}.yaml`, {experiment.seeds} seeds per point), polling the "
+        f"(`experiments/{experiment.name}.yaml`, {experiment.seeds} seeds per point), polling the "
         "event log is the cheapest way to any detection latency or stale exposure: every Pareto-optimal "
         "point is a poll. Re-reading every cited article detects exactly the same citations for more "
         f"calls: {_times(first)} as many checking every {shown[0]}, {_times(middle)} every {shown[1]}, "

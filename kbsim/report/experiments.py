@@ -77,14 +77,15 @@ class Experiment:
         return f"{self.seeds} seed{'s' if self.seeds != 1 else ''} of {days} days"
 
     def caption(self, figure: str, extra: str = "", *, bands: bool = True) -> str:
-        """The caption every figure of this experiment opens with: the config, the runs behind
-        each point, what its bands are (``bands=False`` for a figure that draws its intervals as
-        bars, which ``extra`` then explains), and the command that redraws it; then ``extra``."""
+        """The caption every figure of this experiment opens with: the config (as a clone holds
+        it, ``experiments/NAME.yaml``), the runs behind each point and what its bands are
+        (``bands=False`` for a figure that draws its intervals as bars, which ``extra`` then
+        explains); then ``extra``. It is printed beside the figure (figures/README.md, the
+        pages), never in it; figures/README.md gives the command that redraws ``figure``."""
         quick = " (quick mode)" if self.name_is_quick else ""
         text = (
-            f"Made by kbsim/experiments/{self.name}.yaml{quick}: each point {self.runs_per_point()}"
+            f"Made by experiments/{self.name}.yaml{quick}: each point {self.runs_per_point()}"
             + (", bands = 95% intervals over seeds" if bands else "")
-            + f". Regenerate: {FULL_COMMAND} --only {figure}"
         )
         return f"{text}. {extra}" if extra else text
 

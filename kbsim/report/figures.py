@@ -71,15 +71,15 @@ def figure_staleness_over_day(exps: dict[str, Experiment]):
         + (
             ""
             if len(used) < 2 or used[1] is used[0]
-            else f" Control from kbsim/experiments/{used[1].name}.yaml."
+            else f" Control from experiments/{used[1].name}.yaml."
         ),
     )
     return plots.staleness_over_day(pd.concat(observed), models, caption, "role", labels)
 
 
-def figure_staleness_by_age(exps: dict[str, Experiment]):
-    """How long a citation stays fresh (Kaplan-Meier by age), Zipf against control."""
-    from kbsim.report import plots
+def _age_frames(exps: dict[str, Experiment]):
+    """The Kaplan-Meier shares stale by age of the Zipf day and the control (no agent edits):
+    the frame, the lines' labels, the experiments used and the days."""
     from kbsim.stats.survival import survival_by
 
     days = staleness_days([exps["reference"], exps["control"]])
@@ -94,12 +94,22 @@ def figure_staleness_by_age(exps: dict[str, Experiment]):
         frames.append(frame)
         labels[name] = ROLE_LABELS[name].format(s=params.zipf_s)
         used.append(experiment)
+    return pd.concat(frames), labels, used, days
+
+
+def figure_staleness_by_age(exps: dict[str, Experiment]):
+    """How soon a citation goes stale (Kaplan-Meier by age), Zipf against control."""
+    from kbsim.report import plots
+
+    frame, labels, used, days = _age_frames(exps)
     caption = used[0].caption(
         "staleness_by_age",
         _edits_note(days["zipf"][1])
-        + " Censored at the end of the day: few citations are followed to old ages, so the bands widen.",
+        + " Steps: the Kaplan-Meier estimate at each age of the grid (every "
+        + format_duration(days["zipf"][1].day_s / 48, "page")
+        + "). Censored at the end of the day: few citations are followed to old ages, so the bands widen.",
     )
-    return plots.staleness_by_age(pd.concat(frames), caption, "role", labels, days["zipf"][1].day_hours)
+    return plots.staleness_by_age(frame, caption, "role", labels, days["zipf"][1].day_hours)
 
 
 def _end_model(experiment: Experiment, key: str) -> pd.DataFrame:
@@ -145,7 +155,7 @@ def figure_staleness_vs_zipf(exps: dict[str, Experiment]):
         "zipf_sweep",
         "zipf_s",
         "control (saves uniform, questions Zipf)",
-        xlabel="Zipf exponent s of article popularity (0 = uniform)",
+        xlabel="Zipf exponent s of popularity (0 = uniform)",
         title="Stale at end of day against popularity skew",
     )
 
@@ -195,7 +205,7 @@ def figure_check_cost(exps: dict[str, Experiment]):
     by_held = frames.cost_by_citations_held(checks)
     caption = volume.caption(
         "check_cost",
-        f"Right: each hourly check of the Zipf no-edit day of kbsim/experiments/{reference.name}.yaml "
+        f"Right: each hourly check of the Zipf no-edit day of experiments/{reference.name}.yaml "
         f"({reference.seeds} seeds). Dashed: analytic calls (no analytic bytes or title line). "
         + _sweep_note(volume, key).replace("These days", "Left: the days"),
     )
@@ -224,8 +234,9 @@ def figure_edit_rejections(exps: dict[str, Experiment]):
         "edit_rejections",
         f"{params.edit.share:.0%} of answers edit their first citation; "
         "a retry waits a new approval "
-        f"delay. Right: a delay is drawn where at least {plots.MIN_RETRIES} retries (over all seeds) back "
-        "it; n = its retries. Dashed: analytic model (Zipf day).",
+        "delay. Left: a log scale, so that rates under 1% can be read; a rate of 0 has no place on it "
+        f"and is not drawn. Right: a delay is drawn where at least {plots.MIN_RETRIES} retries (over all "
+        "seeds) back it, as a point with its 95% interval; n = its retries. Dashed: analytic model (Zipf day).",
     )
     return plots.edit_rejections(summary, key, model, caption, control if len(control) else None)
 
@@ -253,9 +264,11 @@ def figure_retention_cost(exps: dict[str, Experiment]):
     caption = experiment.caption(
         "retention_cost",
         "An expired cursor makes the poll fall back to re-reading every live cited article. "
-        "Dashed: analytic model. " + _edits_note(points.iloc[0]["params"]),
+        "One line per check interval, darker for longer intervals; dotted, with its band: re-read's calls "
+        "per check over the same intervals. Dashed: analytic model. " + _edits_note(points.iloc[0]["params"]),
     )
-    return plots.retention_cost(summary, retention, interval, caption, pd.DataFrame(rows), reread, POLL.name)
+    return plots.retention_cost(summary, retention, interval, caption, pd.DataFrame(rows), reread, poll=POLL,
+                                reread_strategy=REREAD)
 
 
 def _frontier_frame(summary: pd.DataFrame, key: str, volume: str, strategies: tuple[Strategy, ...]) -> pd.DataFrame:
@@ -300,18 +313,40 @@ def figure_check_frontier(exps: dict[str, Experiment]):
     for saves, group in points.groupby(volume):
         params = group.iloc[0]["params"]
         models.append(analytic.predict_check_policy(params, intervals).assign(**{volume: saves}))
+    detected = _detected_shares(summary, volume, experiment.strategies)
+    inexact = [s for s in experiment.strategies if not s.exact]
+    title_note = "".join(
+        f" The {s.label}'s latency is the mean over the stale citations it detects: "
+        + " and ".join(f"{detected[(v, s.name)]:.0%} of them at {v:,.0f} saves a day"
+                       for v in sorted(points[volume].unique()) if (v, s.name) in detected)
+        + "; it never sees a change of content alone."
+        for s in inexact
+    )
     caption = experiment.caption(
         "check_frontier",
         "Zipf day without agent edits (its control is in the same experiment). One point per check "
         f"interval, {format_duration(points[key].min(), 'page')} (right) to "
         f"{format_duration(points[key].max(), 'page')} "
         "(left); bars: 95% intervals in both directions. Rings: Pareto-optimal (nothing cheaper "
-        "detects sooner). Dashed: analytic model; dotted: its rough title-check model.",
+        "detects sooner). Dashed: analytic model; dotted: its rough title-check model." + title_note,
         bands=False,
     )
     strategies = experiment.strategies
     return plots.check_frontier(_frontier_frame(summary, key, volume, strategies), pd.concat(models), caption, key,
-                                volume, strategies)
+                                volume, strategies, detected)
+
+
+def _detected_shares(summary: pd.DataFrame, volume: str, strategies: tuple[Strategy, ...]) -> dict:
+    """(volume, strategy name) -> the mean over the swept intervals of the share of stale citations
+    that each strategy that is not exact detects (``detected_share``): what its latency is taken over."""
+    shares = {}
+    for strategy in strategies:
+        if strategy.exact:
+            continue
+        rows = summary[MetricSelector("detected_share", strategy=strategy.name).mask(summary)]
+        for saves, group in rows.groupby(volume):
+            shares[(saves, strategy.name)] = float(group["value"].mean())
+    return shares
 
 
 #: Conflict rates the safe-edit-delay figure finds the largest delay for.
@@ -687,16 +722,16 @@ def alt_edit_rejections(exps: dict[str, Experiment]) -> str:
     retries = rows[MetricSelector("retry_success").mask(rows)]
     drawn = retries[retries["trials"] >= plots.MIN_RETRIES].set_index(key)["value"].sort_index()
     text = (
-        "Two panels against the delay between reading a version and editing with it (log scale). Left: "
-        f"first tries rejected as conflicts rise from {conflicts.iloc[0]:.1%} at "
+        "Two panels against the delay between reading a version and editing with it (log scale). Left, on a "
+        f"log scale of shares: first tries rejected as conflicts rise from {conflicts.iloc[0]:.1%} at "
         f"{format_duration(conflicts.index[0], 'page')} to {conflicts.iloc[-1]:.0%} at "
         f"{format_duration(conflicts.index[-1], 'page')} on the Zipf day, above the control and beside the "
         "share finding the article gone."
     )
     if len(drawn):
         text += (
-            f" Right: retries that succeed, drawn at the {len(drawn)} delays with at least {plots.MIN_RETRIES} "
-            f"retries, fall from {drawn.iloc[0]:.0%} to {drawn.iloc[-1]:.0%}."
+            f" Right: retries that succeed, points with 95% bars at the {len(drawn)} delays with at least "
+            f"{plots.MIN_RETRIES} retries, fall from {drawn.iloc[0]:.0%} to {drawn.iloc[-1]:.0%}."
         )
     return text
 
@@ -707,9 +742,10 @@ def alt_retention_cost(exps: dict[str, Experiment]) -> str:
     intervals = sorted(experiment.points["checks.interval_s"].unique())
     return (
         "Two panels against the event retention window (log scale, the grey band: every event kept), one "
-        f"line per check interval ({', '.join(format_duration(i, 'page') for i in intervals)}). Left: the poll's "
-        "tool calls per check, which jump to the dotted re-read levels when the window is shorter than the "
-        "interval; right: the share of polls whose cursor had expired, near 100% there and 0% beyond."
+        f"line per check interval ({', '.join(format_duration(i, 'page') for i in intervals)}), in shades of the "
+        "poll's purple. Left: the poll's tool calls per check, which jump to the dotted green re-read band when "
+        "the window is shorter than the interval; right: the share of polls whose cursor had expired, near 100% "
+        "there and 0% beyond."
     )
 
 
@@ -725,6 +761,78 @@ def alt_check_frontier(exps: dict[str, Experiment]) -> str:
         "against mean detection latency (top) and stale exposure (bottom), one curve per strategy across check "
         f"intervals, with labels naming some intervals; the Pareto-optimal points, ringed, are all "
         f"{' and '.join(best)}."
+    )
+
+
+def alt_staleness_by_age(exps: dict[str, Experiment]) -> str:
+    """Alt text with the share stale within an hour and within the day, Zipf day and control."""
+    frame, _, _, _ = _age_frames(exps)
+
+    def at(role: str, hours: float) -> float:
+        rows = frame[frame["role"] == role].sort_values("age_s")
+        return float(rows[rows["age_s"] <= hours * 3600.0 + 1e-6]["value"].iloc[-1])
+
+    last = float(frame["age_s"].max()) / 3600.0
+    return (
+        "Step chart of the share of citations stale within each age since they were given (Kaplan-Meier, "
+        "95% bands), Zipf saves against the uniform control: within 1 h "
+        f"{at('zipf', 1):.0%} of the Zipf day's citations are stale against {at('control', 1):.0%} of the "
+        f"control's; within {last:g} h, {at('zipf', last):.0%} against {at('control', last):.0%}."
+    )
+
+
+def _alt_end_staleness(exps: dict[str, Experiment], name: str, key: str, what: str, show) -> str:
+    experiment = exps[name]
+    text = [
+        f"Two panels: the share of citations (left) and of answers (right) stale at the end of the day against "
+        f"{what}, the Zipf day simulated with 95% bands and the analytic model dashed, the uniform-saves "
+        "control dotted."
+    ]
+    for metric, kind in (("stale_citation_share", "citations"), ("stale_answer_share", "answers")):
+        rows = sweep_frame(experiment, key)
+        values = rows[MetricSelector(metric).mask(rows)].set_index(key)["value"].sort_index()
+        control = sweep_frame(experiment, key, "uniform")
+        control = control[MetricSelector(metric).mask(control)]["value"]
+        sentence = (f" Stale {kind} rise from {values.iloc[0]:.0%} at {show(values.index[0])} to "
+                    f"{values.iloc[-1]:.0%} at {show(values.index[-1])}")
+        if len(control):
+            sentence += f"; the control's lie between {control.min():.0%} and {control.max():.0%}"
+        text.append(sentence + ".")
+    return "".join(text)
+
+
+def alt_staleness_vs_zipf(exps: dict[str, Experiment]) -> str:
+    """Alt text with the end-of-day shares at the least and most skew, and the control's range."""
+    return _alt_end_staleness(exps, "zipf_sweep", "zipf_s", "the Zipf exponent of popularity",
+                              lambda s: f"s = {s:g}")
+
+
+def alt_staleness_vs_saves(exps: dict[str, Experiment]) -> str:
+    """Alt text with the end-of-day shares at the fewest and most saves, and the control's range."""
+    return _alt_end_staleness(exps, "save_volume_sweep", "saves.count", "the saves per day (log scale)",
+                              lambda n: f"{n:,.0f} saves a day")
+
+
+def alt_safe_edit_delay(exps: dict[str, Experiment]) -> str:
+    """Alt text with the largest delay keeping conflicts under 5% at the fewest and most saves."""
+    from kbsim.model.advise import largest_delay_below
+
+    experiment = exps["edit_delay_by_saves"]
+    summary = experiment.summary
+    summary = summary[summary["edits"].astype(bool) & (summary["save_popularity"] == "zipf")]
+    rates = summary[MetricSelector("rejection_rate").mask(summary)]
+    delays = {saves: largest_delay_below(group["edit.delay_s"], group["value"], 0.05)
+              for saves, group in rates.groupby("saves.count")}
+    (fewest, first), (most, last) = min(delays.items()), max(delays.items())
+
+    def show(delay: float) -> str:
+        return "less than the shortest delay swept" if not np.isfinite(delay) else format_duration(delay, "page")
+
+    return (
+        "Log-log chart of the largest delay between reading and editing an article that keeps edit conflicts "
+        f"under {', '.join(f'{t:.0%}' for t in CONFLICT_TARGETS)}, against saves per day, simulated with 95% "
+        f"bars and the analytic model dashed, in shades of red: under 5%, an edit may wait {show(first)} at "
+        f"{fewest:,.0f} saves a day and {show(last)} at {most:,.0f}."
     )
 
 
@@ -763,6 +871,7 @@ FIGURES: tuple[FigureSpec, ...] = (
         "Zipf saves against the uniform control.",
         ("reference", "control"),
         figure_staleness_by_age,
+        alt=alt_staleness_by_age,
     ),
     FigureSpec(
         "staleness_vs_zipf",
@@ -770,6 +879,7 @@ FIGURES: tuple[FigureSpec, ...] = (
         ("zipf_sweep",),
         figure_staleness_vs_zipf,
         "Dashed: the freshness model's end-of-day shares (kbsim.model.analytic.predict_end_staleness).",
+        alt_staleness_vs_zipf,
     ),
     FigureSpec(
         "staleness_vs_saves",
@@ -777,6 +887,7 @@ FIGURES: tuple[FigureSpec, ...] = (
         ("save_volume_sweep",),
         figure_staleness_vs_saves,
         "Dashed: the freshness model's end-of-day shares (kbsim.model.analytic.predict_end_staleness).",
+        alt_staleness_vs_saves,
     ),
     FigureSpec(
         "check_cost",
@@ -827,6 +938,7 @@ FIGURES: tuple[FigureSpec, ...] = (
         figure_safe_edit_delay,
         "Dashed: the largest delay whose model conflict rate stays under the target "
         "(kbsim.model.analytic.predict_safe_edit_delay).",
+        alt_safe_edit_delay,
     ),
     FigureSpec(
         "design_choices",

@@ -49,7 +49,7 @@ def sample_kb_section(exps: Mapping[str, Experiment]) -> list[str]:
         "",
         "### On real text: the shipped sample help desk",
         "",
-        f"`kbsim/experiments/{EXPERIMENT}.yaml` runs the reference study on the 400 IT help-desk articles kbsim "
+        f"`experiments/{EXPERIMENT}.yaml` runs the reference study on the 400 IT help-desk articles kbsim "
         f"ships ({len(exps[EXPERIMENT].config.seeds)} seeds per scenario): the same days, popularity and "
         "saves, with real English titles and bodies in place of the synthetic corpus. Days without "
         "agent edits.",

@@ -10,9 +10,10 @@ naming the config that made it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeGuard, cast
+from typing import Any, ParamSpec, TypeGuard, cast
 
 from kbsim.extras import require
 
@@ -33,35 +34,49 @@ from kbsim.sim.strategies import Strategy, default_strategies  # noqa: E402
 from kbsim.stats.summary import MetricSelector  # noqa: E402
 from kbsim.units import format_bytes, format_duration  # noqa: E402
 
-#: One colour per series kind, used the same way in every figure (a strategy's is its own
-#: ``colour``, :class:`kbsim.sim.strategies.Strategy`).
-COLOURS = {
-    "zipf": "#1f77b4",
-    "control": "#ff7f0e",
-    "citations": "#1f77b4",
-    "answers": "#d62728",
-    "rejection_rate": "#d62728",
-    "gone_rate": "#7f7f7f",
-    "retry_success": "#2ca02c",
+#: The one palette of every figure: one meaning per colour, declared here and nowhere else in
+#: the report (a check strategy's colour is its own ``colour``, :class:`kbsim.sim.strategies.Strategy`,
+#: distinct from every colour here: tests/test_plots.py holds both). A figure that tells several
+#: values of one quantity apart (check intervals, conflict targets) draws shades of its colour
+#: (:func:`shades`).
+PALETTE = {
+    "zipf": "#1f77b4",  # the Zipf day (people save popular articles more)
+    "control": "#ff7f0e",  # the control day: saves uniform over articles
+    "conflict": "#d62728",  # an edit rejected as a version conflict
+    "gone": "#8c564b",  # an edit (or a citation) finding the article gone
+    "retry": "#bcbd22",  # a re-read-and-retry that succeeds
+    "saves": "#1b9e77",  # people's saves in a log (kbsim fit)
+    "questions": "#e7298a",  # people's questions in a log (kbsim fit)
+    "harm": "#3b3b3b",  # turning a piece of advice off adds harm (advice_effects); design_choices' first harm
+    "harm_other": "#e6ab02",  # it takes harm away (advice_effects); design_choices' second harm
+    "ink": "#000000",  # models (dashed), Pareto rings, zero lines: marks, not series
+    "no_limit": "#eeeeee",  # the band of a retention window that keeps every event
+    "grid": "#b0b0b0",  # grid lines
 }
-ANALYTIC_STYLE = {"color": "black", "linestyle": "--", "linewidth": 1.2}
+ANALYTIC_STYLE = {"color": PALETTE["ink"], "linestyle": "--", "linewidth": 1.1}
+#: Print sizes (inches): a figure is drawn at the width it is printed, so its fonts stay 8-9 pt.
+SINGLE_WIDTH, DOUBLE_WIDTH = 4.8, 7.2
 _RC: dict[RcKeyType, Any] = {
-    "font.size": 10,
-    "axes.titlesize": 11,
-    "axes.labelsize": 10,
-    "legend.fontsize": 8.5,
+    "font.size": 9,
+    "axes.titlesize": 9.5,
+    "axes.labelsize": 9,
+    "xtick.labelsize": 8.5,
+    "ytick.labelsize": 8.5,
+    "legend.fontsize": 8,
     "axes.grid": True,
     "grid.alpha": 0.3,
+    "grid.color": PALETTE["grid"],
     "axes.spines.top": False,
     "axes.spines.right": False,
     "svg.hashsalt": "kbsim",
 }
 SHARE = PercentFormatter(xmax=1.0, decimals=0)
+P = ParamSpec("P")
 #: The gid of a figure's caption text, so figures/README.md can repeat it.
 CAPTION_GID = "kbsim-caption"
 
 
-def _figure(ncols: int = 1, nrows: int = 1, width: float = 6.4, height: float = 4.2, **kwargs):
+def _figure(ncols: int = 1, nrows: int = 1, width: float = SINGLE_WIDTH, height: float = 3.4, **kwargs):
     with plt.rc_context(_RC):
         fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), squeeze=False, **kwargs)
     for ax in axes.flat:
@@ -70,25 +85,60 @@ def _figure(ncols: int = 1, nrows: int = 1, width: float = 6.4, height: float = 
     return fig, axes
 
 
+def _styled(draw: Callable[P, Figure]) -> Callable[P, Figure]:
+    """Draw a figure under the figures' fonts and sizes (:data:`_RC`): text takes its size
+    when it is made, so the whole drawing runs inside the style, not only the axes' creation."""
+
+    @functools.wraps(draw)
+    def styled(*args: P.args, **kwargs: P.kwargs) -> Figure:
+        with plt.rc_context(_RC):
+            return draw(*args, **kwargs)
+
+    return styled
+
+
+def shades(colour: str, count: int) -> list[tuple[float, float, float]]:
+    """``count`` shades of one palette colour, light to dark: several values of one quantity
+    (check intervals of the poll, conflict targets) keep its colour and its one meaning."""
+    from matplotlib.colors import to_rgb
+
+    base = np.asarray(to_rgb(colour))
+    if count == 1:
+        return [cast(tuple[float, float, float], tuple(base))]
+    out = []
+    for t in np.linspace(-0.45, 0.45, count):  # < 0: towards white, > 0: towards black
+        mixed = base + (1.0 - base) * -t if t < 0 else base * (1.0 - t)
+        out.append(cast(tuple[float, float, float], tuple(float(v) for v in mixed)))
+    return out
+
+
 def _caption(fig: Figure, caption: str) -> None:
-    """The caption line at the bottom of the figure (names the config that made it)."""
-    fig.text(0.01, 0.01, caption, ha="left", va="bottom", fontsize=7.5, color="#444444", wrap=True,
-             gid=CAPTION_GID)
+    """Keep the caption with the figure, undrawn: it is printed in figures/README.md and the
+    pages (:func:`caption_of`), never in the image, whose reader sees it beside the figure."""
+    fig.text(0.0, 0.0, caption, visible=False, gid=CAPTION_GID)
 
 
 def caption_of(fig: Figure) -> str:
-    """The caption line a figure was drawn with (:func:`_finish`); empty when it has none."""
+    """The caption a figure was drawn for (:func:`_finish`); empty when it has none."""
     return next((text.get_text() for text in fig.texts if text.get_gid() == CAPTION_GID), "")
 
 
-def _finish(fig: Figure, caption: str, title: str | None = None, legend_below: int = 0) -> Figure:
-    """Title, layout and caption; ``legend_below=ncol`` gathers every axes' legend
-    entries into one legend under the plots (so no legend hides data)."""
+def _row_major(labels: list[str], ncol: int) -> list[str]:
+    """Labels in the order that makes matplotlib's column-by-column legend read row by row."""
+    rows = -(-len(labels) // ncol)
+    return [labels[r * ncol + c] for c in range(ncol) for r in range(rows) if r * ncol + c < len(labels)]
+
+
+def _finish(fig: Figure, caption: str, title: str | None = None, legend_below: int = 0,
+            order: Sequence[str] = ()) -> Figure:
+    """Title and layout; the caption is kept undrawn (:func:`_caption`). ``legend_below=ncol``
+    gathers every axes' legend entries into one legend under the plots (so no legend hides
+    data), read row by row in the order they were drawn, or with the labels of ``order`` first,
+    in its order."""
     if title:
-        fig.suptitle(title, fontsize=11.5)
+        fig.suptitle(title, fontsize=10.5)
     height = fig.get_figheight()
-    caption_h = 0.42 / height
-    bottom = caption_h
+    bottom = 0.0
     if legend_below:
         handles, labels = {}, []
         for ax in fig.axes:
@@ -96,32 +146,40 @@ def _finish(fig: Figure, caption: str, title: str | None = None, legend_below: i
                 if label not in handles and not label.startswith("_"):
                     handles[label] = handle
                     labels.append(label)
-        rows = -(-len(labels) // legend_below)
-        legend_h = (0.12 + 0.2 * rows) / height
+        rank = {label: index for index, label in enumerate(order)}
+        labels = sorted(labels, key=lambda label: rank.get(label, len(rank)))  # stable: drawn order otherwise
+        ncol = min(legend_below, len(labels)) or 1
+        rows = -(-len(labels) // ncol)
+        ordered = _row_major(labels, ncol)
         fig.legend(
-            [handles[label] for label in labels],
-            labels,
+            [handles[label] for label in ordered],
+            ordered,
             loc="lower center",
-            bbox_to_anchor=(0.5, caption_h),
-            ncol=legend_below,
+            bbox_to_anchor=(0.5, 0.0),
+            ncol=ncol,
             frameon=False,
-            fontsize=8.5,
+            fontsize=8,
+            columnspacing=1.2,
+            handlelength=2.2,
         )
-        bottom += legend_h
-    fig.tight_layout(rect=(0, bottom, 1, 1))
+        bottom = (0.06 + 0.17 * rows) / height
+    fig.tight_layout(rect=(0, bottom, 1, 1), pad=0.5)
     _caption(fig, caption)
     return fig
 
 
-def _band(ax, x, value, low, high, colour, label, marker="o", share=False):
-    """A line with its CI band; ``share=True`` keeps the band inside [0, 1]."""
+def _band(ax, x, value, low, high, colour, label, marker="o", share=False, steps=False):
+    """A line with its CI band; ``share=True`` keeps the band inside [0, 1]; ``steps=True``
+    draws a step function (a Kaplan-Meier estimate), each value held until the next x."""
     order = np.argsort(np.asarray(x, dtype=float))
     x, value = np.asarray(x, dtype=float)[order], np.asarray(value, dtype=float)[order]
     low, high = np.asarray(low, dtype=float)[order], np.asarray(high, dtype=float)[order]
     if share:
         low, high = np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
-    ax.fill_between(x, low, high, color=colour, alpha=0.18, linewidth=0)
-    ax.plot(x, value, marker=marker, markersize=3.5, color=colour, label=label, linewidth=1.5)
+    step = "post" if steps else None
+    ax.fill_between(x, low, high, color=colour, alpha=0.18, linewidth=0, step=step)
+    ax.plot(x, value, marker=marker, markersize=3.5, color=colour, label=label, linewidth=1.5,
+            drawstyle="steps-post" if steps else "default")
 
 
 def _metric(frame: pd.DataFrame, metric: str, strategy: str = "") -> pd.DataFrame:
@@ -243,6 +301,7 @@ def show(fig: Figure):
 # -- (a) staleness over the day --------------------------------------------------------
 
 
+@_styled
 def staleness_over_day(
     observed: pd.DataFrame,
     analytic: Mapping[str, pd.DataFrame],
@@ -260,13 +319,13 @@ def staleness_over_day(
         labels: scenario -> legend label (and the order of the lines).
     """
     labels = dict(labels or {s: s for s in observed[scenario_column].unique()})
-    fig, axes = _figure(ncols=2, width=9.6, height=4.2, sharey=True)
+    fig, axes = _figure(ncols=2, width=DOUBLE_WIDTH, height=3.6, sharey=True)
     for ax, kind in zip(axes[0], ("citations", "answers"), strict=True):
         for scenario, label in labels.items():
             rows = observed[(observed[scenario_column] == scenario) & (observed["kind"] == kind)]
             if rows.empty:
                 continue
-            colour = COLOURS.get(scenario, None)
+            colour = PALETTE.get(scenario)
             _band(
                 ax,
                 rows["hour"],
@@ -296,10 +355,10 @@ def staleness_over_day(
     axes[0, 0].set_ylabel("stale share of citations given so far (%)")
     axes[0, 1].set_ylabel("stale share of answers given so far (%)")
     axes[0, 1].yaxis.set_tick_params(labelleft=True)
-    axes[0, 0].legend(loc="upper left")
-    return _finish(fig, caption)
+    return _finish(fig, caption, legend_below=2)
 
 
+@_styled
 def staleness_by_age(
     observed: pd.DataFrame,
     caption: str,
@@ -319,22 +378,25 @@ def staleness_by_age(
         scenario_column: the column telling the scenarios (the lines) apart.
     """
     labels = dict(labels or {s: s for s in observed[scenario_column].unique()})
-    fig, axes = _figure(width=7.6, height=5.0)
+    fig, axes = _figure(width=SINGLE_WIDTH, height=3.6)
     ax = axes[0, 0]
     for scenario, label in labels.items():
         rows = observed[observed[scenario_column] == scenario]
         if rows.empty:
             continue
+        rows = rows.sort_values("age_s")
+        zero = pd.Series([0.0])  # every citation is fresh when given: the steps start at 0
         _band(
             ax,
-            rows["age_s"] / 3600.0,
-            rows["value"],
-            rows["ci_low"],
-            rows["ci_high"],
-            COLOURS.get(scenario),
+            pd.concat([zero, rows["age_s"] / 3600.0]),
+            pd.concat([zero, rows["value"]]),
+            pd.concat([zero, rows["ci_low"]]),
+            pd.concat([zero, rows["ci_high"]]),
+            PALETTE.get(scenario),
             f"{label} (Kaplan-Meier, 95% CI)",
             marker="",
             share=True,
+            steps=True,
         )
     if day_hours:
         ax.set_xlim(0, day_hours)
@@ -343,12 +405,13 @@ def staleness_by_age(
     ax.yaxis.set_major_formatter(SHARE)
     ax.set_ylim(0, None)
     ax.legend(loc="upper left")
-    return _finish(fig, caption, "How long a citation stays fresh")
+    return _finish(fig, caption, "How soon a citation goes stale")
 
 
 # -- (b), (c) end-of-day staleness against one parameter ------------------------------
 
 
+@_styled
 def end_staleness_vs(
     observed: pd.DataFrame,
     x: str,
@@ -373,53 +436,42 @@ def end_staleness_vs(
         title: the figure's title.
         logx: whether the x axis is logarithmic.
     """
-    fig, axes = _figure(width=7.6, height=5.2)
-    ax = axes[0, 0]
-    for kind, metric in (
-        ("citations", "stale_citation_share"),
-        ("answers", "stale_answer_share"),
+    fig, axes = _figure(ncols=2, width=DOUBLE_WIDTH, height=3.6, sharey=True)
+    for ax, (kind, metric) in zip(
+        axes[0], (("citations", "stale_citation_share"), ("answers", "stale_answer_share")), strict=True
     ):
         rows = _metric(observed, metric)
-        _band(
-            ax,
-            rows[x],
-            rows["value"],
-            rows["ci_low"],
-            rows["ci_high"],
-            COLOURS[kind],
-            f"{kind} (simulated, 95% CI)",
-            share=True,
-        )
+        _band(ax, rows[x], rows["value"], rows["ci_low"], rows["ci_high"], PALETTE["zipf"],
+              "Zipf saves (simulated, 95% CI)", share=True)
         if analytic is not None:
-            column = "stale_citation_share" if kind == "citations" else "stale_answer_share"
             line = analytic.sort_values(x)
-            ax.plot(
-                line[x],
-                line[column],
-                color=COLOURS[kind],
-                linestyle="--",
-                linewidth=1.2,
-                label=f"{kind} (analytic)",
-            )
+            ax.plot(line[x], line[metric], color=PALETTE["zipf"], linestyle="--", linewidth=1.2,
+                    label="Zipf saves (analytic)")
         if control is not None:
             rows = _metric(control, metric).sort_values(x)
-            ax.plot(
-                rows[x],
-                rows["value"],
-                color=COLOURS[kind],
-                linestyle=":",
-                marker="s",
-                markersize=3,
-                label=f"{kind}, uniform-saves control",
-            )
-    if logx:
-        ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("stale at end of day (%)")
-    ax.yaxis.set_major_formatter(SHARE)
-    ax.set_ylim(0, 1.02)
-    return _finish(fig, caption, title, legend_below=3 if control is not None else 2)
+            ax.plot(rows[x], rows["value"], color=PALETTE["control"], linestyle=":", marker="s", markersize=3,
+                    label="control: uniform saves (simulated)")
+        if logx:
+            _plain_log_x(ax)
+        ax.set_xlabel(xlabel)
+        ax.set_title(f"{kind} stale at the end of the day")
+        ax.yaxis.set_major_formatter(SHARE)
+    axes[0, 0].set_ylabel("stale share of citations (%)")
+    axes[0, 1].set_ylabel("stale share of answers (%)")
+    axes[0, 1].yaxis.set_tick_params(labelleft=True)
+    axes[0, 0].set_ylim(0, 1.0)
+    return _finish(fig, caption, title, legend_below=3)
+
+
+def _plain_log_x(ax, subs: tuple[float, ...] = (1.0, 2.0, 5.0)) -> None:
+    """Log x axis labelled in plain digits at ``subs`` of each decade (20, 50, 100, 200 ...),
+    not at the decades alone."""
+    from matplotlib.ticker import LogLocator, NullFormatter
+
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=subs))
+    ax.xaxis.set_major_formatter(FuncFormatter(_count_label))
+    ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 # -- (d) check cost ------------------------------------------------------------------
@@ -430,6 +482,7 @@ def _has_line(analytic: pd.DataFrame | None, strategy: Strategy) -> TypeGuard[pd
     return analytic is not None and strategy.exact and f"{strategy.name}_calls" in analytic
 
 
+@_styled
 def check_cost(
     by_saves: pd.DataFrame,
     saves_column: str,
@@ -454,7 +507,7 @@ def check_cost(
         saves_column: the column of ``by_saves`` holding the saves a day.
     """
     strategies = default_strategies() if strategies is None else strategies
-    fig, axes = _figure(ncols=2, nrows=2, width=10.0, height=7.4)
+    fig, axes = _figure(ncols=2, nrows=2, width=DOUBLE_WIDTH, height=6.2)
     for row, measure in enumerate(("calls", "bytes")):
         ax = axes[row, 0]
         for strategy in strategies:
@@ -478,8 +531,7 @@ def check_cost(
                     linewidth=1.2,
                     label=f"{strategy.label} (analytic)",
                 )
-        ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
+        _plain_log_x(ax)
         ax.set_xlabel("saves by people per day (log scale)")
         ax = axes[row, 1]
         for strategy in strategies:
@@ -509,8 +561,8 @@ def check_cost(
         axes[1, col].set_ylabel("result bytes per check (log scale)")
         _plain_log_y(axes[0, col])
         _plain_log_y(axes[1, col], _bytes_label)
-    axes[0, 0].set_title("against save volume (mean over the day's checks)")
-    axes[0, 1].set_title("against citations held (one point per hourly check)")
+    axes[0, 0].set_title("against save volume\n(mean over the day's checks)")
+    axes[0, 1].set_title("against citations held\n(one point per hourly check)")
     for ax in axes.flat:
         _clip_log_bands(ax)
     return _finish(
@@ -542,6 +594,7 @@ def _bytes_label(value, _pos) -> str:
 MIN_RETRIES = 10
 
 
+@_styled
 def edit_rejections(
     observed: pd.DataFrame,
     delay_column: str,
@@ -565,59 +618,93 @@ def edit_rejections(
         delay_column: the column holding the approval delay (seconds).
         min_retries: the fewest retries (over all seeds) that a delay's retry success is drawn from.
     """
-    fig, axes = _figure(ncols=2, width=11.0, height=5.4, gridspec_kw={"width_ratios": (1.25, 1)})
+    fig, axes = _figure(ncols=2, width=DOUBLE_WIDTH, height=3.9)
     ax, right = axes[0, 0], axes[0, 1]
     labels = {
         "rejection_rate": "first try rejected (version conflict)",
         "gone_rate": "first try finds the article gone",
         "retry_success": "re-read and retry succeeds",
     }
+    colours = {"rejection_rate": PALETTE["conflict"], "gone_rate": PALETTE["gone"], "retry_success": PALETTE["retry"]}
     line = analytic.sort_values("delay_s") if analytic is not None else None
+    drawn = []  # every rate the log axis must hold
     for metric in ("rejection_rate", "gone_rate"):
-        rows = _metric(observed, metric).dropna(subset=["value"])
-        _band(ax, rows[delay_column], rows["value"], rows["ci_low"], rows["ci_high"], COLOURS[metric],
+        rows = _on_log_axis(_metric(observed, metric).dropna(subset=["value"]))
+        _band(ax, rows[delay_column], rows["value"], rows["ci_low"], rows["ci_high"], colours[metric],
               f"{labels[metric]}, simulated", share=True)
+        drawn.append(rows["value"])
         if line is not None:
-            ax.plot(line["delay_s"], line[metric], color=COLOURS[metric], linestyle="--", linewidth=1.2,
+            ax.plot(line["delay_s"], line[metric], color=colours[metric], linestyle="--", linewidth=1.2,
                     label=f"{labels[metric]}, analytic model")
     if control is not None:
-        rows = control.sort_values(delay_column)
-        ax.plot(rows[delay_column], rows["value"], color=COLOURS["rejection_rate"], linestyle=":", marker="s",
+        rows = _on_log_axis(control.sort_values(delay_column))
+        ax.plot(rows[delay_column], rows["value"], color=colours["rejection_rate"], linestyle=":", marker="s",
                 markersize=3, label="first try rejected, control (uniform saves)")
+        drawn.append(rows["value"])
+    _log_share_y(ax, pd.concat(drawn) if drawn else pd.Series(dtype=float))
     retries = _metric(observed, "retry_success").dropna(subset=["value"])
     backed = retries[retries["trials"] >= min_retries].sort_values(delay_column)
-    _band(right, backed[delay_column], backed["value"], backed["ci_low"], backed["ci_high"],
-          COLOURS["retry_success"], f"{labels['retry_success']}, simulated (>= {min_retries} retries)", share=True)
+    value = backed["value"].to_numpy(float)
+    right.errorbar(
+        backed[delay_column], value,
+        yerr=np.vstack([value - backed["ci_low"].clip(0, 1), backed["ci_high"].clip(0, 1) - value]).clip(0),
+        fmt="o", color=colours["retry_success"], markersize=4, elinewidth=1.0, capsize=2,
+        label=f"{labels['retry_success']}, simulated (95% CI, >= {min_retries} retries)",
+    )
     if line is not None:
         shown = line if backed.empty else line[line["delay_s"] >= backed[delay_column].min() / 1.5]
-        right.plot(shown["delay_s"], shown["retry_success"], color=COLOURS["retry_success"], linestyle="--",
+        right.plot(shown["delay_s"], shown["retry_success"], color=colours["retry_success"], linestyle="--",
                    linewidth=1.2, label=f"{labels['retry_success']}, analytic model")
     for panel in (ax, right):
         _duration_axis(panel, observed[delay_column])
-        panel.set_xlabel("delay between reading the version and editing (log scale)")
-        panel.yaxis.set_major_formatter(SHARE)
-        panel.set_ylim(0, 1.02)
-    ax.set_ylabel("edits whose first try fails (% of edits)")
+        panel.set_xlabel("delay from read to edit (log scale)")
+    right.yaxis.set_major_formatter(SHARE)
+    right.set_ylim(0, 1.04)
+    ax.set_ylabel("edits whose first try fails\n(% of edits, log scale)")
     right.set_ylabel("retries that succeed (% of retried edits)")
     ax.set_title("first try: conflicts and gone articles")
     few = int((retries["trials"] < min_retries).sum())
-    right.set_title("retries after a conflict (n: retries over all seeds)"
-                    + (f"\n{few} shorter delays with fewer than {min_retries} retries not drawn" if few else ""),
-                    fontsize=10)
+    right.set_title("retries after a conflict (n: retries)"
+                    + (f"\nnot drawn: {few} shorter delays (< {min_retries} retries)" if few else ""))
     _finish(fig, caption, "Edits with a stale expected_version", legend_below=2)
     for _, row in backed.iterrows():
-        place_label(right, f"n={row['trials']:,.0f}", (row[delay_column], row["value"]), COLOURS["retry_success"])
+        place_label(right, f"n={row['trials']:,.0f}", (row[delay_column], row["value"]), colours["retry_success"])
     return fig
+
+
+def _on_log_axis(rows: pd.DataFrame) -> pd.DataFrame:
+    """Summary rows for a log axis: a value of 0 (no such edit in any seed) has no place on it, so
+    it and its band are left out (NaN) rather than drawn as a plunge to the axis' floor."""
+    zero = ~(rows["value"] > 0)
+    return rows.assign(**{column: rows[column].mask(zero) for column in ("value", "ci_low", "ci_high")
+                          if column in rows})
+
+
+def _log_share_y(ax, values) -> None:
+    """Log y axis for shares, from the decade under the smallest rate above 0 to above the
+    largest, labelled at 1, 2 and 5 of each decade (0.1%, 0.2%, ... 50%): small rates stay
+    readable beside large ones. A rate of 0 has no place on it and is not drawn."""
+    from matplotlib.ticker import LogLocator, NullFormatter
+
+    values = np.asarray(values, dtype=float)
+    positive = values[np.isfinite(values) & (values > 0)]
+    if not len(positive):
+        return
+    low = 10.0 ** np.floor(np.log10(positive.min()))
+    ax.set_yscale("log")
+    ax.set_ylim(low, min(1.0, positive.max() * 1.6))
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(_LOG_SHARE)
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    for collection in ax.collections:  # a band reaching 0 stops at the axis' floor
+        for path in collection.get_paths():
+            path.vertices[:, 1] = np.maximum(path.vertices[:, 1], low)
 
 
 # -- (f) event retention ---------------------------------------------------------------
 
 
-#: Markers of the re-read reference lines, one per check interval (their colours are the
-#: poll lines'; the markers tell dotted lines of near colours apart).
-_REREAD_MARKERS = ("x", "^", "s", "D", "v", "P")
-
-
+@_styled
 def retention_cost(
     observed: pd.DataFrame,
     retention_column: str,
@@ -625,10 +712,13 @@ def retention_cost(
     caption: str,
     analytic: pd.DataFrame | None = None,
     reread: pd.DataFrame | None = None,
-    poll: str = "",
+    *,
+    poll: Strategy,
+    reread_strategy: Strategy | None = None,
 ) -> Figure:
     """Poll cost per check (left) and the share of polls finding the cursor expired
-    (right) against the retention window, one line per check interval.
+    (right) against the retention window, one line per check interval in shades of the
+    poll's colour, and the re-read's cost over those intervals as one band for reference.
 
     Args:
         observed: summary rows of ``calls_per_check`` (of ``poll``) and
@@ -636,12 +726,13 @@ def retention_cost(
         analytic: columns ``retention_column``, ``interval_column``,
             ``<poll>_calls``, ``cursor_expired_rate``.
         reread: summary rows of ``calls_per_check`` for re-read (drawn for reference).
-        caption: the caption line under the figure (names the config that made it).
+        caption: the caption (names the config that made it; kept for figures/README.md).
         retention_column: the column holding the event log's retention window (seconds).
         interval_column: the column holding the check interval (seconds), one line each.
-        poll: the name of the strategy that follows the event log.
+        poll: the strategy that follows the event log (its name and colour).
+        reread_strategy: the strategy ``reread`` holds (its label and colour).
     """
-    fig, axes = _figure(ncols=2, width=10.0, height=5.2)
+    fig, axes = _figure(ncols=2, width=DOUBLE_WIDTH, height=3.7)
     finite = observed[retention_column].dropna()
     keep_all_x = float(finite.max()) * 3 if len(finite) else 1.0
     observed = observed.assign(**{retention_column: observed[retention_column].fillna(keep_all_x)})
@@ -650,52 +741,37 @@ def retention_cost(
             **{retention_column: analytic[retention_column].fillna(keep_all_x)}
         )
     intervals = sorted(observed[interval_column].unique())
-    cmap = plt.get_cmap("viridis")
-    colours = {iv: cmap(i / max(1, len(intervals) - 1) * 0.85) for i, iv in enumerate(intervals)}
+    colours = dict(zip(intervals, shades(poll.colour, len(intervals)), strict=True))
     for ax, (metric, strategy), model_column in (
-        (axes[0, 0], ("calls_per_check", poll), f"{poll}_calls"),
+        (axes[0, 0], ("calls_per_check", poll.name), f"{poll.name}_calls"),
         (axes[0, 1], ("cursor_expired_rate", ""), "cursor_expired_rate"),
     ):
         for interval in intervals:
             rows = _metric(observed, metric, strategy)
             rows = rows[rows[interval_column] == interval]
-            label = f"check every {_duration(interval)}"
-            _band(
-                ax,
-                rows[retention_column],
-                rows["value"],
-                rows["ci_low"],
-                rows["ci_high"],
-                colours[interval],
-                label,
-                share=metric == "cursor_expired_rate",
-            )
+            _band(ax, rows[retention_column], rows["value"], rows["ci_low"], rows["ci_high"], colours[interval],
+                  f"poll every {_duration(interval)}", share=metric == "cursor_expired_rate")
             if analytic is not None:
                 line = analytic[analytic[interval_column] == interval].sort_values(retention_column)
-                ax.plot(
-                    line[retention_column],
-                    line[model_column],
-                    color=colours[interval],
-                    linestyle="--",
-                    linewidth=1.1,
-                )
+                ax.plot(line[retention_column], line[model_column], color=colours[interval], linestyle="--",
+                        linewidth=1.1)
         _duration_axis(ax, finite if len(finite) else observed[retention_column])
         if len(finite) < len(observed):
             ax.set_xticks([*ax.get_xticks(), keep_all_x])
             ax.xaxis.set_major_formatter(_delay_formatter(keep_all_x))
-            ax.axvspan(float(finite.max()) * 1.7, keep_all_x * 1.3, color="#eeeeee", zorder=0,
-                       label="grey: no retention limit (every event kept)")
+            ax.axvspan(float(finite.max()) * 1.7, keep_all_x * 1.3, color=PALETTE["no_limit"], zorder=0,
+                       label="grey band: every event kept")
         ax.set_xlim(None, keep_all_x * 1.3)
         ax.set_xlabel("event retention window (log scale)")
     if reread is not None and len(reread):
+        # re-read's cost hardly moves with the interval: one band over the intervals, not a line each
+        levels = [reread[reread[interval_column] == interval]["value"].mean() for interval in intervals]
+        label = reread_strategy.label if reread_strategy is not None else "re-read"
+        colour = reread_strategy.colour if reread_strategy is not None else PALETTE["ink"]
         xs = np.sort(observed[retention_column].unique())
-        for interval, marker in zip(intervals, _REREAD_MARKERS * len(intervals), strict=False):
-            level = reread[reread[interval_column] == interval]["value"].mean()
-            axes[0, 0].plot(
-                xs, np.full(len(xs), level), color=colours[interval], linestyle=":", linewidth=1.1,
-                marker=marker, markersize=6, fillstyle="none",
-                label=f"re-read strategy, check every {_duration(interval)}",
-            )
+        axes[0, 0].fill_between(xs, np.nanmin(levels), np.nanmax(levels), color=colour, alpha=0.25, linewidth=0)
+        axes[0, 0].plot(xs, np.full(len(xs), np.nanmean(levels)), color=colour, linestyle=":", linewidth=1.3,
+                        label=f"{label}, every {_duration(intervals[0])} to {_duration(intervals[-1])}")
     if analytic is not None:
         axes[0, 0].plot([], [], **ANALYTIC_STYLE, label="analytic model")
     axes[0, 0].set_ylabel("tool calls per check (log scale)")
@@ -705,14 +781,10 @@ def retention_cost(
     axes[0, 1].set_ylim(0, 1.02)
     axes[0, 0].set_title("poll cost per check (95% CI)")
     axes[0, 1].set_title("cursor expired (95% CI)")
-    return _finish(
-        fig,
-        caption,
-        "What a too-short event history costs the poll strategy",
-        legend_below=4,
-    )
+    return _finish(fig, caption, "What a too-short event history costs the poll strategy", legend_below=3)
 
 
+@_styled
 def agreement(
     observed: pd.DataFrame, predicted: Sequence[float], caption: str, label: str
 ) -> Figure:
@@ -727,7 +799,7 @@ def agreement(
         yerr=err,
         fmt="o",
         markersize=3,
-        color=COLOURS["zipf"],
+        color=PALETTE["zipf"],
         label="simulated (95% CI)",
     )
     top = float(np.nanmax([np.nanmax(value), np.nanmax(predicted)])) * 1.05
@@ -760,6 +832,7 @@ def _log_duration_y(ax, values) -> None:
 _LOG_SHARE = FuncFormatter(lambda v, _p: f"{100 * v:.3g}%")
 
 
+@_styled
 def check_frontier(
     observed: pd.DataFrame,
     analytic: pd.DataFrame | None,
@@ -767,9 +840,14 @@ def check_frontier(
     interval_column: str = "checks.interval_s",
     volume_column: str = "saves.count",
     strategies: Sequence[Strategy] | None = None,
+    detected: Mapping[tuple[float, str], float] | None = None,
 ) -> Figure:
     """Tool calls per hour (x, log) against mean detection latency (top) and stale exposure
     (bottom), one curve per strategy across check intervals, one column per save volume.
+
+    A strategy that is not exact (the title lookup) detects only some stale citations, and its
+    latency is the mean over those: its legend entry says so, and each latency panel says
+    what share it detects (``detected``).
 
     Args:
         observed: per volume, strategy and interval: ``calls``, ``latency`` and ``exposure``,
@@ -780,15 +858,18 @@ def check_frontier(
         interval_column: the column holding the check interval (seconds).
         volume_column: the column holding the saves a day, one column of panels each.
         strategies: the strategies drawn, in order (default: the study's three).
+        detected: (volume, strategy name) -> the share of stale citations an inexact strategy
+            detects (over the experiment's intervals), written in the latency panels.
     """
     strategies = default_strategies() if strategies is None else strategies
+    detected = detected or {}
     last_exact = [strategy.name for strategy in strategies if strategy.exact][-1:]
     volumes = sorted(observed[volume_column].unique())
-    fig, axes = _figure(ncols=len(volumes), nrows=2, width=5.0 * len(volumes) + 0.6, height=8.6)
+    fig, axes = _figure(ncols=len(volumes), nrows=2, width=DOUBLE_WIDTH, height=7.2)
     pending = []  # (axes, text, point, colour): placed once the layout is final
     panels = (
         ("latency", "detection_latency_s", "mean detection latency (log scale)"),
-        ("exposure", "stale_exposure", "stale exposure: citation-time stale, unflagged (log, %)"),
+        ("exposure", "stale_exposure", "stale exposure: citation-time\nstale and unflagged (log scale)"),
     )
     for col, volume in enumerate(volumes):
         for row, (short, metric, ylabel) in enumerate(panels):
@@ -803,11 +884,17 @@ def check_frontier(
                 yerr = np.vstack([y - rows[f"{short}_low"], rows[f"{short}_high"] - y]).clip(0)
                 ax.errorbar(
                     x, y, xerr=xerr, yerr=yerr, fmt="o-", color=colour, markersize=3.5, linewidth=1.4,
-                    elinewidth=0.7, label=f"{strategy.label} (simulated, 95% CI)",
+                    elinewidth=0.7,
+                    label=f"{strategy.label} (simulated, 95% CI)" if strategy.exact
+                    else f"{strategy.label} (simulated, 95% CI; latency: of the stale it detects)",
                 )
+                share = detected.get((volume, name))
+                if short == "latency" and not strategy.exact and share is not None:
+                    ax.text(0.98, 0.98, f"{strategy.label}: mean over the {share:.0%}\nof stale citations it detects",
+                            transform=ax.transAxes, ha="right", va="top", fontsize=7.5, color=colour)
                 best = rows[rows[f"pareto_{short}"].astype(bool)]
                 ax.scatter(
-                    best["calls"], best[short], s=95, facecolors="none", edgecolors="black", linewidths=1.1,
+                    best["calls"], best[short], s=80, facecolors="none", edgecolors=PALETTE["ink"], linewidths=1.0,
                     zorder=5, label="Pareto-optimal (simulated)",
                 )
                 if strategy.exact and len(rows):  # the intervals along the exact strategies' curves
@@ -823,8 +910,7 @@ def check_frontier(
                         line["calls_per_hour"], line[metric], color=colour, linestyle="--" if exact else ":",
                         linewidth=1.1, label=f"{strategy.label} (analytic{'' if exact else ', rough'})",
                     )
-            ax.set_xscale("log")
-            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+            _plain_log_x(ax, subs=(1.0, 3.0))
             ax.set_xlabel("tool calls per hour (log scale)")
             ax.set_ylabel(ylabel)
             if short == "latency":
@@ -833,7 +919,12 @@ def check_frontier(
             else:
                 ax.set_yscale("log")
                 ax.yaxis.set_major_formatter(_LOG_SHARE)
-    _finish(fig, caption, "Checking citations: cost per hour against what stays unnoticed", legend_below=3)
+    order = [label for strategy in strategies for label in (
+        f"{strategy.label} (simulated, 95% CI)",
+        f"{strategy.label} (simulated, 95% CI; latency: of the stale it detects)",
+        f"{strategy.label} (analytic)", f"{strategy.label} (analytic, rough)")]
+    _finish(fig, caption, "Checking citations: cost per hour against what stays unnoticed", legend_below=2,
+            order=order)
     for ax, text, point, colour in pending:
         place_label(ax, text, point, colour)
     return fig
@@ -926,9 +1017,9 @@ def overlapping_labels(fig: Figure) -> list[str]:
     return found
 
 
-CONFLICT_COLOURS = {0.01: "#2ca02c", 0.05: "#ff7f0e", 0.10: "#d62728"}
 
 
+@_styled
 def safe_edit_delay(observed: pd.DataFrame, volume_column: str, analytic: pd.DataFrame | None, caption: str) -> Figure:
     """The largest read-to-write delay keeping the conflict rate under each target, against
     saves per day (log-log).
@@ -940,36 +1031,35 @@ def safe_edit_delay(observed: pd.DataFrame, volume_column: str, analytic: pd.Dat
         caption: the caption line under the figure (names the config that made it).
         volume_column: the column holding the saves a day (the x axis).
     """
-    fig, axes = _figure(width=7.6, height=5.4)
+    fig, axes = _figure(width=SINGLE_WIDTH, height=4.0)
     ax = axes[0, 0]
-    for target in sorted(observed["target"].unique()):
-        colour = CONFLICT_COLOURS.get(round(float(target), 4), None)
+    targets = sorted(observed["target"].unique())
+    # shades of the conflict colour, light (fewest conflicts allowed) to dark; a marker each
+    for target, colour, marker in zip(targets, shades(PALETTE["conflict"], len(targets)), "os^D", strict=False):
         rows = observed[observed["target"] == target].sort_values(volume_column)
         value = rows["delay_s"].fillna(rows["shortest"]).to_numpy(float)
         low = rows["low"].fillna(rows["shortest"]).to_numpy(float)
         high = rows["high"].fillna(rows["shortest"]).to_numpy(float)
         ax.errorbar(
-            rows[volume_column], value, yerr=np.vstack([value - low, high - value]).clip(0), fmt="o-",
+            rows[volume_column], value, yerr=np.vstack([value - low, high - value]).clip(0), fmt=f"{marker}-",
             color=colour, markersize=4, linewidth=1.4, elinewidth=0.8, capsize=2,
-            label=f"conflicts under {100 * target:g}% (simulated, 95% CI)",
+            label=f"< {100 * target:g}% conflicts, simulated",
         )
         if analytic is not None:
             line = analytic[np.isclose(analytic["target"], target)].sort_values(volume_column)
             ax.plot(
                 line[volume_column], line["delay_s"], color=colour, linestyle="--", linewidth=1.1,
-                label=f"conflicts under {100 * target:g}% (analytic)",
+                label=f"< {100 * target:g}% conflicts, analytic",
             )
-    ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
+    _plain_log_x(ax)
     ax.set_xlabel("saves by people per day (log scale)")
-    ax.set_ylabel("largest delay between read and edit (log scale)")
+    ax.set_ylabel("largest delay from read to edit (log scale)")
     _log_duration_y(ax, np.concatenate([observed["delay_s"].dropna(), observed["shortest"], observed["longest"]]))
-    return _finish(fig, caption, "How long an edit may wait for approval", legend_below=2)
+    order = [f"< {100 * target:g}% conflicts, {kind}" for target in targets for kind in ("simulated", "analytic")]
+    return _finish(fig, caption, "How long an edit may wait for approval", legend_below=2, order=order)
 
 
-FIT_COLOURS = {"saves": "#1f77b4", "questions": "#d62728"}
-
-
+@_styled
 def fit_rank_frequency(curves: pd.DataFrame, hourly: pd.DataFrame, caption: str) -> Figure:
     """What ``kbsim fit`` found in a log: each popularity's rank-frequency curve against the
     fitted Zipf law, and the hourly profile.
@@ -986,10 +1076,10 @@ def fit_rank_frequency(curves: pd.DataFrame, hourly: pd.DataFrame, caption: str)
     for ax, what in zip(axes[0], kinds, strict=False):
         rows = curves[curves["what"] == what]
         counted = rows[rows["observed"] > 0]
-        colour = FIT_COLOURS.get(what, "#1f77b4")
-        ax.fill_between(rows["rank"], rows["low"].clip(lower=0.5), rows["high"].clip(lower=0.5), color="black",
+        colour = PALETTE.get(what, PALETTE["saves"])
+        ax.fill_between(rows["rank"], rows["low"].clip(lower=0.5), rows["high"].clip(lower=0.5), color=PALETTE["ink"],
                         alpha=0.12, linewidth=0, label="logs drawn from the fitted law (5-95%)")
-        ax.plot(rows["rank"], rows["expected"].clip(lower=0.5), color="black", linewidth=1.2,
+        ax.plot(rows["rank"], rows["expected"].clip(lower=0.5), color=PALETTE["ink"], linewidth=1.2,
                 label="fitted law: expected sorted counts")
         ax.plot(rows["rank"], rows["law"], **{**ANALYTIC_STYLE, "linewidth": 0.9}, label="fitted law: N w(rank)")
         ax.plot(counted["rank"], counted["observed"], "o", markersize=2.6, color=colour, label=f"the log ({what})")
@@ -1002,7 +1092,7 @@ def fit_rank_frequency(curves: pd.DataFrame, hourly: pd.DataFrame, caption: str)
         ax.set_ylabel(f"{what} per article over the log (log scale)")
     ax = axes[0, -1]
     for what, rows in hourly.groupby("what", sort=False):
-        colour = FIT_COLOURS.get(what, "#1f77b4")
+        colour = PALETTE.get(str(what), PALETTE["saves"])
         x = rows["hour"].to_numpy(float) + 0.5
         low = rows["low"].fillna(rows["rate"])
         high = rows["high"].fillna(rows["rate"])
@@ -1015,9 +1105,10 @@ def fit_rank_frequency(curves: pd.DataFrame, hourly: pd.DataFrame, caption: str)
 
 
 #: Colours of the up-to-two harms of a design-choices panel.
-_HARM_COLOURS = ("#d62728", "#1f77b4")
+_HARM_COLOURS = (PALETTE["harm"], PALETTE["harm_other"])
 
 
+@_styled
 def design_choices(contrasts: pd.DataFrame, advice: Sequence, caption: str) -> Figure:
     """One panel per piece of advice: the harm of turning it off, with paired 95% intervals.
 
@@ -1048,7 +1139,7 @@ def design_choices(contrasts: pd.DataFrame, advice: Sequence, caption: str) -> F
             high = np.clip(mine["ci_high"].to_numpy(dtype=float) - value, 0, None)
             colour = _HARM_COLOURS[k % len(_HARM_COLOURS)]
             ax.errorbar(x, value, yerr=[low, high], fmt="o", color=colour, capsize=3, markersize=4, label=harm.label)
-        ax.axhline(0.0, color="black", linewidth=0.8)
+        ax.axhline(0.0, color=PALETTE["ink"], linewidth=0.8)
         ax.set_xticks(range(len(xs)))
         if item.x == "transport.loss_rate":
             ax.set_xticklabels([f"{x:.0%}" for x in xs])
@@ -1069,6 +1160,7 @@ def design_choices(contrasts: pd.DataFrame, advice: Sequence, caption: str) -> F
     return _finish(fig, caption, "What each design choice buys (paired on common seeds)")
 
 
+@_styled
 def advice_forest(effects: pd.DataFrame, rows: Sequence, caption: str) -> Figure:
     """A forest plot of what turning each piece of advice off does: one row per piece of
     advice (its headline effect), point and paired 95% interval, each on its own axis in its
@@ -1081,14 +1173,14 @@ def advice_forest(effects: pd.DataFrame, rows: Sequence, caption: str) -> Figure
         caption: the caption line under the figure (names the config that made it).
     """
     shown = effects[effects["headline"]].sort_values("number")
-    fig, axes = _figure(nrows=max(len(shown), 1), width=7.2, height=0.95 * max(len(shown), 1) + 1.3)
+    fig, axes = _figure(nrows=max(len(shown), 1), width=DOUBLE_WIDTH, height=0.95 * max(len(shown), 1) + 1.3)
     for ax, effect in zip(axes[:, 0], shown.itertuples(index=False), strict=False):
         row = rows[effect.row]
         low, high = effect.value - effect.ci_low, effect.ci_high - effect.value
-        colour = "#d62728" if effect.value > 0 else "#1f77b4"
+        colour = PALETTE["harm"] if effect.value > 0 else PALETTE["harm_other"]
         ax.errorbar([effect.value], [0], xerr=[[low], [high]], fmt="o", color=colour, capsize=4, markersize=6,
                     label="effect of turning it off (point, paired 95% interval)")
-        ax.axvline(0.0, color="black", linewidth=0.8, label="no effect")
+        ax.axvline(0.0, color=PALETTE["ink"], linewidth=0.8, label="no effect")
         span = max(abs(effect.ci_low), abs(effect.ci_high), abs(effect.value)) * 1.15 or 1.0
         ax.set_xlim(-span if effect.ci_low < 0 else -0.08 * span, span if effect.ci_high > 0 else 0.08 * span)
         ax.set_yticks([])

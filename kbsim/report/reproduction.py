@@ -726,7 +726,7 @@ def write_reproduction(exps: Mapping[str, Experiment], path: str | Path) -> Path
         "",
         "kbsim began as a rebuild of a short write-up: four knowledge-base tools of an MCP server, and a "
         "stdlib-and-sqlite simulation of one support day. Its tables were lost; the figures in its prose "
-        "are the *write-up* column. *kbsim* is the same day in `kbsim/experiments/writeup.yaml` "
+        "are the *write-up* column. *kbsim* is the same day in `experiments/writeup.yaml` "
         f"({experiment.seeds} seeds, as the write-up ran; 95% intervals over seeds, "
         "[model.md](model.md#statistics-one-interval-method)), *model* the analytic freshness model "
         "([model.md](model.md#the-analytic-model)).",

@@ -25,6 +25,8 @@ import pandas as pd
 from kbsim.report import experiments as _experiments
 from kbsim.report import model_checks
 from kbsim.report.experiments import Experiment
+from kbsim.sim.strategies.poll import STRATEGY as POLL
+from kbsim.sim.strategies.reread import STRATEGY as REREAD
 from kbsim.stats.summary import MetricSelector
 from kbsim.units import format_duration
 
@@ -394,9 +396,9 @@ def _02_check_cost_model(nb: Walkthrough) -> str:
     day = _day(nb)
     cost = nb.model_check("check_cost")
     error = cost["model"] / cost["simulated"] - 1
-    reread = error[cost["strategy"] == "reread"]
+    reread = error[cost["strategy"] == REREAD.name]
     busiest = cost["saves_per_day"] == cost["saves_per_day"].max()
-    poll_busiest = error[busiest & (cost["strategy"] == "poll")].iloc[0]
+    poll_busiest = error[busiest & (cost["strategy"] == POLL.name)].iloc[0]
     return (
         "The model counts the distinct cited articles with the lexical neighbours the search returns: a "
         f"question uses {day.questions.query_words} of its target's {day.corpus.title_words} title words, and "

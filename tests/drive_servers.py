@@ -28,12 +28,17 @@ def serve_command(*args: str) -> list[str]:
 
 
 @contextmanager
-def http_server(errlog: Path, *args: str) -> Iterator[str]:
-    """Start ``kbsim serve --http 127.0.0.1:0 ARGS``; yield its endpoint URL; always stop it."""
+def http_server(errlog: Path, *args: str, env: dict[str, str] | None = None,
+                expect_clean_stop: bool = False) -> Iterator[str]:
+    """Start ``kbsim serve --http 127.0.0.1:0 ARGS``; yield its endpoint URL; always stop it.
+
+    ``env`` replaces the server's environment (default: this process's). With
+    ``expect_clean_stop`` the server must stop within the timeout of SIGINT and exit 130.
+    """
     with errlog.open("w") as err:
         process = subprocess.Popen(
             [sys.executable, "-m", "kbsim", "serve", "--http", "127.0.0.1:0", "--log-level", "WARNING", *args],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, cwd=REPO,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, cwd=REPO, env=env,
         )
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -49,6 +54,9 @@ def http_server(errlog: Path, *args: str) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=STOP_TIMEOUT_S)
+            assert not expect_clean_stop, f"the server did not stop within {STOP_TIMEOUT_S:g} s of SIGINT"
+        if expect_clean_stop:
+            assert process.returncode == 130, errlog.read_text()
 
 
 @contextmanager

@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import drive_servers
 import httpx2
 import pytest
 from anyio.from_thread import start_blocking_portal
@@ -36,9 +33,6 @@ pytestmark = pytest.mark.xdist_group("serve-http")
 
 REPO = Path(__file__).resolve().parents[1]
 KB = "kb-1"
-START_TIMEOUT_S = 60.0
-STOP_TIMEOUT_S = 15.0
-LISTENING = re.compile(r"kbsim serve: listening on (http://\S+/mcp)")
 INITIALIZE = {
     "jsonrpc": "2.0", "id": 1, "method": "initialize",
     "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -47,31 +41,10 @@ INITIALIZE = {
 MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
-@contextmanager
-def http_server(errlog: Path, *args: str) -> Iterator[str]:
-    """Start ``kbsim serve --http 127.0.0.1:0 ARGS``; yield its endpoint URL; always stop it."""
-    with errlog.open("w") as err:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "kbsim", "serve", "--http", "127.0.0.1:0", "--log-level", "WARNING", *args],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, cwd=REPO,
-            env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
-        )
-    try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while (found := LISTENING.search(errlog.read_text())) is None:
-            assert process.poll() is None, f"the server exited ({process.returncode}): {errlog.read_text()}"
-            assert time.monotonic() < deadline, f"no URL within {START_TIMEOUT_S:g} s: {errlog.read_text()}"
-            time.sleep(0.1)
-        yield found.group(1)
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=STOP_TIMEOUT_S)
-            pytest.fail(f"the server did not stop within {STOP_TIMEOUT_S:g} s of SIGINT")
-        assert process.returncode == 130, errlog.read_text()
+def http_server(errlog: Path, *args: str):
+    """``kbsim serve --http`` in a bare environment, which must stop cleanly (exit 130) on SIGINT."""
+    return drive_servers.http_server(errlog, *args, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+                                     expect_clean_stop=True)
 
 
 @contextmanager

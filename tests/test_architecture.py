@@ -453,6 +453,7 @@ def imported_first() -> dict[str, str]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.xdist_group("import-first")  # one worker builds the fixture, not each
 @pytest.mark.parametrize("module", sorted(module_names(PACKAGE)))
 def test_each_module_imports_first(module, imported_first):
     """A module imported first, alone: a circle that breaks in one import order only fails here.

@@ -679,18 +679,17 @@ def _check_inputs(
 
 
 def _check_backend(
-    params: DayParams, config: ExperimentConfig, scenario: str, point: dict, origins: dict, source: str
+    params: DayParams, config: ExperimentConfig, scenario: str, point: dict, origins: dict, source: str, days: int
 ) -> None:
     """Refuse a ``store.backend`` that names no registered backend, before anything runs; and a
     server at a URL that more than one day would share (each day must start from its own
-    knowledge base: a ``command`` starts a fresh server for each)."""
+    knowledge base: a ``command`` starts a fresh server for each). ``days``: the config's runs."""
     if params.store.backend == SERVER_STORE_BACKEND:
         assert params.store.server is not None  # StoreParams holds both or neither
-        runs = len(config.seeds) * sum(1 for _ in iter_points(config))
-        if params.store.server.url is not None and runs > 1:
+        if params.store.server.url is not None and days > 1:
             where_set, key_path = _blame(("store.server",), config, scenario, point, origins, source)
             raise ConfigError(where_set, key_path + ".url",
-                              f"{runs} days would share the one server at this URL, each starting from what the "
+                              f"{days} days would share the one server at this URL, each starting from what the "
                               "last left; give store.server.command (a fresh server for each day) or one seed "
                               "and one scenario")
         return
@@ -706,7 +705,8 @@ def _check_runs(config: ExperimentConfig, source: str, origins: dict) -> None:
     limits) and reject duplicate runs."""
     seen: dict[str, tuple[str, dict]] = {}
     several = len(config.scenarios) > 1 or bool(config.sweep)
-    for scenario, point, nested in iter_points(config):
+    points = list(iter_points(config))
+    for scenario, point, nested in points:
         try:
             params = DayParams.model_validate(nested, strict=True)
         except ValidationError as exc:
@@ -724,7 +724,7 @@ def _check_runs(config: ExperimentConfig, source: str, origins: dict) -> None:
                 where = f" (scenario {scenario}, sweep point {point})" if point else f" (scenario {scenario})"
             raise ConfigError(where_set, key_path, limit.problem + where)
         _check_inputs(params, config, scenario, point, origins, source)
-        _check_backend(params, config, scenario, point, origins, source)
+        _check_backend(params, config, scenario, point, origins, source, days=len(points) * len(config.seeds))
         key = short_hash(params.model_dump(mode="json"))
         if key in seen:
             other, other_point = seen[key]

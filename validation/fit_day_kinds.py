@@ -20,14 +20,17 @@ figure here reads):
    test before it respected unpublish times (its shuffles moved saves past their article's
    unpublish), on the same logs.
 5. **Advice against simulation, kind by kind**: one 14-day log of the kinds of 1 with a
-   morning-peaked profile and the unpublish rule, replayed day by day (one seed per day; the
-   peak kind's one day, 4 seeds). For each kind, ``kbsim advise --design-day KIND``'s safe edit
-   delay (the analytic model on that kind's busy hours) and the pooled day's are simulated on
-   the kind's days, with a grid of delays around them: the conflict rate at each with its 95%
-   interval over days, against the 5% target.
+   morning-peaked profile and the unpublish rule, replayed day by day, each day with enough
+   seeds that a kind has at least ``--advice-days`` simulated days (80: 9 weekdays x 9 seeds, 4
+   weekend days x 20, the peak kind's one day x 80). For each kind, ``kbsim advise --design-day
+   KIND``'s safe edit delay (the analytic model on that kind's busy hours) and the pooled day's
+   are simulated on the kind's days, with a grid of delays around them: the conflict rate at
+   each with its 95% interval over the simulated days (each day of the log under each seed is
+   one unit), against the 5% target.
 
     python validation/fit_day_kinds.py                 # 100 logs a cell, about 10 minutes on 2 cores
     python validation/fit_day_kinds.py --studies 20    # rougher
+    python validation/fit_day_kinds.py --only advice   # step 5 alone: rewrites its part of the section
 
 Writes its section of validation/FIT.md (between its markers; ``validation/fit.py`` keeps it).
 """
@@ -52,6 +55,8 @@ from kbsim.fit.synthetic import KnownDays, generate_log
 ROOT = Path(__file__).resolve().parents[1]
 START = "<!-- day-kinds:start (rewritten by `python validation/fit_day_kinds.py`) -->"
 END = "<!-- day-kinds:end -->"
+#: Where step 5's part of the section begins (``--only advice`` rewrites from here to END).
+ADVICE = "<!-- day-kinds:advice (step 5; `python validation/fit_day_kinds.py --only advice` rewrites from here) -->"
 BASE = KnownDays(articles=400, days=14, saves_per_day=300.0, questions_per_day=120.0, hours=(9, 17),
                  weekdays_only=False, session_gap_s=90.0, zipf_s=0.9)
 WEEKDAY_INDICES = (0, 1, 2, 3, 4, 7, 8, 9, 10, 11)  # of 14 days from a Monday
@@ -60,6 +65,8 @@ EXPONENTS = (0.8, 0.9, 1.0, 1.2)
 PROFILE = (0.5, 1.2, 1.5, 1.4, 0.7, 0.9, 1.3, 1.2, 0.9, 0.4)
 TARGET_CONFLICTS = 0.05
 EDIT_GRID_S = (15.0, 30.0, 60.0, 120.0, 300.0, 600.0)
+#: Simulated days per kind, at least, in step 5 (each day of the kind's gets the seeds to reach it).
+ADVICE_DAYS = 80
 
 
 def with_kinds(arrivals: str, index: int) -> KnownDays:
@@ -147,8 +154,12 @@ def burst_study(case: tuple[float, int, bool]) -> dict:
             "bursty": fit.burstiness["saves"].bursty, "ratio": fit.burstiness["saves"].ratio.value}
 
 
-def advice_study(out: Path, workers: int) -> pd.DataFrame:
-    """Part 5: each kind's design-day edit delay and the pooled one, simulated on the kind's days."""
+def advice_study(out: Path, workers: int, advice_days: int = ADVICE_DAYS) -> pd.DataFrame:
+    """Part 5: each kind's design-day edit delay and the pooled one, simulated on the kind's days.
+
+    Each of a kind's days of the log is replayed under ``ceil(advice_days / days)`` seeds; a day
+    of the log under one seed is one simulated day, the unit of the intervals.
+    """
     from kbsim.cli.day_config import load_day_config
     from kbsim.fit.design_day import design_day
     from kbsim.fit.fitted_config import write_config
@@ -181,7 +192,7 @@ def advice_study(out: Path, workers: int) -> pd.DataFrame:
         answer = advise.advise(day, target, max_conflict_rate=TARGET_CONFLICTS)
         wanted = {d.isoformat() for d in design.dates}
         mine = {name: body for name, body in scenarios.items() if name[-10:] in wanted}
-        seeds = 1 if len(mine) > 1 else 4
+        seeds = math.ceil(advice_days / len(mine))
         delays = sorted({*EDIT_GRID_S, round(answer.edit.delay_s, 3), round(pooled.edit.delay_s, 3)})
         result = run_experiment(config_from_dict({
             "name": f"day-kinds-{kind.name}",
@@ -189,10 +200,11 @@ def advice_study(out: Path, workers: int) -> pd.DataFrame:
             "scenarios": mine, "seeds": seeds, "sweep": {"edit.delay_s": delays}}),
             str(out / "results"), workers=workers, progress=False)
         per_run = load_results(result.directory, tables=["metrics"])["metrics"]
-        unit = "days" if len(mine) > 1 else "seeds of its one day"
-        if len(mine) > 1:
-            codes = {name: i for i, name in enumerate(sorted(per_run["scenario"].unique()))}
-            per_run = per_run.assign(seed=per_run["scenario"].map(codes))
+        unit = f"{len(mine)} days x {seeds} seeds" if len(mine) > 1 else f"its one day x {seeds} seeds"
+        # one unit per simulated day: a day of the log under one seed (the same pair at every delay)
+        pairs = per_run["scenario"].astype(str) + "/" + per_run["seed"].astype(str)
+        codes = {pair: i for i, pair in enumerate(sorted(pairs.unique()))}
+        per_run = per_run.assign(seed=pairs.map(codes))
         summary = summarize(per_run.drop(columns=["scenario", "run_id"]), by=["edit.delay_s"])
         edits = summary[summary["metric"] == "rejection_rate"].sort_values("edit.delay_s")
         grid = edits["edit.delay_s"].to_numpy(float)
@@ -203,7 +215,8 @@ def advice_study(out: Path, workers: int) -> pd.DataFrame:
 
         safe = largest_delay_below(grid, edits["value"].to_numpy(float), TARGET_CONFLICTS)
         rows.append({
-            "kind": kind.name, "days": len(mine), "unit": unit, "busy_hours": design.hours_text(),
+            "kind": kind.name, "days": len(mine), "seeds": seeds, "unit": unit,
+            "simulated_days": int(edits["seeds"].min()), "busy_hours": design.hours_text(),
             "model_saves": design.saves_count, "day_saves": design.day_saves,
             "advised_s": answer.edit.delay_s, "at_advised": at(answer.edit.delay_s),
             "at_advised_low": at(answer.edit.delay_s, "ci_low"), "at_advised_high": at(answer.edit.delay_s, "ci_high"),
@@ -233,8 +246,8 @@ def _minutes(seconds: float) -> str:
     return "n/a" if math.isnan(seconds) else f"{seconds / 60:.2f} min"
 
 
-def markdown(kinds: pd.DataFrame, none: pd.DataFrame, bursts: pd.DataFrame, advice: pd.DataFrame,
-             args, seconds: float) -> str:
+def markdown(kinds: pd.DataFrame, none: pd.DataFrame, bursts: pd.DataFrame, args, seconds: float) -> str:
+    """Steps 1 to 4's part of the section: from its start marker to step 5's."""
     out = [START, "", "## Kinds of day, bursts against unpublishing, and advice for the design day", "",
            f"Command: `python validation/fit_day_kinds.py --studies {args.studies} --workers {args.workers}`. "
            f"Date: {time.strftime('%Y-%m-%d')}. Machine: {platform.system()} {platform.machine()}, Python "
@@ -284,37 +297,64 @@ def markdown(kinds: pd.DataFrame, none: pd.DataFrame, bursts: pd.DataFrame, advi
             f"{int(poisson.sum())} of {len(poisson)} called bursty ({_share(float(poisson.mean()))}), "
             f"{int(now.sum())} of {len(now)} of those where unpublished articles stop getting saves. "
             "Target: at most 5%.", ""]
-    out += ["### The advice against simulation, kind by kind", "",
+    return "\n".join(out) + "\n"
+
+
+def advice_markdown(advice: pd.DataFrame, args, seconds: float) -> str:
+    """Step 5's part of the section: from its marker to the section's end marker."""
+    which = "--only advice" if args.only else f"--studies {args.studies}"
+    out = [ADVICE, "", "### The advice against simulation, kind by kind", "",
+           f"Command: `python validation/fit_day_kinds.py {which}"
+           f" --advice-days {args.advice_days} --workers {args.workers}` (this part: step 5 of the script). "
+           f"Date: {time.strftime('%Y-%m-%d')}; {seconds:.0f} s.", "",
             "One 14-day log (weekends at 20%, a release day at 5x, office hours 08:00 to 18:00 with a morning peak, "
             "Zipf 0.9, Poisson saves, unpublished articles getting no more saves that day), fitted and replayed day "
             "by day. For each kind: the analytic model's safe edit delay for `--design-day KIND` (that kind's busy "
             "hours, all day) and for the pooled mean day; the conflict rate simulated at each on the kind's "
-            "days (25% of answers edited), with its 95% interval; and the longest delay of the simulated grid "
+            "days (25% of answers edited), with its 95% interval over the simulated days (a day of the log under "
+            "one seed is one simulated day; the seeds change the agent's choices and the text people write, "
+            "the replayed saves and questions stay the log's, so the interval is for these days of the log); and "
+            "the longest delay of the simulated grid "
             f"({', '.join(f'{d:g}' for d in EDIT_GRID_S)} s and the two advised) whose conflict rate stays under 5%.",
             "",
-            "| kind | days | busy hours | model's day (saves) | advised delay | conflicts there | pooled delay | "
-            "conflicts there | simulated safe delay | within 5% by its interval |",
+            "| kind | simulated days | busy hours | model's day (saves) | advised delay | conflicts there | "
+            "pooled delay | conflicts there | simulated safe delay | within 5% by its interval |",
             "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for row in advice.to_dict("records"):
         within = ("yes" if row["at_advised_high"] <= TARGET_CONFLICTS else
                   ("point under, interval reaches over" if row["at_advised"] <= TARGET_CONFLICTS else "no"))
-        out.append(f"| {row['kind']} | {row['days']} ({row['unit']}) | {row['busy_hours']} | "
+        out.append(f"| {row['kind']} | {row['simulated_days']} ({row['unit']}) | {row['busy_hours']} | "
                    f"{row['model_saves']:,} (the day: {row['day_saves']:,.0f}) | {_minutes(row['advised_s'])} | "
                    f"{_interval(row, 'at_advised')} | {_minutes(row['pooled_s'])} | {_interval(row, 'at_pooled')} | "
                    f"{_minutes(row['simulated_safe_s'])} | {within} |")
-    out += ["", f"{int(advice['runs'].sum())} simulated days in all. The advised delay's error against the "
-            "simulation is the ratio of the two delays: "
+    out += ["", f"{int(advice['runs'].sum())} simulated days in all (each unit at each delay of the grid). "
+            "The advised delay's error against the simulation is the ratio of the two delays: "
             + "; ".join(f"{r['kind']} {r['advised_s'] / r['simulated_safe_s']:.2f}" if r["simulated_safe_s"] > 0
                         else f"{r['kind']} n/a" for r in advice.to_dict("records"))
             + " (below 1: the advice is shorter, safer, than it need be).", "", END]
     return "\n".join(out) + "\n"
 
 
-def write_section(path: Path, section: str) -> None:
-    """Put ``section`` between its markers in ``path`` (appended when they are not there)."""
+def has_advice_part(text: str) -> bool:
+    """Whether a page's text has step 5's part of the section (its marker, then the end marker)."""
+    return ADVICE in text and END in text.split(ADVICE, 1)[1]
+
+
+def write_section(path: Path, section: str, only_advice: bool = False) -> None:
+    """Put ``section`` between its markers in ``path`` (appended when they are not there).
+
+    With ``only_advice``, ``section`` is step 5's part (:func:`advice_markdown`) and replaces the
+    page's, from its marker to the section's end marker (the page must have it:
+    :func:`has_advice_part`).
+    """
     from kbsim.files import atomic_write_text
 
     text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if only_advice:
+        head, rest = text.split(ADVICE, 1)
+        tail = rest.split(END, 1)[1].lstrip("\n")
+        atomic_write_text(path, head + section + (("\n" + tail) if tail else ""))
+        return
     if START in text and END in text:
         head, rest = text.split(START, 1)
         tail = rest.split(END, 1)[1].lstrip("\n")
@@ -330,18 +370,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2, help="processes (2)")
     parser.add_argument("--out", default=str(Path(__file__).with_name("FIT.md")), help="the page (FIT.md)")
     parser.add_argument("--runs", default=str(ROOT / "results" / "day-kinds"), help="where simulated runs go")
+    parser.add_argument("--only", choices=["advice"], default=None,
+                        help="advice: step 5 alone, rewriting its part of the section (steps 1 to 4's stay)")
+    parser.add_argument("--advice-days", type=int, default=ADVICE_DAYS,
+                        help=f"step 5: simulated days per kind, at least ({ADVICE_DAYS})")
     args = parser.parse_args(argv)
+    if args.advice_days < 2:
+        parser.error(f"--advice-days: expected at least 2 simulated days (an interval needs two), "
+                     f"got {args.advice_days}")
+    page = Path(args.out)
+    if args.only and not has_advice_part(page.read_text(encoding="utf-8") if page.exists() else ""):
+        parser.error(f"--only advice: {page} has no step 5 part to rewrite (no {ADVICE.split(' (')[0]} marker "
+                     "before the section's end); run the whole script once")
     started = time.perf_counter()
     n = args.studies
-    with ProcessPoolExecutor(max_workers=args.workers) as pool:
-        kinds = pd.DataFrame(pool.map(kinds_study, [(a, i) for a in ARRIVALS for i in range(n)], chunksize=4))
-        none = pd.DataFrame(pool.map(none_study, [(a, i, w) for w in (False, True) for a in ARRIVALS
-                                                  for i in range(n)], chunksize=4))
-        bursts = pd.DataFrame(pool.map(burst_study, [(s, i, b) for s in (1.2, 1.4) for b in (False, True)
-                                                     for i in range(n // 2)], chunksize=4))
-    advice = advice_study(Path(args.runs), args.workers)
-    section = markdown(kinds, none, bursts, advice, args, time.perf_counter() - started)
-    write_section(Path(args.out), section)
+    head = ""
+    if args.only is None:
+        with ProcessPoolExecutor(max_workers=args.workers) as pool:
+            kinds = pd.DataFrame(pool.map(kinds_study, [(a, i) for a in ARRIVALS for i in range(n)], chunksize=4))
+            none = pd.DataFrame(pool.map(none_study, [(a, i, w) for w in (False, True) for a in ARRIVALS
+                                                      for i in range(n)], chunksize=4))
+            bursts = pd.DataFrame(pool.map(burst_study, [(s, i, b) for s in (1.2, 1.4) for b in (False, True)
+                                                         for i in range(n // 2)], chunksize=4))
+        head = markdown(kinds, none, bursts, args, time.perf_counter() - started)
+    advice_started = time.perf_counter()
+    advice = advice_study(Path(args.runs), args.workers, args.advice_days)
+    section = head + advice_markdown(advice, args, time.perf_counter() - advice_started)
+    write_section(page, section, only_advice=args.only == "advice")
     print(section)
     return 0
 

@@ -317,11 +317,20 @@ def _design_lines(design, day) -> list[str]:
     """What the design day is, which kind and which hours drive the answer."""
     lines = [f"Design day: {design.label}; {design.day_saves:,.0f} saves on it."]
     if design.busy_hours:
+        future = design.saves_busy_future
         lines.append(f"  Its busy hours, {design.hours_text()}, run at {design.saves_per_busy_hour:.1f} saves/h "
-                     f"(its mean active hour: {design.saves_per_mean_hour:.1f}); the answer holds there, so the model "
-                     f"takes a whole {day.day_hours:g}-hour day at that rate: {day.saves.count:,} saves and "
-                     f"{day.questions.count:,} questions, {day.corpus.articles:,} articles, Zipf s = "
-                     f"{day.zipf_s:.3g}.")
+                     f"(its mean active hour: {design.saves_per_mean_hour:.1f}); the answer holds there.")
+        if design.margin and future is not None:
+            lines.append(f"  A future day of this kind: {future.value:.1f} [{future.low:.1f}, {future.high:.1f}] "
+                         f"saves/h in those hours (95% prediction interval over its {future.seeds} days); the answer "
+                         f"must hold on such a day, so it is for the upper end, {design.saves_per_design_hour:.1f} "
+                         "saves/h.")
+        elif future is not None and future.seeds < 2:
+            lines.append("  One day of this kind: no interval for a future day, so the answer is for this day's rate, "
+                         "with no margin for a busier one.")
+        lines.append(f"  The model takes a whole {day.day_hours:g}-hour day at {design.saves_per_design_hour:.1f} "
+                     f"saves/h: {day.saves.count:,} saves and {day.questions.count:,} questions, "
+                     f"{day.corpus.articles:,} articles, Zipf s = {day.zipf_s:.3g}.")
     else:
         lines.append(f"  A flat day of {day.saves.count:,} saves and {day.questions.count:,} questions over "
                      f"{day.day_hours:g} hours, {day.corpus.articles:,} articles, Zipf s = {day.zipf_s:.3g}.")

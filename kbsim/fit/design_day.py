@@ -9,6 +9,14 @@ rate, the design day runs at the rate of its **busy hours** (the active hours wi
 :data:`BUSY_SHARE` of its busiest hour's saves), all day: an answer that holds in the busy
 hours holds in the quieter ones.
 
+The answer must hold on a future day of the kind, not only on the log's mean one, and the log
+knows that day only as well as its days show it. So a kind's design day takes its busy hours'
+save rate at the **upper end of the future-day interval** (:func:`kbsim.stats.intervals.prediction`
+over the kind's days, each day's busy-hours rate a value: the spread between days and the
+uncertainty of their mean), not at their mean. A kind with one day has no such interval, and
+its design day is that day's rate, with no margin (the output says so). A percentile is a day
+the builder chose by its saves, and is taken as it is.
+
 ``--design-day`` chooses it (:func:`parse_design_day`): ``busiest`` (the default), a kind
 (``weekday``, ``weekend``, ``peak``, ``ordinary``) or a percentile of the log's days by saves
 (``p90`` or ``90%``: that day's saves, with the log's hourly profile scaled to them).
@@ -25,6 +33,7 @@ import numpy as np
 from kbsim.fit.day_kinds import KIND_NAMES
 from kbsim.fit.estimates import Fit
 from kbsim.fit.logs import FitInputError
+from kbsim.stats.intervals import Estimate, prediction
 
 __all__ = ["BUSY_SHARE", "DesignDay", "design_day", "is_percentile", "parse_design_day"]
 
@@ -37,7 +46,10 @@ class DesignDay:
     """The day advice is given for (:func:`design_day`).
 
     ``saves_count`` and ``questions_count`` are what a whole day at the busy hours' rates holds
-    (the analytic model's day); ``day_saves`` what the chosen day holds over its hours.
+    (the analytic model's day; its saves at ``saves_per_design_hour``); ``day_saves`` what the
+    chosen day holds over its hours. ``saves_busy_future`` is the busy hours' save rate on a
+    future day of the kind (the prediction interval over its days; None for a percentile or a
+    config's scenario), whose upper end, when it has one, is ``saves_per_design_hour``.
     """
 
     choice: str  # "busiest", a kind's name, or "p90"
@@ -51,6 +63,18 @@ class DesignDay:
     day_saves: float
     saves_count: int
     questions_count: int | None
+    saves_busy_future: Estimate | None = None
+
+    @property
+    def saves_per_design_hour(self) -> float:
+        """The save rate the model's day runs at: the upper end of a future day's busy hours
+        when there is one, else the busy hours' mean."""
+        return _design_rate(self.saves_per_busy_hour, self.saves_busy_future)
+
+    @property
+    def margin(self) -> bool:
+        """Whether the model's day runs above the busy hours' mean (a future day's upper end)."""
+        return self.saves_per_design_hour > self.saves_per_busy_hour
 
     def hours_text(self) -> str:
         """The busy hours as ``09:00-12:00, 14:00-15:00``."""
@@ -74,6 +98,11 @@ class DesignDay:
                 "saves_per_busy_hour": self.saves_per_busy_hour, "saves_per_mean_hour": self.saves_per_mean_hour,
                 **({} if self.questions_per_busy_hour is None else
                    {"questions_per_busy_hour": self.questions_per_busy_hour}),
+                **({} if self.saves_busy_future is None else {"saves_per_busy_hour_future": {
+                    "value": self.saves_busy_future.value, "low": _finite(self.saves_busy_future.low),
+                    "high": _finite(self.saves_busy_future.high), "days": self.saves_busy_future.seeds,
+                    "method": self.saves_busy_future.method}}),
+                "saves_per_design_hour": self.saves_per_design_hour,
                 "day_saves": self.day_saves, "model_saves_per_day": self.saves_count,
                 **({} if self.questions_count is None else {"model_questions_per_day": self.questions_count})}
 
@@ -103,6 +132,9 @@ def is_percentile(choice: str) -> bool:
 
 def design_day(fit: Fit, choice: str = "busiest") -> DesignDay:
     """The design day of ``fit``'s log for ``choice`` (:func:`parse_design_day`'s value).
+
+    The model's day runs the busy hours' saves at the upper end of a future day's interval (the
+    module doc says why); its questions at the busy hours' mean.
 
     Raises:
         FitInputError: naming ``--design-day``, for a kind the log does not have.
@@ -151,11 +183,25 @@ def design_day(fit: Fit, choice: str = "busiest") -> DesignDay:
     busy_rate = float(np.mean(profile[list(busy)])) if busy else 0.0
     mean_rate = float(active.mean()) if hours else 0.0
     busy_questions = None if questions is None else (float(np.mean(questions[list(busy)])) if busy else 0.0)
-    saves_count = max(1, int(math.ceil(busy_rate * hours)))
+    future = None
+    if not is_percentile(choice) and busy:
+        # each of the kind's days is one value: its busy hours' rate (their mean is busy_rate)
+        future = prediction(save_hourly[members][:, np.asarray(busy, dtype=int)].mean(axis=1))
+    saves_count = max(1, int(math.ceil(_design_rate(busy_rate, future) * hours)))
     questions_count = None if busy_questions is None else max(1, int(math.ceil(busy_questions * hours)))
     dates = tuple(log.dates[int(d)] for d in members)
     return DesignDay(choice, kind, label, dates, busy, busy_rate, mean_rate, busy_questions, day_saves,
-                     saves_count, questions_count)
+                     saves_count, questions_count, future)
+
+
+def _design_rate(busy_rate: float, future: Estimate | None) -> float:
+    if future is None or not math.isfinite(future.high):
+        return busy_rate
+    return max(future.high, busy_rate)
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
 
 
 def _hourly(activity, days: int) -> np.ndarray:

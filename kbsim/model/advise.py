@@ -640,3 +640,23 @@ def comparison_lines(frame: pd.DataFrame) -> list[str]:
             "docs/model.md lists what the model leaves out."
         )
     return lines
+
+
+def pooled_lines(pooled: Advice, answer: Advice, days: int | None) -> list[str]:
+    """What the answer would have been for the pooled day (every day of the log alike), beside
+    ``answer``, the design day's; ``days``: the log's, if a log gave them."""
+    among = pooled.strategies
+    p = pooled.params
+    over = f"all {days} days of the log" if days else "every kind of day"
+    same = (pooled.choice.strategy == answer.choice.strategy and pooled.choice.interval_s == answer.choice.interval_s
+            and math.isclose(pooled.edit.delay_s, answer.edit.delay_s))
+    return [f"Pooled over {over} as one mean day ({p.saves.count:,} saves, {p.questions.count:,} questions, flat), the "
+            f"answer would have been: {pooled.choice.describe(among)}, and edits within "
+            f"{format_duration(pooled.edit.delay_s)}" + (" (the same)." if same else _versus_design(pooled, answer))]
+
+
+def _versus_design(pooled, answer) -> str:
+    if pooled.edit.delay_s > answer.edit.delay_s * (1 + 1e-9):
+        ratio = pooled.edit.delay_s / answer.edit.delay_s
+        return f": its edit delay is {ratio:.1f} times the design day's, too long for the design day."
+    return "."

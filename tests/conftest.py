@@ -7,6 +7,7 @@ Store tests use only the public API and ``snapshot()``, so a backend registered 
 from __future__ import annotations
 
 import itertools
+import signal
 
 import numpy as np
 import pytest
@@ -49,6 +50,35 @@ def pytest_collection_modifyitems(config, items):
         raise pytest.UsageError(
             f"pytest {pytest.__version__} with pytest-xdist drops --dist loadgroup's groups ({lost[0]} has "
             "no @group suffix; pytest-dev/pytest-xdist#1386): install pytest<9.2 (`make install` does)")
+
+
+def _ctrl_c_held() -> set[str]:
+    """Whether this process (its main thread) ignores or blocks SIGINT, as the kernel sees it:
+    what a process it starts inherits (an ignored signal stays ignored across exec, and a
+    blocked one blocked), whatever Python's own handler says."""
+    held: set[str] = set()
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                name, _, mask = line.partition(":")
+                if name in ("SigIgn", "SigBlk") and int(mask, 16) >> (signal.SIGINT - 1) & 1:
+                    held.add("ignored" if name == "SigIgn" else "blocked")
+    except (OSError, ValueError):  # no /proc: nothing to check
+        pass
+    return held
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_still_reaches_new_processes():
+    """A test must not leave its worker ignoring or blocking SIGINT: every process the tests after
+    it start would inherit that, and a Ctrl-C test of a fresh ``kbsim`` would wait out its day."""
+    before = _ctrl_c_held()
+    yield
+    left = _ctrl_c_held() - before
+    if left:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        pytest.fail(f"the test left its process with SIGINT {' and '.join(sorted(left))} (now restored)")
 
 
 @pytest.fixture(params=sorted(BACKENDS))

@@ -99,7 +99,7 @@ def test_a_fitted_log_with_weekends_writes_one_scenario_per_kind(tmp_path):
     assert "  peak-2025-03-13: {" in replayed.path.read_text()
     assert "  weekend-2025-03-15: {" in replayed.path.read_text()
     # advise simulates only the design day's days: the weekend's four
-    from kbsim.cli.advise_day import _design
+    from kbsim.fit.design_day import design_model_day as _design
     from kbsim.fit.from_config import model_day
 
     loaded = load_day_config(replayed.path)
@@ -242,11 +242,13 @@ def test_the_design_day_allows_for_a_busier_future_day_of_its_kind_where_the_log
     # one peak day: no interval for a future one, so no margin (and the output says so)
     peak = design_day(fit, "peak")
     assert not peak.margin and peak.saves_count == math.ceil(peak.saves_per_busy_hour * hours)
-    assert peak.to_dict()["saves_per_busy_hour_future"]["high"] is None
+    future = peak.to_dict()["saves_per_busy_hour_future"]
+    assert "high" not in future and future["interval"] == "n/a (1 day)"  # no null in advise's JSON
     # a percentile is the day the builder chose: taken as it is
     p90 = design_day(fit, "p90")
     assert p90.saves_busy_future is None and p90.saves_count == math.ceil(p90.saves_per_busy_hour * hours)
-    from kbsim.cli.advise_day import _design, _design_lines
+    from kbsim.fit.design_day import design_lines as _design_lines
+    from kbsim.fit.design_day import design_model_day as _design
     from kbsim.fit.from_config import model_day
 
     config = write_config(fit, tmp_path / "day.yaml", replay=True).path

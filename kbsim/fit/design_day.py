@@ -35,7 +35,7 @@ from kbsim.fit.estimates import Fit
 from kbsim.fit.from_config import merged, model_day
 from kbsim.fit.logs import FitInputError
 from kbsim.params import DayParams
-from kbsim.stats.intervals import Estimate, prediction
+from kbsim.stats.intervals import Estimate, no_interval, prediction
 
 __all__ = [
     "BUSY_SHARE",
@@ -108,10 +108,8 @@ class DesignDay:
                 "saves_per_busy_hour": self.saves_per_busy_hour, "saves_per_mean_hour": self.saves_per_mean_hour,
                 **({} if self.questions_per_busy_hour is None else
                    {"questions_per_busy_hour": self.questions_per_busy_hour}),
-                **({} if self.saves_busy_future is None else {"saves_per_busy_hour_future": {
-                    "value": self.saves_busy_future.value, "low": _finite(self.saves_busy_future.low),
-                    "high": _finite(self.saves_busy_future.high), "days": self.saves_busy_future.seeds,
-                    "method": self.saves_busy_future.method}}),
+                **({} if self.saves_busy_future is None else {"saves_per_busy_hour_future": _future_dict(
+                    self.saves_busy_future)}),
                 "saves_per_design_hour": self.saves_per_design_hour,
                 "day_saves": self.day_saves, "model_saves_per_day": self.saves_count,
                 **({} if self.questions_count is None else {"model_questions_per_day": self.questions_count})}
@@ -210,8 +208,12 @@ def _design_rate(busy_rate: float, future: Estimate | None) -> float:
     return max(future.high, busy_rate)
 
 
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
+def _future_dict(future: Estimate) -> dict:
+    """A future day's interval as plain JSON: its bounds, or, where one day leaves none, why
+    (no ``null``: a reader of the JSON is told, as a reader of the text is)."""
+    bounds = ({"low": future.low, "high": future.high} if math.isfinite(future.low) and math.isfinite(future.high)
+              else {"interval": no_interval(future.seeds, "day")})
+    return {"value": future.value, **bounds, "days": future.seeds, "method": future.method}
 
 
 def _hourly(activity, days: int) -> np.ndarray:

@@ -249,3 +249,13 @@ def test_a_large_logs_goodness_of_fit_draws_the_same_law_by_rank_counts(monkeypa
     by_size = pop.goodness_of_fit(counts, runs, n, s, replicates=99)
     assert np.allclose(by_size.expected[:50], one_by_one.expected[:50], rtol=0.05)
     assert by_size.fits and one_by_one.fits
+
+
+def test_the_likelihood_skips_only_terms_whose_exp_is_zero():
+    """mle_exponent writes 0.0 for exp(x) below _EXP_IS_ZERO without calling exp: exact only if exp
+    gives 0.0 there on this machine (so the fitted exponent is the same to the last bit)."""
+    from kbsim.fit.popularity import _EXP_IS_ZERO
+
+    below = np.concatenate([np.linspace(-1e5, _EXP_IS_ZERO, 200_001), [-np.inf]])
+    assert not np.exp(below).any()
+    assert np.exp(np.array([-744.0, -700.0])).all()  # the threshold keeps every term exp does not round to 0

@@ -67,6 +67,8 @@ MAX_RUNS_DRAWN_ONE_BY_ONE = 200_000
 #: Ranks fitted one by one; above, runs of ranks of nearly equal weight are fitted as one.
 SINGLE_RANKS = 500
 _GROUPS = 1500
+#: ``exp(x)`` is 0.0 exactly below this (the smallest double, 2**-1074, is exp(-744.4)).
+_EXP_IS_ZERO = -746.0
 
 
 def log_zipf_weights(n: int, s: float) -> np.ndarray:
@@ -158,7 +160,11 @@ def mle_exponent(counts, n: int, *, near: float | None = None) -> float:
             log_pmf += log_sizes[None, None, :]
             top = np.max(log_pmf, axis=2, keepdims=True)
             log_pmf -= top
-            np.exp(log_pmf, out=log_pmf)
+            # exp of anything below -746 is 0.0 exactly, and most terms are (a count far from a rank's
+            # rate): written as 0.0 without calling exp, whose underflowing inputs are its slowest
+            negligible = log_pmf < _EXP_IS_ZERO
+            np.exp(log_pmf, out=log_pmf, where=~negligible)
+            log_pmf[negligible] = 0.0
             mixture = (np.log(np.sum(log_pmf, axis=2, keepdims=True)) + top)[:, :, 0] - math.log(n)
             out[i : i + step] = -(mixture @ how_many)
         return out

@@ -69,6 +69,8 @@ SINGLE_RANKS = 500
 _GROUPS = 1500
 #: ``exp(x)`` is 0.0 exactly below this (the smallest double, 2**-1074, is exp(-744.4)).
 _EXP_IS_ZERO = -746.0
+#: Counts whose likelihood terms are worked out together (a block of counts x rank groups in cache).
+_COUNTS_AT_ONCE = 32
 
 
 def log_zipf_weights(n: int, s: float) -> np.ndarray:
@@ -142,30 +144,25 @@ def mle_exponent(counts, n: int, *, near: float | None = None) -> float:
     log_sizes = np.log(sizes)
     log_total = math.log(total)
     base = -gammaln(values + 1.0)
+    work = (np.empty((_COUNTS_AT_ONCE, len(log_rank))), np.empty((_COUNTS_AT_ONCE, len(log_rank)), dtype=bool))
 
     def negative_log_likelihood(exponents: np.ndarray) -> np.ndarray:
         out = np.empty(len(exponents))
-        # a few exponents at a time: the work array is exponents x counts x ranks
+        # a few exponents at a time, as when each batch held exponents x counts x ranks (the product with
+        # how_many below is then the same matrix, so the same floats)
         step = max(1, int(4_000_000 // (len(values) * len(log_rank))))
         for i in range(0, len(exponents), step):
             s = exponents[i : i + step, None]
             log_w = -s * log_rank[None, :]
             log_w = log_w - _logsumexp(log_w + log_sizes[None, :], axis=1)[:, None]
             rates = np.exp(log_total + log_w)
-            # the terms added in place, in the order the expression would add them (the same floats,
-            # without a temporary the size of the work array for each operation)
-            log_pmf = values[None, :, None] * (log_total + log_w)[:, None, :]
-            log_pmf -= rates[:, None, :]
-            log_pmf += base[None, :, None]
-            log_pmf += log_sizes[None, None, :]
-            top = np.max(log_pmf, axis=2, keepdims=True)
-            log_pmf -= top
-            # exp of anything below -746 is 0.0 exactly, and most terms are (a count far from a rank's
-            # rate): written as 0.0 without calling exp, whose underflowing inputs are its slowest
-            negligible = log_pmf < _EXP_IS_ZERO
-            np.exp(log_pmf, out=log_pmf, where=~negligible)
-            log_pmf[negligible] = 0.0
-            mixture = (np.log(np.sum(log_pmf, axis=2, keepdims=True)) + top)[:, :, 0] - math.log(n)
+            scaled = log_total + log_w
+            mixture = np.empty((len(s), len(values)))
+            for e in range(len(s)):
+                for v in range(0, len(values), _COUNTS_AT_ONCE):
+                    mixture[e, v : v + _COUNTS_AT_ONCE] = _log_mixture(
+                        values[v : v + _COUNTS_AT_ONCE], base[v : v + _COUNTS_AT_ONCE], scaled[e], rates[e],
+                        log_sizes, work) - math.log(n)
             out[i : i + step] = -(mixture @ how_many)
         return out
 
@@ -178,6 +175,29 @@ def mle_exponent(counts, n: int, *, near: float | None = None) -> float:
     result = minimize_scalar(lambda x: float(negative_log_likelihood(np.array([x]))[0]), bounds=bracket,
                              method="bounded", options={"xatol": 1e-6})
     return float(result.x)
+
+
+def _log_mixture(values: np.ndarray, base: np.ndarray, scaled: np.ndarray, rates: np.ndarray,
+                 log_sizes: np.ndarray, work: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """``log sum_r exp(log_pmf[v, r])`` for a few counts at one exponent: the Poisson terms of each
+    count at each rank group, ``v (log N + log w_r) - N w_r - log v! + log size_r``, added in the
+    order the expression adds them, then a log-sum-exp over the ranks, in ``work`` (a block of counts
+    that stays in the processor's cache; a row's terms and sums are the same floats at any block).
+
+    Terms whose exp underflows (below :data:`_EXP_IS_ZERO`: most of them, a count far from a rank's
+    rate) are written as 0.0 without calling exp, whose underflowing inputs are its slowest.
+    """
+    terms, kept = work[0][: len(values)], work[1][: len(values)]
+    np.multiply(values[:, None], scaled[None, :], out=terms)
+    terms -= rates[None, :]
+    terms += base[:, None]
+    terms += log_sizes[None, :]
+    top = np.max(terms, axis=1, keepdims=True)
+    terms -= top
+    np.greater_equal(terms, _EXP_IS_ZERO, out=kept)
+    np.exp(terms, out=terms, where=kept)
+    np.copyto(terms, 0.0, where=~kept)
+    return (np.log(np.sum(terms, axis=1, keepdims=True)) + top)[:, 0]
 
 
 def collision(day_counts: np.ndarray) -> float:

@@ -259,3 +259,21 @@ def test_the_likelihood_skips_only_terms_whose_exp_is_zero():
     below = np.concatenate([np.linspace(-1e5, _EXP_IS_ZERO, 200_001), [-np.inf]])
     assert not np.exp(below).any()
     assert np.exp(np.array([-744.0, -700.0])).all()  # the threshold keeps every term exp does not round to 0
+
+
+def test_stable_order_is_lexsort_by_16_bit_radix_passes():
+    """The burst count's order (by day, then article, ties in place) as radix sorts: lexsort's order,
+    keys past 16 bits and empty ones included; and bursts gives the same follows and runs either way."""
+    from kbsim.fit import popularity as pop
+
+    generator = np.random.default_rng(40)
+    for n, high in ((0, 4), (1, 4), (3_000, 5), (3_000, 70_000), (3_000, 2**31 - 1)):
+        article, day = generator.integers(0, high, n), generator.integers(0, 7, n)
+        assert pop.stable_order(article, day).tolist() == np.lexsort((article, day)).tolist()
+    time_s = np.sort(generator.uniform(0, 5 * 86_400, 3_000))
+    day, article = (time_s // 86_400).astype(np.int32), generator.integers(0, 40, 3_000).astype(np.int32)
+    shuffled = generator.permutation(3_000)  # times out of order: bursts sorts by lexsort
+    in_order, out_of_order = pop.bursts(day, time_s, article, 300.0), \
+        pop.bursts(day[shuffled], time_s[shuffled], article[shuffled], 300.0)
+    assert in_order[0][shuffled].tolist() == out_of_order[0].tolist()
+    assert in_order[1].tolist() == out_of_order[1].tolist()

@@ -665,7 +665,7 @@ def _take_in_turn(picks: np.ndarray) -> np.ndarray:
 def _follows_in_order(time_s: np.ndarray, article: np.ndarray, window_s: float) -> int:
     """How many events follow one of the same article within ``window_s`` (times in order): what
     :func:`kbsim.fit.popularity.bursts` counts, for one day."""
-    order = np.argsort(article, kind="stable")
+    order = pop.stable_order(article)
     a, t = article[order], time_s[order]
     return int(np.count_nonzero((a[1:] == a[:-1]) & (t[1:] - t[:-1] <= window_s)))
 

@@ -277,3 +277,26 @@ def test_stable_order_is_lexsort_by_16_bit_radix_passes():
         pop.bursts(day[shuffled], time_s[shuffled], article[shuffled], 300.0)
     assert in_order[0][shuffled].tolist() == out_of_order[0].tolist()
     assert in_order[1].tolist() == out_of_order[1].tolist()
+
+
+def test_the_csv_reader_gives_one_table_whatever_the_chunks_the_file_comes_in(tmp_path):
+    """read_table takes a CSV log a run of lines at a time (its text never held whole): chunks cut
+    anywhere, empty and CRLF lines among them, give the table the whole file gives, line numbers
+    included; a file it cannot read so still goes to the row reader (None)."""
+    rows = _rows(5, n=300)
+    text = ("time,article,kind\r\n" + "".join(f"{t},{a},{k}\r\n" + ("\r\n" if i % 7 == 0 else "")
+                                            + ("\n" if i % 11 == 0 else "") for i, (t, a, k) in enumerate(rows)))
+    data = text.encode()
+    args = ("time", "article", "kind", lambda kind: KIND_CODES.get(KIND_NAMES.get(kind.strip().lower(), "?")),
+            None, DAY_START)
+    whole = csv_table(tmp_path, data, *args)
+    assert whole is not None
+    cuts = sorted(random.Random(40).sample(range(1, len(data)), 60))
+    chunks = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+    pieces = csv_table(tmp_path, iter(chunks), *args)
+    assert pieces is not None and pieces[1] == whole[1] and pieces[0].names == whole[0].names
+    for name in ("instant_us", "offset_us", "article", "kind", "line"):
+        assert getattr(pieces[0], name).tolist() == getattr(whole[0], name).tolist(), name
+    assert whole[0].line.tolist()[:3] == [2, 5, 6]  # lines 3 and 4 are empty; the header is line 1
+    bad = data + b'2026-01-05T09:00:00Z,"quoted",content\n'
+    assert csv_table(tmp_path, iter([bad[:100], bad[100:]]), *args) is None

@@ -241,8 +241,19 @@ def bursts(day: np.ndarray, time_s: np.ndarray, article: np.ndarray, window_s: f
     """``(follows, run_sizes)``: whether each event follows an event of the same article on the
     same day within ``window_s`` seconds, and the sizes of the runs such events make (a
     run: an event that follows none, and every event that follows it, one after another)."""
-    if len(time_s) > 1 and bool(np.all(time_s[1:] >= time_s[:-1])):
-        # times in order (as a log's rows are): by day and article, ties kept in place, is the same order
+    in_order = len(time_s) > 1 and bool(np.all(time_s[1:] >= time_s[:-1]))
+    if in_order and bool(np.all(day[1:] >= day[:-1])):
+        # times in order and each day a block of rows (as a log's rows are): a day at a time, so the
+        # sort's arrays are a day's, not the log's; a run never crosses days, so the runs come day by day
+        follows = np.zeros(len(time_s), dtype=bool)
+        edges = [0, *(np.flatnonzero(day[1:] != day[:-1]) + 1).tolist(), len(time_s)]
+        runs = []
+        for start, end in zip(edges[:-1], edges[1:], strict=True):
+            follows[start:end], sizes = _bursts_in_order(time_s[start:end], article[start:end], window_s)
+            runs.append(sizes)
+        return follows, np.concatenate(runs)
+    if in_order:
+        # times in order: by day and article, ties kept in place, is the same order
         order = stable_order(article, day)
     else:
         order = np.lexsort((time_s, article, day))
@@ -254,6 +265,17 @@ def bursts(day: np.ndarray, time_s: np.ndarray, article: np.ndarray, window_s: f
     follows[order] = same
     run_sizes = np.bincount(np.cumsum(~same) - 1).astype(float) if len(order) else np.zeros(0)
     return follows, run_sizes
+
+
+def _bursts_in_order(time_s: np.ndarray, article: np.ndarray, window_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`bursts` of one day's events, their times in order."""
+    order = stable_order(article)
+    a, t = article[order], time_s[order]
+    same = np.zeros(len(order), dtype=bool)
+    same[1:] = (a[1:] == a[:-1]) & (t[1:] - t[:-1] <= window_s)
+    follows = np.zeros(len(order), dtype=bool)
+    follows[order] = same
+    return follows, np.bincount(np.cumsum(~same) - 1).astype(float)
 
 
 def stable_order(*keys: np.ndarray) -> np.ndarray:

@@ -57,3 +57,36 @@ def test_validation_reports_every_error_at_once_up_to_a_limit(tmp_path):
     errors = [ConfigError("f.yaml", f"params.k{i}", "bad") for i in range(MAX_REPORTED + 3)]
     text = str(ConfigErrors(errors))
     assert text.count("params.k") == MAX_REPORTED and text.endswith("... and 3 more not shown")
+
+
+def test_the_outline_counts_every_shipped_config_as_the_loader_does():
+    """``kbsim experiments`` reads configs without validating them (kbsim.runner.grid): its
+    description and run count are the loaded config's, extends chains included."""
+    from kbsim.runner.grid import config_outline, expand_sweep
+
+    shipped = shipped_experiments()
+    assert len(shipped) >= 10
+    for name, path in shipped.items():
+        config = load_config(path)
+        runs = len(config.scenarios) * len(expand_sweep(config.sweep)) * len(config.seeds)
+        assert config_outline(path) == (config.description, runs), name
+
+
+def test_the_outline_refuses_what_the_loader_refuses_in_what_it_reads(tmp_path):
+    from kbsim.runner.grid import config_outline
+
+    base = tmp_path / "base.yaml"
+    base.write_text("name: base\nseeds: 0\n")
+    child = tmp_path / "child.yaml"
+    child.write_text("extends: base.yaml\nsweep: {saves.count: []}\n")
+    with pytest.raises(ConfigError, match="seeds: expected a count of at least 1"):
+        config_outline(child)
+    base.write_text("name: base\nscenarios: []\n")
+    with pytest.raises(ConfigError, match="scenarios: expected a non-empty mapping"):
+        config_outline(child)
+    base.write_text("name: base\n")
+    with pytest.raises(ConfigError, match="sweep: sweep 'saves.count': empty list"):
+        config_outline(child)
+    (tmp_path / "loop.yaml").write_text("extends: loop.yaml\n")
+    with pytest.raises(ConfigError, match="circular extends"):
+        config_outline(tmp_path / "loop.yaml")

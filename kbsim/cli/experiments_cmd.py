@@ -21,8 +21,8 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """List the shipped experiments: name, runs and description; exit 2 when none is found."""
-    from kbsim.runner.config import ConfigError
-    from kbsim.runner.load import config_outline
+    from kbsim.runner.errors import ConfigError
+    from kbsim.runner.grid import config_outline
     from kbsim.runner.shipped import SHIPPED_DIR, shipped_experiments
 
     shipped = shipped_experiments()

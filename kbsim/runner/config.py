@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import itertools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,11 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, PrivateAttr, field_validator
 
-from kbsim.errors import UsageError
 from kbsim.inputs import load_corpus
 from kbsim.inputs.resolve import refuse_crowded_titles
 from kbsim.params import INPUT_PATHS, DayParams
 from kbsim.runner import limits
+from kbsim.runner.errors import MAX_REPORTED, ConfigError, ConfigErrors, all_errors
+from kbsim.runner.grid import DEFAULT_SCENARIOS, DEFAULT_SEEDS, expand_sweep
+from kbsim.runner.reading import deep_merge
 
 if TYPE_CHECKING:
     from kbsim.stats.summary import ContrastSpec
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 # them, so that listing the shipped experiments (kbsim experiments) does not load them.
 
 __all__ = [
+    "MAX_REPORTED",
     "ConfigError",
     "ConfigErrors",
     "TooLargeError",
@@ -43,7 +45,9 @@ __all__ = [
     "Point",
     "RunSpec",
     "canonical_json",
+    "all_errors",
     "contrast_spec",
+    "deep_merge",
     "expand_sweep",
 ]
 
@@ -51,60 +55,11 @@ __all__ = [
 Point = tuple[str, dict[str, Any], DayParams]
 
 
-class ConfigError(UsageError):
-    """A config that cannot be run: names the file, the key path and what was expected."""
-
-    def __init__(self, source: str, key_path: str, problem: str) -> None:
-        self.source = str(source)
-        self.key_path = key_path
-        self.problem = problem
-        where = f"{self.source}: {key_path}" if key_path else self.source
-        super().__init__(f"{where}: {problem}")
-
-
-class ConfigErrors(ConfigError):
-    """Several problems in one config, reported at once (at most :data:`MAX_REPORTED` of them),
-    on one line: the first as a :class:`ConfigError` says it, then each other's key path."""
-
-    def __init__(self, errors: list[ConfigError]) -> None:
-        self.errors = list(errors)
-        first, rest = self.errors[0], self.errors[1:MAX_REPORTED]
-        more = len(self.errors) - MAX_REPORTED
-        others = "; ".join(
-            f"{'' if error.source == first.source else error.source + ': '}{error.key_path}: {error.problem}"
-            for error in rest
-        )
-        problem = first.problem + (f"; and {len(self.errors) - 1} more: {others}" if rest else "")
-        problem += f"; ... and {more} more not shown" if more > 0 else ""
-        super().__init__(first.source, first.key_path, problem)
-
-
-#: The most problems of one config that :class:`ConfigErrors` reports.
-MAX_REPORTED = 10
-
-
-def all_errors(errors: list[ConfigError]) -> ConfigError:
-    """One error for ``errors``: itself when there is one, else a :class:`ConfigErrors`."""
-    flat = [inner for error in errors for inner in (error.errors if isinstance(error, ConfigErrors) else [error])]
-    return flat[0] if len(flat) == 1 else ConfigErrors(flat)
-
-
 class TooLargeError(ConfigError):
     """An experiment above :mod:`kbsim.runner.limits`' confirmation thresholds, run without ``yes``."""
 
 
 # --------------------------------------------------------------- nested mappings
-
-
-def deep_merge(base: dict, override: dict) -> dict:
-    """``base`` with ``override`` merged in, mapping into mapping (neither is changed)."""
-    merged = dict(base)
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = deep_merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
 
 
 def set_nested(target: dict, parts: list[str], value: Any) -> None:
@@ -134,23 +89,6 @@ def with_point(base: dict, point: dict[str, Any]) -> dict:
 
 
 # -------------------------------------------------------------------- sweep grid
-
-
-def expand_sweep(sweep: dict[str, Any]) -> list[dict[str, Any]]:
-    """The sweep's points: the product of the listed values, last key varying fastest.
-
-    Scalars (``None`` and strings included: strings are not iterated) are one
-    value; an empty list is an error. No sweep gives one empty point.
-    """
-    axes = []
-    for key, values in sweep.items():
-        if isinstance(values, (list, tuple)):
-            if not values:
-                raise ValueError(f"sweep {key!r}: empty list; expected at least one value")
-            axes.append(list(values))
-        else:
-            axes.append([values])
-    return [dict(zip(sweep, combo, strict=True)) for combo in itertools.product(*axes)]
 
 
 def iter_points(config: ExperimentConfig) -> Iterator[tuple[str, dict[str, Any], dict]]:
@@ -245,8 +183,8 @@ class ExperimentConfig(BaseModel):
     name: str
     description: str = ""
     params: dict[str, Any] = {}
-    seeds: list[int] = [1, 2, 3, 4, 5]
-    scenarios: dict[str, dict[str, Any]] = {"default": {}}
+    seeds: list[int] = list(DEFAULT_SEEDS)
+    scenarios: dict[str, dict[str, Any]] = {name: {} for name in DEFAULT_SCENARIOS}
     sweep: dict[str, Any] = {}
     contrasts: list[dict[str, Any]] = []
     source: str | None = None

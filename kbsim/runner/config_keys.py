@@ -32,7 +32,6 @@ what was expected.
 
 from __future__ import annotations
 
-import collections
 import math
 import re
 from collections.abc import Callable
@@ -60,7 +59,9 @@ from kbsim.runner.config import (
     short_hash,
     with_point,
 )
-from kbsim.runner.paths import check_leaf, flatten_sweep, get_nested, has_path, model_at, nest_params, unknown
+from kbsim.runner.grid import flatten_sweep, parse_seeds, scenario_mapping
+from kbsim.runner.paths import check_leaf, get_nested, has_path, model_at, nest_params
+from kbsim.runner.reading import unknown
 from kbsim.store import store_backend
 
 __all__ = ["CONFIG_KEYS", "CONTRAST_KEYS", "KEYS", "Key", "parse_seeds"]
@@ -187,11 +188,8 @@ def _shape_params(raw: Any, source: str) -> dict:
 
 
 def _shape_scenarios(raw: Any, source: str) -> dict:
-    if not isinstance(raw, dict) or not raw:
-        raise ConfigError(
-            source, "scenarios", f"expected a non-empty mapping of scenario name -> overrides, got {brief(raw)}"
-        )
-    return {name: nest_params(body, source, f"scenarios.{name}") for name, body in raw.items()}
+    scenarios = scenario_mapping(raw, source)
+    return {name: nest_params(body, source, f"scenarios.{name}") for name, body in scenarios.items()}
 
 
 # ------------------------------------------------------------------ checks, per key
@@ -486,67 +484,6 @@ def check_config(data: dict, origins: dict[tuple, str], source: str, default_nam
         _confirm_size(config, source)
     _check_runs(config, source, origins)
     return config
-
-
-def parse_seeds(value: Any, source: str = "seeds", key_path: str = "seeds") -> list[int]:
-    """Seeds from a count N (1..N), a list of ints, or text: ``"20"``, ``"1-5"``, ``"3,7"``.
-
-    At most :data:`~kbsim.runner.limits.MAX_SEEDS` seeds, each below 2**63; a longer range is
-    refused before it is listed.
-    """
-    if isinstance(value, str):
-        tokens = [t for t in re.split(r"[,\s]+", value.strip()) if t]
-        if len(tokens) == 1 and re.fullmatch(r"\d+", tokens[0]):
-            return parse_seeds(int(tokens[0]), source, key_path)
-        seeds: list[int] = []
-        for token in tokens:
-            match = re.fullmatch(r"(\d+)(?:-(\d+))?", token)
-            if not match:
-                raise ConfigError(
-                    source, key_path, f"expected N, a range A-B or a list like 1,2,3; got {brief(token)}"
-                )
-            low, high = int(match[1]), int(match[2] or match[1])
-            if high < low:
-                raise ConfigError(source, key_path, f"empty range {brief(token)}")
-            if high > limits.MAX_SEED:
-                raise ConfigError(source, key_path, f"{brief(token)}: {_SEED_RANGE}, got {high}")
-            if len(seeds) + high - low + 1 > limits.MAX_SEEDS:
-                raise ConfigError(
-                    source, key_path, f"{brief(token)} makes {len(seeds) + high - low + 1} seeds; {_SEED_COUNT}"
-                )
-            seeds.extend(range(low, high + 1))
-        return parse_seeds(seeds, source, key_path)
-    if isinstance(value, bool) or not isinstance(value, (int, list, tuple)):
-        raise ConfigError(
-            source, key_path, f"expected a count N (seeds 1..N) or a list of ints, got {brief(value)}"
-        )
-    if isinstance(value, int):
-        if value < 1:
-            raise ConfigError(source, key_path, f"expected a count of at least 1, got {value}")
-        if value > limits.MAX_SEEDS:
-            raise ConfigError(source, key_path, f"{value} seeds; {_SEED_COUNT}")
-        return list(range(1, value + 1))
-    if not value:
-        raise ConfigError(source, key_path, "expected at least one seed, got an empty list")
-    if len(value) > limits.MAX_SEEDS:
-        raise ConfigError(source, key_path, f"{len(value)} seeds; {_SEED_COUNT}")
-    for i, seed in enumerate(value):
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ConfigError(
-                source, f"{key_path}[{i}]", f"expected a non-negative integer seed, got {seed!r}"
-            )
-        if seed > limits.MAX_SEED:
-            raise ConfigError(source, f"{key_path}[{i}]", f"{_SEED_RANGE}, got {seed}")
-    duplicates = sorted(s for s, n in collections.Counter(value).items() if n > 1)
-    if duplicates:
-        raise ConfigError(
-            source, key_path, f"duplicate seeds {duplicates}; expected distinct seeds"
-        )
-    return list(value)
-
-
-_SEED_RANGE = "expected seeds below 2**63 (every table stores the seed as an int64)"
-_SEED_COUNT = f"expected at most {limits.MAX_SEEDS} seeds in one experiment"
 
 
 def origin(origins: dict[tuple, str], path: tuple, default: str) -> str:

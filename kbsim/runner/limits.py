@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from kbsim.params import DayParams
+from kbsim.runner.grid import MAX_SEED, MAX_SEEDS
 from kbsim.store import DAY_START
 from kbsim.units import format_bytes, format_duration
 
@@ -43,10 +44,6 @@ __all__ = [
     "estimate_run",
 ]
 
-#: Seeds are stored in int64 columns.
-MAX_SEED = 2**63 - 1
-#: Seeds in one experiment (a longer list is refused before it is built).
-MAX_SEEDS = 1_000_000
 #: Runs (scenario x sweep point x seed) in one experiment.
 MAX_RUNS = 1_000_000
 #: Simulated seconds a run may reach: versions are RFC 3339 times, which end with the year 9999.

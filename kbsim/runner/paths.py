@@ -9,28 +9,15 @@ dotted keys into nested mappings, and flatten a sweep into dotted keys.
 
 from __future__ import annotations
 
-import difflib
 import typing
-from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
 
 from kbsim.errors import brief
 from kbsim.params import DayParams
-from kbsim.runner.config import ConfigError, deep_merge
-
-
-def unknown(key: Any, expected: Sequence[str], what: str = "") -> str:
-    """The problem of a key that is not one of ``expected``, with the closest one as a hint.
-
-    ``what`` names the kind of key in the message (``unknown parameter 'cuont'; ...``);
-    without it the key path already names the key (``unknown key; ...``).
-    """
-    close = difflib.get_close_matches(str(key), list(expected), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    named = f"unknown {what} {key!r}" if what else "unknown key"
-    return f"{named}; expected one of: {', '.join(expected)}{hint}"
+from kbsim.runner.errors import ConfigError
+from kbsim.runner.reading import deep_merge, unknown
 
 
 def submodel(annotation: Any) -> type[BaseModel] | None:
@@ -111,30 +98,6 @@ def nest_params(raw: Any, source: str, key_path: str, model: type[BaseModel] = D
                 raise ConfigError(source, path, "set twice")
             nested[head] = value
     return nested
-
-
-def flatten_sweep(raw: Any, source: str) -> dict[str, Any]:
-    """Sweep entries keyed by dotted name (nested mappings are flattened)."""
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        raise ConfigError(
-            source, "sweep", f"expected a mapping of parameter -> list of values, got {brief(raw)}"
-        )
-    flat: dict[str, Any] = {}
-
-    def visit(mapping: dict, prefix: str) -> None:
-        for key, value in mapping.items():
-            dotted = f"{prefix}{key}"
-            if isinstance(value, dict):
-                visit(value, f"{dotted}.")
-            elif dotted in flat:
-                raise ConfigError(source, f"sweep.{dotted}", "set twice")
-            else:
-                flat[dotted] = value
-
-    visit(raw, "")
-    return flat
 
 
 def has_path(nested: dict, parts: list[str]) -> bool:

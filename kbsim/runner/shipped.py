@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kbsim.runner.config import ConfigError
+from kbsim.runner.errors import ConfigError
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 #: The folder of the shipped configs: inside the package of an installed wheel, else the

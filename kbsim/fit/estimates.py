@@ -539,9 +539,9 @@ def day_sums(activity: Activity, days: int, articles: int, window_s: float, seed
     follows_each, run_sizes = pop.bursts(activity.day, activity.time_s, activity.article, window_s)
     follows = np.zeros(days)
     for at in range(0, len(activity), _ROWS_AT_ONCE):
-        rows = slice(at, at + _ROWS_AT_ONCE)
-        hour_bin[rows] = np.minimum(activity.hour[rows].astype(int), 23)
-        follows += np.bincount(activity.day[rows], weights=follows_each[rows], minlength=days)  # whole numbers
+        block = slice(at, at + _ROWS_AT_ONCE)
+        hour_bin[block] = np.minimum(activity.hour[block].astype(int), 23)
+        follows += np.bincount(activity.day[block], weights=follows_each[block], minlength=days)  # whole numbers
     del follows_each
     hourly = np.zeros((days, 24))
     np.add.at(hourly, (activity.day, hour_bin), 1.0)

@@ -300,3 +300,18 @@ def test_the_csv_reader_gives_one_table_whatever_the_chunks_the_file_comes_in(tm
     assert whole[0].line.tolist()[:3] == [2, 5, 6]  # lines 3 and 4 are empty; the header is line 1
     bad = data + b'2026-01-05T09:00:00Z,"quoted",content\n'
     assert csv_table(tmp_path, iter([bad[:100], bad[100:]]), *args) is None
+
+
+def test_a_carriage_return_in_the_header_is_one_line_and_a_cr_only_log_still_reads(tmp_path, capsys):
+    """A lone CR inside the header ended in a _csv.Error traceback (the fast reader parsed the header
+    with the csv module); now the row reader judges it. A file whose only line ending is CR reads as LF."""
+    path = tmp_path / "saves.csv"
+    path.write_bytes(b"time\r,article,kind\n1,a,content\n2,b,content\n")
+    assert main(["fit", str(path), "--articles", "5", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "missing column 'article'" in err
+    rows = _rows(7, n=60)
+    lf, cr = _csv(tmp_path / "lf.csv", rows), tmp_path / "cr.csv"
+    cr.write_bytes(lf.read_bytes().replace(b"\n", b"\r"))
+    by_lf, by_cr = read_table(lf)[0], read_table(cr)[0]
+    assert by_cr.names == by_lf.names and by_cr.instant_us.tolist() == by_lf.instant_us.tolist()

@@ -226,6 +226,8 @@ class _CsvColumns:
             start = 3 if text.startswith(codecs.BOM_UTF8) else 0
             first_end = text.find(b"\n")
             header_text = text[start: first_end if first_end >= 0 else len(text)].decode("utf-8").rstrip("\r")
+            if "\r" in header_text:  # CR as a line ending (the caller reads such a file as LF) or inside a name
+                return False
             header = [name.strip() for name in next(csv.reader(io.StringIO(header_text)), [])]
             if not header or len(set(header)) != len(header) or self.time_column not in header \
                     or self.article_column not in header:

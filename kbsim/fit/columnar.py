@@ -35,6 +35,8 @@ _DAY_US = 86_400 * _US
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: Rows pyarrow parses at a time (bytes of CSV a block).
 _BLOCK_BYTES = 16 << 20
+#: A line longer than this (no newline in as many bytes) sends the file to the row reader.
+_LONGEST_LINE_BYTES = 64 << 20
 #: Characters Python's ``str.strip`` and pyarrow's trimming disagree on, and the U+FDD0 kbsim reserves:
 #: a file holding any is read row by row.
 _ODD_BYTES = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f", "\ufdd0".encode())
@@ -187,6 +189,8 @@ def csv_table(path: Path, data: bytes | Iterable[bytes], time_column: str, artic
         text = pending + chunk if pending else chunk
         cut = text.rfind(b"\n") + 1
         if not cut:  # no whole line yet
+            if len(text) > _LONGEST_LINE_BYTES:
+                return None  # CR its only line ending, or one huge line: read whole, as the row reader does
             pending = text
             continue
         pending = text[cut:]

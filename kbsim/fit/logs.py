@@ -26,6 +26,7 @@ file, the line and the column. Nothing here estimates anything (:mod:`kbsim.fit.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import math
@@ -233,7 +234,9 @@ def read_table(
     try:
         if suffix not in (".jsonl", ".ndjson", ".json"):
             # a CSV file a run of lines at a time: its text is never held whole
-            fast = read(read_regular_chunks(path, MAX_DATA_FILE_BYTES, what="log file", chunk_bytes=_CHUNK_BYTES))
+            with contextlib.closing(read_regular_chunks(path, MAX_DATA_FILE_BYTES, what="log file",
+                                                        chunk_bytes=_CHUNK_BYTES)) as chunks:
+                fast = read(chunks)
             if fast is not None:
                 table, no_kind = fast
                 del fast

@@ -15,6 +15,7 @@ from kbsim.cli.advise_options import duration_option, share_option
 from kbsim.model import advise
 from kbsim.model.advise import AdviceError, Target
 from kbsim.sim.strategies import resolve
+from kbsim.sim.strategies.subscribe import STRATEGY as SUBSCRIBE
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 REFERENCE = advise.day_params(articles=400, saves_per_day=300, questions_per_day=120, zipf=0.9)
@@ -71,15 +72,40 @@ def test_the_reference_day_gets_the_cheapest_option_that_meets_the_target():
     options = answer.options
     feasible = options[options["strategy"].isin([s.name for s in resolve() if s.exact]) & options["meets"]]
     assert choice.calls_per_hour == pytest.approx(feasible["calls_per_hour"].min())
-    # the runner-up is the other exact strategy; re-read pays far more for the same latency
-    assert answer.runner_up.strategy == "reread"
-    assert answer.runner_up.calls_per_hour > 5 * choice.calls_per_hour
+    # the runner-up is the next exact strategy: the subscription, which subscribes to and reads every
+    # article as it is first cited; re-read, which reads them all at every check, pays far more
+    assert answer.runner_up.strategy == SUBSCRIBE.name
+    assert answer.runner_up.calls_per_hour > 2 * choice.calls_per_hour
+    assert [o.strategy for o in answer.others] == ["reread"]
+    assert answer.others[0].calls_per_hour > 5 * choice.calls_per_hour
     # the title check sees only retitles and unpublishing: it misses most stale citations
     assert answer.title.interval_s == choice.interval_s and answer.title.detected_share < 0.5
     assert 60 < answer.edit.delay_s < 600 and answer.edit.max_conflict_rate == 0.05
     text = "\n".join(answer.lines())
-    assert "poll events every 30 min" in text and "Runner-up: re-read" in text and "Title check" in text
+    assert "poll events every 30 min" in text and "Runner-up: subscribe (MCP resources) every 30 min" in text
+    assert "Also meets it: re-read every 30 min" in text and "Title check" in text
     assert json.loads(json.dumps(answer.to_dict(), allow_nan=False))["choice"]["strategy"] == "poll"
+
+
+def test_the_subscription_is_advised_with_its_model_cost_and_chosen_where_polling_pays_for_empty_pages(capsys):
+    """Issue 38/39: subscribe is among advise's strategies with its analytic cost (a subscription
+    and a read of each article first cited, a read of each held article told of a change), never
+    "simulated only"; checking every minute, polling pays a page at every check and subscribing
+    costs less."""
+    assert SUBSCRIBE.name in REFERENCE.checks.strategies and SUBSCRIBE.model is not None
+    tight = advise.advise(REFERENCE, Target("detection_latency_s", 30))
+    assert tight.choice.strategy == SUBSCRIBE.name and tight.choice.interval_s == 60
+    assert tight.runner_up.strategy == "poll" and tight.runner_up.calls_per_hour > tight.choice.calls_per_hour
+    # exact: the same detection as the poll at the same interval
+    assert tight.choice.detection_latency_s == pytest.approx(tight.runner_up.detection_latency_s)
+    quantities = advise.analytic.FreshnessModel.from_params(REFERENCE).policy_quantities(60.0)
+    expected = (2 * quantities.newly_cited + quantities.moved_held) / quantities.hours
+    assert tight.choice.calls_per_hour == pytest.approx(expected)
+    assert not tight.unmodelled and "simulation_only" not in tight.to_dict()
+    assert main(["advise", "--max-latency", "30s"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"Do: subscribe \(MCP resources\) every 1 min: [\d.]+ calls/h", out), out
+    assert "simulation only" not in out
 
 
 def test_targets_on_exposure_and_on_the_p90_and_on_bytes():
@@ -106,7 +132,8 @@ def test_a_large_day_answers_from_the_grouped_model():
     day = advise.day_params(articles=20_000, saves_per_day=3000, questions_per_day=5000, zipf=1.0)
     answer = advise.advise(day, Target("detection_latency_s", 900))
     assert answer.choice.strategy == "poll" and answer.choice.detection_latency_s <= 900
-    assert answer.runner_up.calls_per_hour > 1000  # thousands of distinct cited articles to re-read
+    assert answer.runner_up.calls_per_hour > 1000  # thousands of distinct cited articles to subscribe to
+    assert answer.others[0].calls_per_hour > 4 * answer.runner_up.calls_per_hour  # and to re-read at every check
 
 
 def test_a_day_without_saves_never_goes_stale():
@@ -182,6 +209,7 @@ def test_verify_simulates_the_answer_through_the_runner_and_compares(tmp_path, c
     assert Path(verified["directory"]).parent == out and verified["seeds"] == 4
     names = {(q["option"].split()[0], q["metric"]) for q in verified["quantities"]}
     assert ("poll", "detection_latency_s") in names and ("edits", "rejection_rate") in names
+    assert ("subscribe", "calls_per_hour") in names  # the runner-up, simulated beside its model cost
     assert verified["scored"] >= 10 and 0 <= verified["agree"] <= verified["scored"]
     # the same question reuses its runs
     assert main(["advise", *tiny, "--max-latency", "10min", "--verify", "--seeds", "4", "--workers", "1",
@@ -208,3 +236,5 @@ def test_verify_config_names_the_question_and_its_scenarios():
     assert config["scenarios"]["choice"] == {"checks.interval_s": answer.choice.interval_s}
     assert np.isclose(config["scenarios"]["edits"]["edit.delay_s"], answer.edit.delay_s, rtol=1e-3)
     assert advise.verify_config(answer, seeds=5) == config
+    # the simulated days run the strategies advised among, so the runner-up (subscribe) is simulated too
+    assert config["params"]["checks.strategies"] == list(advise.ADVISED_STRATEGIES)

@@ -269,6 +269,35 @@ def test_check_cost_per_hour_reread_reads_distinct_cited_articles_poll_pages_and
     assert (got["bytes_per_hour"] > got["calls_per_hour"] * 50).all()
 
 
+def test_subscribe_costs_a_subscription_and_a_read_of_each_new_article_and_a_read_of_each_held_one_told_of():
+    """The subscription's model in closed form (uniform saves, nothing unpublished, fresh
+    draws): at each check, two calls for each article first cited since the check before,
+    one read for each article cited by the check before and saved since, and a notification
+    for every such save; its detection is the exact strategies'."""
+    from kbsim.sim.strategies import resolve
+    from kbsim.sim.strategies.subscribe import STRATEGY as SUBSCRIBE
+    from kbsim.sim.strategies.subscribe import notification_bytes, subscribe_bytes
+    from kbsim.sim.world import KB_ID
+
+    model = _plain_model()
+    n, hours, sizes = len(model.save_weights), model.day_s / 3600, model.sizes
+    per_article = model.saves_per_s / n
+    got = model.check_policy([600.0, 5000.0], resolve(["poll", SUBSCRIBE.name])).set_index(["strategy", "interval_s"])
+    for interval in (600.0, 5000.0):  # 5000 s: the last check before the end of the day
+        checks = interval * np.arange(1, int(model.day_s / interval) + 1)
+        distinct = n * -np.expm1(-model.questions_per_s * 2 * np.concatenate([[0.0], checks]) / n)
+        held = distinct[:-1]  # cited by the check before
+        moved = (held * -np.expm1(-per_article * interval)).sum()
+        told = (held * per_article * interval).sum()
+        row = got.loc[(SUBSCRIBE.name, interval)]
+        assert row["calls_per_hour"] == pytest.approx((2 * distinct[-1] + moved) / hours, rel=2e-3)
+        sent = (distinct[-1] * (subscribe_bytes(KB_ID, "art-000001") + sizes.read_bytes) + moved * sizes.read_bytes
+                + told * notification_bytes(KB_ID, "art-000001"))
+        assert row["bytes_per_hour"] == pytest.approx(sent / hours, rel=2e-3)
+        for metric in ("detected_share", "detection_latency_s", "detection_latency_p90_s", "stale_exposure"):
+            assert row[metric] == got.loc[("poll", interval), metric]
+
+
 def test_a_grouped_large_corpus_matches_the_article_by_article_model():
     params = DayParams.model_validate(
         {"corpus": {"articles": 3000}, "saves": {"count": 900}, "questions": {"count": 600}}
@@ -305,10 +334,11 @@ POLICY_DAY = {
     "questions": {"count": 50},
     "saves": {"count": 150},
 }
-#: What the agreement test scores: for re-read and poll (identical detection) and the title check.
+#: What the agreement test scores: for re-read, poll and subscribe (identical detection) and the title check.
 POLICY_METRICS = {
     "reread": ("detection_latency_s", "detection_latency_p90_s", "stale_exposure", "calls_per_hour", "bytes_per_hour"),
     "poll": ("calls_per_hour", "bytes_per_hour"),
+    "subscribe": ("calls_per_hour", "bytes_per_hour"),
     "title": ("detected_share", "detection_latency_s", "stale_exposure", "calls_per_hour"),
 }
 
@@ -323,7 +353,7 @@ def test_check_policy_model_lies_inside_the_simulations_95_percent_ci():
         for interval in (300.0, 1000.0, 2500.0, 7200.0):
             params = DayParams.model_validate(
                 {**POLICY_DAY, "saves": {**POLICY_DAY["saves"], "popularity": popularity},
-                 "checks": {"interval_s": interval}}
+                 "checks": {"interval_s": interval, "strategies": ["title", "reread", "poll", "subscribe"]}}
             )
             tables = frames.day_tables({seed: run_day(params, seed) for seed in range(1, 13)})
             summary = summarize(metrics_by_run(tables, day_s=params.day_s), [])
@@ -334,5 +364,5 @@ def test_check_policy_model_lies_inside_the_simulations_95_percent_ci():
                     ok = bool(frames.inside_ci(row, [predicted.loc[strategy, metric]])[0])
                     inside, total = inside + ok, total + 1
                     misses += [] if ok else [(scenario, interval, strategy, metric)]
-    assert total == 2 * 4 * 11
+    assert total == 2 * 4 * 13
     assert inside / total >= 0.9, f"model outside the 95% CI at {misses}"

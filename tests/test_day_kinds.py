@@ -260,3 +260,44 @@ def test_kbsim_fit_warns_on_one_line_when_a_replay_drops_saves_after_an_unpublis
     err = capsys.readouterr().err.splitlines()
     warnings = [line for line in err if line.startswith("kbsim fit: warning: ")]
     assert len(warnings) == 1 and "% of " in warnings[0] and "come after their article was unpublished" in warnings[0]
+
+
+def test_the_design_day_allows_for_a_busier_future_day_of_its_kind_where_the_log_can_say_how_busy(tmp_path):
+    known = KnownDays(articles=60, days=14, saves_per_day=150, questions_per_day=60, weekdays_only=False,
+                      weekend_rate=0.2, peak_days=(3,), peak_rate=5.0, hours=(9, 13), profile=(1.0, 3.0, 3.0, 1.0))
+    fit = fit_log(generate_log(known, 4), replicates=9)
+    assert [k.name for k in fit.day_kinds.kinds] == ["weekday", "weekend", "peak"]
+    log, hours = fit.log, fit.window[1] - fit.window[0]
+    for name in ("weekday", "weekend"):
+        design = design_day(fit, name)
+        members = np.array(fit.day_kinds.kind(name).days)
+        # each of the kind's days is one value: its saves in the busy hours, per hour
+        busy = np.isin(log.saves.day, members) & np.isin(log.saves.hour.astype(int), design.busy_hours)
+        per_day = np.bincount(log.saves.day[busy], minlength=log.days)[members] / len(design.busy_hours)
+        future = prediction(per_day)
+        assert design.saves_busy_future == future and design.saves_per_busy_hour == pytest.approx(per_day.mean())
+        assert design.margin and design.saves_per_design_hour == future.high > design.saves_per_busy_hour
+        assert design.saves_count == math.ceil(future.high * hours)
+        assert design.to_dict()["saves_per_busy_hour_future"]["high"] == future.high
+    # one peak day: no interval for a future one, so no margin (and the output says so)
+    peak = design_day(fit, "peak")
+    assert not peak.margin and peak.saves_count == math.ceil(peak.saves_per_busy_hour * hours)
+    assert peak.to_dict()["saves_per_busy_hour_future"]["high"] is None
+    # a percentile is the day the builder chose: taken as it is
+    p90 = design_day(fit, "p90")
+    assert p90.saves_busy_future is None and p90.saves_count == math.ceil(p90.saves_per_busy_hour * hours)
+    from kbsim.cli.advise_day import _design, _design_lines
+    from kbsim.fit.from_config import model_day
+
+    config = write_config(fit, tmp_path / "day.yaml", replay=True).path
+    from kbsim.cli.day_config import load_day_config
+
+    loaded = load_day_config(config)
+    params, scenarios = dict(loaded.params), {name: dict(body) for name, body in loaded.scenarios.items()}
+    design, day, _ = _design(fit, params, scenarios, "weekday", model_day(params, fit), 0.25)
+    lines = "\n".join(_design_lines(design, day))
+    assert day.saves.count == design.saves_count
+    assert (f"95% prediction interval over its 9 days); the answer must hold on such a day, so it is for the upper "
+            f"end, {design.saves_per_design_hour:.1f} saves/h" in lines)
+    design, day, _ = _design(fit, params, scenarios, "peak", model_day(params, fit), 0.25)
+    assert "One day of this kind: no interval for a future day" in "\n".join(_design_lines(design, day))

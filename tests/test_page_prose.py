@@ -334,6 +334,47 @@ def test_the_advice_paragraph_states_what_kbsim_advise_prints():
     assert "--verify" not in text
 
 
+def _policy_summary(subscribe_calls_at_1_min: float):
+    """A check-policy summary (Zipf day) of the four strategies at the paragraph's intervals:
+    exact strategies detect alike; the poll is cheapest but, maybe, checking every minute."""
+    import pandas as pd
+
+    from kbsim.report import check_advice
+
+    rows = []
+    for saves in (300, 1200):
+        for interval in check_advice.RATIO_INTERVALS_S:
+            latency, exposure = interval / 2, interval / 28800 / 5
+            calls = {"title": 2e5 / interval, "reread": 2e5 / interval, "poll": 4 + 4000 / interval,
+                     "subscribe": subscribe_calls_at_1_min if interval == 60 else 50.0}
+            for strategy, cost in calls.items():
+                values = {"calls_per_hour": cost, "detection_latency_s": latency * (8 if strategy == "title" else 1),
+                          "stale_exposure": exposure * (8 if strategy == "title" else 1), "detected_share": 0.4}
+                rows += [{"scenario": "zipf", "saves.count": saves, "checks.interval_s": interval,
+                          "strategy": strategy, "metric": metric, "value": value}
+                         for metric, value in values.items()]
+    return pd.DataFrame(rows)
+
+
+def test_the_check_policy_paragraph_names_the_strategy_of_every_pareto_optimal_point():
+    """Issues 38/39: with subscribe in the study the paragraph says where it, not the poll, is
+    Pareto-optimal, and what it costs against the poll; with none, every point is a poll."""
+    from types import SimpleNamespace
+
+    from kbsim.report import check_advice
+
+    cheaper = SimpleNamespace(summary=_policy_summary(40.0), name="check_policy", seeds=10)
+    (text,) = check_advice.check_policy_paragraph(cheaper)
+    assert ("every Pareto-optimal point is a poll but those of checking every 1 min at both save volumes, "
+            "where subscribe (MCP resources) is cheaper") in text
+    # poll: 4 + 4000 / interval calls an hour; subscribe 40 at 1 min, 50 at 30 min and 8 h
+    assert "detects the same citations for 0.57 times the poll's calls checking every 1 min, 8 times every " \
+           "30 min, 12 times every 8 h" in text
+    dearer = SimpleNamespace(summary=_policy_summary(500.0), name="check_policy", seeds=10)
+    (text,) = check_advice.check_policy_paragraph(dearer)
+    assert "every Pareto-optimal point is a poll." in text and "7.1 times the poll's calls" in text
+
+
 def test_blocks_are_rewritten_in_place_and_absent_ones_left_out(tmp_path):
     readme = tmp_path / "README.md"
     start, end = pages.block_start("advice"), pages.block_end("advice")

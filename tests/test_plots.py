@@ -67,8 +67,8 @@ CONFIGS = {
     """,
     "check_policy": """
         scenarios:
-          zipf: {}
-          control: {saves.popularity: uniform}
+          zipf: {checks.strategies: [title, reread, poll, subscribe]}
+          control: {saves.popularity: uniform, checks.strategies: [title, reread, poll, subscribe]}
         sweep:
           saves.count: [40, 160]
           checks.interval_s: [600, 2500, 10800]
@@ -301,6 +301,28 @@ def test_check_frontier_labels_cover_no_line_marker_or_label(study):
     labels = [t.get_text() for ax in fig.axes for t in ax.texts if t.get_gid() == "kbsim-label"]
     assert labels and all(text.startswith("every ") for text in labels)
     assert plots.overlapping_labels(fig) == []
+
+
+@pytest.mark.slow
+def test_check_frontier_draws_each_strategy_of_the_study_in_its_own_colour_with_its_model(study):
+    """The check-policy study runs the subscription too (issues 38/39): its simulated curve and its
+    model line are drawn in its own colour, the strategy's, and the alt text names the strategies
+    of the Pareto-optimal points."""
+    from matplotlib.colors import to_hex
+
+    from kbsim.sim.strategies import resolve
+
+    loaded = _loaded(study[0], "check_frontier")
+    strategies = loaded["check_policy"].strategies
+    assert [s.name for s in strategies] == ["title", "reread", "poll", "subscribe"]
+    fig = figures.draw("check_frontier", loaded)
+    labels = {text.get_text() for legend in fig.legends for text in legend.get_texts()}
+    for strategy in resolve(["subscribe"]):
+        assert {f"{strategy.label} (simulated, 95% CI)", f"{strategy.label} (analytic)"} <= labels
+        drawn = [line for line in fig.axes[0].get_lines() if to_hex(line.get_color()) == to_hex(strategy.colour)]
+        assert any(line.get_linestyle() == "--" for line in drawn)  # its model line
+    alt = figures.alt_check_frontier(loaded)
+    assert "Pareto-optimal points, ringed, are" in alt and ("poll" in alt or "subscribe" in alt)
 
 
 @pytest.mark.slow

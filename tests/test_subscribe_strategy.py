@@ -3,7 +3,7 @@
 It is held exact by the day's checker (which raises at the first check it is not), on both
 store backends, on a day of two agents over a lossy wire, and with unpublishes that write no
 event; it costs what it subscribes to and what moves, not every save; and the analytic model
-has no cost for it, so advice answers for it by simulation only."""
+gives that cost, so advice weighs it with the others."""
 
 from __future__ import annotations
 
@@ -63,13 +63,21 @@ def test_subscribe_is_exact_for_each_of_two_agents_over_a_lossy_wire():
     assert "subscribe" in set(tables["checks"]["strategy"])
 
 
-def test_the_model_has_no_cost_for_it_so_advice_says_it_is_answered_by_simulation_only(tmp_path, capsys):
+def test_the_model_has_its_cost_so_advice_for_a_day_naming_it_gives_that_not_simulation_only(tmp_path, capsys):
+    """Issues 38/39: the model costs the subscription (a subscription and a read of each article
+    first cited, a read of each held one told of a change), so ``kbsim advise`` weighs it with
+    the others and names it with its cost, and nothing is left to simulation only."""
     from kbsim.cli import main
+    from kbsim.model import analytic
 
     (subscribe,) = resolve(["subscribe"])
-    assert subscribe.model is None and subscribe.exact
+    assert subscribe.model is not None and subscribe.exact
+    assert set(subscribe.model_checked) == {"calls_per_hour", "bytes_per_hour"}
     path = tmp_path / "day.yaml"
     path.write_text(yaml.safe_dump(DAY))
     assert main(["advise", "--config", str(path), "--max-latency", "40min"]) == 0
     out = capsys.readouterr().out
-    assert "The model has no cost for subscribe (MCP resources): that is answered by simulation only" in out
+    predicted = analytic.predict_check_policy(day(checks={**DAY["checks"], "interval_s": 3600})).set_index("strategy")
+    calls = predicted.loc["subscribe", "calls_per_hour"]
+    assert f"subscribe (MCP resources) every 1 h: {calls:.3g} calls/h" in out, out
+    assert "simulation only" not in out

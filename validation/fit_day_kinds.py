@@ -20,14 +20,18 @@ figure here reads):
    test before it respected unpublish times (its shuffles moved saves past their article's
    unpublish), on the same logs.
 5. **Advice against simulation, kind by kind**: one 14-day log of the kinds of 1 with a
-   morning-peaked profile and the unpublish rule, replayed day by day (one seed per day; the
-   peak kind's one day, 4 seeds). For each kind, ``kbsim advise --design-day KIND``'s safe edit
-   delay (the analytic model on that kind's busy hours) and the pooled day's are simulated on
-   the kind's days, with a grid of delays around them: the conflict rate at each with its 95%
-   interval over days, against the 5% target.
+   morning-peaked profile and the unpublish rule, replayed day by day. For each kind, ``kbsim
+   advise --design-day KIND``'s safe edit delay (the analytic model on that kind's busy hours, at
+   the upper end of their save rate's future-day interval), the same at the busy hours' mean rate
+   (the advice before it allowed for a future day) and the pooled day's are simulated on the
+   kind's days, each day with enough seeds that a kind has at least ``--advice-days`` simulated
+   days (80: 9 weekdays x 9 seeds, 4 weekend days x 20, the peak kind's one day x 80; each day of
+   the log under each seed is one unit): the conflict rate at each with its 95% interval, against
+   the 5% target. A grid of delays around them, one seed a day, gives the simulated safe delay.
 
     python validation/fit_day_kinds.py                 # 100 logs a cell, about 10 minutes on 2 cores
     python validation/fit_day_kinds.py --studies 20    # rougher
+    python validation/fit_day_kinds.py --only advice   # step 5 alone: rewrites its part of the section
 
 Writes its section of validation/FIT.md (between its markers; ``validation/fit.py`` keeps it).
 """
@@ -52,6 +56,8 @@ from kbsim.fit.synthetic import KnownDays, generate_log
 ROOT = Path(__file__).resolve().parents[1]
 START = "<!-- day-kinds:start (rewritten by `python validation/fit_day_kinds.py`) -->"
 END = "<!-- day-kinds:end -->"
+#: Where step 5's part of the section begins (``--only advice`` rewrites from here to END).
+ADVICE = "<!-- day-kinds:advice (step 5; `python validation/fit_day_kinds.py --only advice` rewrites from here) -->"
 BASE = KnownDays(articles=400, days=14, saves_per_day=300.0, questions_per_day=120.0, hours=(9, 17),
                  weekdays_only=False, session_gap_s=90.0, zipf_s=0.9)
 WEEKDAY_INDICES = (0, 1, 2, 3, 4, 7, 8, 9, 10, 11)  # of 14 days from a Monday
@@ -60,6 +66,8 @@ EXPONENTS = (0.8, 0.9, 1.0, 1.2)
 PROFILE = (0.5, 1.2, 1.5, 1.4, 0.7, 0.9, 1.3, 1.2, 0.9, 0.4)
 TARGET_CONFLICTS = 0.05
 EDIT_GRID_S = (15.0, 30.0, 60.0, 120.0, 300.0, 600.0)
+#: Simulated days per kind, at least, in step 5 (each day of the kind's gets the seeds to reach it).
+ADVICE_DAYS = 80
 
 
 def with_kinds(arrivals: str, index: int) -> KnownDays:
@@ -147,8 +155,12 @@ def burst_study(case: tuple[float, int, bool]) -> dict:
             "bursty": fit.burstiness["saves"].bursty, "ratio": fit.burstiness["saves"].ratio.value}
 
 
-def advice_study(out: Path, workers: int) -> pd.DataFrame:
-    """Part 5: each kind's design-day edit delay and the pooled one, simulated on the kind's days."""
+def advice_study(out: Path, workers: int, advice_days: int = ADVICE_DAYS) -> pd.DataFrame:
+    """Part 5: each kind's design-day edit delay and the pooled one, simulated on the kind's days.
+
+    Each of a kind's days of the log is replayed under ``ceil(advice_days / days)`` seeds; a day
+    of the log under one seed is one simulated day, the unit of the intervals.
+    """
     from kbsim.cli.day_config import load_day_config
     from kbsim.fit.design_day import design_day
     from kbsim.fit.fitted_config import write_config
@@ -158,7 +170,6 @@ def advice_study(out: Path, workers: int) -> pd.DataFrame:
     from kbsim.runner.load import config_from_dict
     from kbsim.runner.results import load_results
     from kbsim.runner.run import run_experiment
-    from kbsim.stats.summary import summarize
 
     known = replace(with_kinds("Poisson saves", 3), hours=(8, 18), profile=PROFILE, unpublish_ends_day=True,
                     zipf_s=0.9)
@@ -172,46 +183,78 @@ def advice_study(out: Path, workers: int) -> pd.DataFrame:
     target = Target("detection_latency_s", 900.0)
     pooled_day = model_day(params, fit)
     pooled = advise.advise(pooled_day, target, max_conflict_rate=TARGET_CONFLICTS)
+    hours = fit.window[1] - fit.window[0]
+    run_config = {**params, "checks": {"interval_s": pooled_day.day_s}, "edit": {"share": 0.25}}
     rows = []
     for kind in fit.day_kinds.kinds:
         design = design_day(fit, kind.name)
-        day = pooled_day.model_copy(update={
-            "saves": pooled_day.saves.model_copy(update={"count": design.saves_count}),
-            "questions": pooled_day.questions.model_copy(update={"count": design.questions_count})})
-        answer = advise.advise(day, target, max_conflict_rate=TARGET_CONFLICTS)
+        computed: list[int] = []
+
+        def answer_for(saves: int, design=design):
+            day = pooled_day.model_copy(update={
+                "saves": pooled_day.saves.model_copy(update={"count": saves}),
+                "questions": pooled_day.questions.model_copy(update={"count": design.questions_count})})
+            return advise.advise(day, target, max_conflict_rate=TARGET_CONFLICTS).edit.delay_s
+
+        # the advice as it was (the busy hours' mean rate) and as it is (a future day's upper end)
+        mean_saves = max(1, math.ceil(design.saves_per_busy_hour * hours))
+        mean_s, advised_s = answer_for(mean_saves), answer_for(design.saves_count)
+        measured = sorted({round(mean_s, 3), round(advised_s, 3), round(pooled.edit.delay_s, 3)})
         wanted = {d.isoformat() for d in design.dates}
         mine = {name: body for name, body in scenarios.items() if name[-10:] in wanted}
-        seeds = 1 if len(mine) > 1 else 4
-        delays = sorted({*EDIT_GRID_S, round(answer.edit.delay_s, 3), round(pooled.edit.delay_s, 3)})
-        result = run_experiment(config_from_dict({
-            "name": f"day-kinds-{kind.name}",
-            "params": {**params, "checks": {"interval_s": day.day_s}, "edit": {"share": 0.25}},
-            "scenarios": mine, "seeds": seeds, "sweep": {"edit.delay_s": delays}}),
-            str(out / "results"), workers=workers, progress=False)
-        per_run = load_results(result.directory, tables=["metrics"])["metrics"]
-        unit = "days" if len(mine) > 1 else "seeds of its one day"
-        if len(mine) > 1:
-            codes = {name: i for i, name in enumerate(sorted(per_run["scenario"].unique()))}
-            per_run = per_run.assign(seed=per_run["scenario"].map(codes))
-        summary = summarize(per_run.drop(columns=["scenario", "run_id"]), by=["edit.delay_s"])
-        edits = summary[summary["metric"] == "rejection_rate"].sort_values("edit.delay_s")
+
+        def simulate(seeds: int, delays: list[float], mine=mine, kind=kind, computed=computed) -> pd.DataFrame:
+            result = run_experiment(config_from_dict({
+                "name": f"day-kinds-{kind.name}", "params": run_config, "scenarios": mine, "seeds": seeds,
+                "sweep": {"edit.delay_s": delays}}), str(out / "results"), workers=workers, progress=False)
+            computed.append(result.runs_computed)
+            return load_results(result.directory, tables=["metrics"])["metrics"]
+
+        # the grid, for the simulated safe delay: one seed a day (a kind of one day: 4 seeds)
+        grid_runs = simulate(1 if len(mine) > 1 else 4, sorted({*EDIT_GRID_S, *measured}))
+        grid_edits = _conflicts(grid_runs)
+        safe = largest_delay_below(grid_edits["edit.delay_s"].to_numpy(float), grid_edits["value"].to_numpy(float),
+                                   TARGET_CONFLICTS)
+        # the delays measured with their intervals: every day of the kind under enough seeds
+        seeds = math.ceil(advice_days / len(mine))
+        measured_runs = simulate(seeds, measured)
+        edits = _conflicts(measured_runs)
         grid = edits["edit.delay_s"].to_numpy(float)
 
         def at(delay: float, column: str = "value", edits: pd.DataFrame = edits, grid: np.ndarray = grid) -> float:
             match = edits[np.isclose(grid, round(delay, 3))]
             return float(match.iloc[0][column]) if len(match) else math.nan
 
-        safe = largest_delay_below(grid, edits["value"].to_numpy(float), TARGET_CONFLICTS)
-        rows.append({
-            "kind": kind.name, "days": len(mine), "unit": unit, "busy_hours": design.hours_text(),
-            "model_saves": design.saves_count, "day_saves": design.day_saves,
-            "advised_s": answer.edit.delay_s, "at_advised": at(answer.edit.delay_s),
-            "at_advised_low": at(answer.edit.delay_s, "ci_low"), "at_advised_high": at(answer.edit.delay_s, "ci_high"),
-            "pooled_s": pooled.edit.delay_s, "at_pooled": at(pooled.edit.delay_s),
-            "at_pooled_low": at(pooled.edit.delay_s, "ci_low"), "at_pooled_high": at(pooled.edit.delay_s, "ci_high"),
-            "simulated_safe_s": safe, "runs": result.runs_total,
-        })
+        future = design.saves_busy_future
+        row = {
+            "kind": kind.name, "days": len(mine), "seeds": seeds,
+            "unit": f"{len(mine)} days x {seeds} seeds" if len(mine) > 1 else f"its one day x {seeds} seeds",
+            "simulated_days": int(edits["seeds"].min()), "busy_hours": design.hours_text(),
+            "busy_rate": design.saves_per_busy_hour, "future_low": future.low if future else math.nan,
+            "future_high": future.high if future else math.nan, "margin": design.margin,
+            "mean_saves": mean_saves, "model_saves": design.saves_count, "day_saves": design.day_saves,
+            "simulated_safe_s": safe,
+            # no delay of the grid over the target: the safe delay is at least the longest simulated
+            "safe_censored": not bool((grid_edits["value"] > TARGET_CONFLICTS).any()),
+            "runs": len(set(grid_runs["run_id"]) | set(measured_runs["run_id"])), "computed": sum(computed),
+        }
+        for key, delay in (("at_mean", mean_s), ("at_advised", advised_s), ("at_pooled", pooled.edit.delay_s)):
+            row[key.replace("at_", "") + "_s"] = delay
+            row[key], row[f"{key}_low"], row[f"{key}_high"] = (at(delay, c) for c in ("value", "ci_low", "ci_high"))
+        rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _conflicts(per_run: pd.DataFrame) -> pd.DataFrame:
+    """The conflict rate (edits rejected) at each delay, with its 95% interval over the simulated
+    days: one unit per day of the log under one seed (the same pair at every delay)."""
+    from kbsim.stats.summary import summarize
+
+    pairs = per_run["scenario"].astype(str) + "/" + per_run["seed"].astype(str)
+    codes = {pair: i for i, pair in enumerate(sorted(pairs.unique()))}
+    per_run = per_run.assign(seed=pairs.map(codes))
+    summary = summarize(per_run.drop(columns=["scenario", "run_id"]), by=["edit.delay_s"])
+    return summary[summary["metric"] == "rejection_rate"].sort_values("edit.delay_s")
 
 
 def _pct(value: float | None) -> str:
@@ -233,8 +276,8 @@ def _minutes(seconds: float) -> str:
     return "n/a" if math.isnan(seconds) else f"{seconds / 60:.2f} min"
 
 
-def markdown(kinds: pd.DataFrame, none: pd.DataFrame, bursts: pd.DataFrame, advice: pd.DataFrame,
-             args, seconds: float) -> str:
+def markdown(kinds: pd.DataFrame, none: pd.DataFrame, bursts: pd.DataFrame, args, seconds: float) -> str:
+    """Steps 1 to 4's part of the section: from its start marker to step 5's."""
     out = [START, "", "## Kinds of day, bursts against unpublishing, and advice for the design day", "",
            f"Command: `python validation/fit_day_kinds.py --studies {args.studies} --workers {args.workers}`. "
            f"Date: {time.strftime('%Y-%m-%d')}. Machine: {platform.system()} {platform.machine()}, Python "
@@ -284,37 +327,109 @@ def markdown(kinds: pd.DataFrame, none: pd.DataFrame, bursts: pd.DataFrame, advi
             f"{int(poisson.sum())} of {len(poisson)} called bursty ({_share(float(poisson.mean()))}), "
             f"{int(now.sum())} of {len(now)} of those where unpublished articles stop getting saves. "
             "Target: at most 5%.", ""]
-    out += ["### The advice against simulation, kind by kind", "",
-            "One 14-day log (weekends at 20%, a release day at 5x, office hours 08:00 to 18:00 with a morning peak, "
-            "Zipf 0.9, Poisson saves, unpublished articles getting no more saves that day), fitted and replayed day "
-            "by day. For each kind: the analytic model's safe edit delay for `--design-day KIND` (that kind's busy "
-            "hours, all day) and for the pooled mean day; the conflict rate simulated at each on the kind's "
-            "days (25% of answers edited), with its 95% interval; and the longest delay of the simulated grid "
-            f"({', '.join(f'{d:g}' for d in EDIT_GRID_S)} s and the two advised) whose conflict rate stays under 5%.",
-            "",
-            "| kind | days | busy hours | model's day (saves) | advised delay | conflicts there | pooled delay | "
-            "conflicts there | simulated safe delay | within 5% by its interval |",
-            "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
-    for row in advice.to_dict("records"):
-        within = ("yes" if row["at_advised_high"] <= TARGET_CONFLICTS else
-                  ("point under, interval reaches over" if row["at_advised"] <= TARGET_CONFLICTS else "no"))
-        out.append(f"| {row['kind']} | {row['days']} ({row['unit']}) | {row['busy_hours']} | "
-                   f"{row['model_saves']:,} (the day: {row['day_saves']:,.0f}) | {_minutes(row['advised_s'])} | "
-                   f"{_interval(row, 'at_advised')} | {_minutes(row['pooled_s'])} | {_interval(row, 'at_pooled')} | "
-                   f"{_minutes(row['simulated_safe_s'])} | {within} |")
-    out += ["", f"{int(advice['runs'].sum())} simulated days in all. The advised delay's error against the "
-            "simulation is the ratio of the two delays: "
-            + "; ".join(f"{r['kind']} {r['advised_s'] / r['simulated_safe_s']:.2f}" if r["simulated_safe_s"] > 0
-                        else f"{r['kind']} n/a" for r in advice.to_dict("records"))
-            + " (below 1: the advice is shorter, safer, than it need be).", "", END]
     return "\n".join(out) + "\n"
 
 
-def write_section(path: Path, section: str) -> None:
-    """Put ``section`` between its markers in ``path`` (appended when they are not there)."""
+def _safe(row: dict) -> str:
+    at_least = "at least " if row["safe_censored"] else ""
+    return f"{at_least}{_minutes(row['simulated_safe_s'])}"
+
+
+def _ratio(row: dict, key: str) -> str:
+    if not row["simulated_safe_s"] > 0:
+        return "n/a"
+    return f"{'at most ' if row['safe_censored'] else ''}{row[key] / row['simulated_safe_s']:.2f}"
+
+
+def _verdict(row: dict, key: str) -> str:
+    if row[f"{key}_high"] <= TARGET_CONFLICTS:
+        return "yes"
+    return "point under, interval reaches over" if row[key] <= TARGET_CONFLICTS else "no"
+
+
+def advice_markdown(advice: pd.DataFrame, args, seconds: float) -> str:
+    """Step 5's part of the section: from its marker to the section's end marker."""
+    which = "--only advice" if args.only else f"--studies {args.studies}"
+    records = advice.to_dict("records")
+    out = [ADVICE, "", "### The advice against simulation, kind by kind", "",
+           f"Command: `python validation/fit_day_kinds.py {which}"
+           f" --advice-days {args.advice_days} --workers {args.workers}` (this part: step 5 of the script). "
+           f"Date: {time.strftime('%Y-%m-%d')}; {seconds:.0f} s, {int(advice['computed'].sum())} runs computed, the "
+           "rest reused from `--runs`.", "",
+           "One 14-day log (weekends at 20%, a release day at 5x, office hours 08:00 to 18:00 with a morning peak, "
+           "Zipf 0.9, Poisson saves, unpublished articles getting no more saves that day), fitted and replayed day "
+           "by day. For each kind, the analytic model's safe edit delay for `--design-day KIND`, which runs the "
+           "kind's busy hours all day: **before**, at the busy hours' mean save rate over the kind's days; **now** "
+           "(what `kbsim advise` answers), at the upper end of that rate's 95% interval for a future day of the "
+           "kind (`kbsim.fit.design_day`: the prediction interval over the kind's days, each day's busy-hours "
+           "rate one value; a kind of one day has none, so no margin); and the pooled mean day's. Each delay is "
+           "simulated on the kind's days (25% of answers edited): the conflict rate there with its 95% interval "
+           f"over the simulated days, each day of the kind's replayed under enough seeds for at least "
+           f"{args.advice_days} (a day of the log under one seed is one simulated day, the unit; the seeds change "
+           "the agent's choices and the text people write, the replayed saves and questions stay the log's, so the "
+           "interval is for these days of the log). The simulated safe delay is the longest delay of a grid "
+           f"({', '.join(f'{d:g}' for d in EDIT_GRID_S)} s and the delays above, one seed a day, a kind of one day "
+           "4) whose conflict rate stays under 5%.", "",
+           "| kind | simulated days | busy hours | their saves/h: mean [a future day] | model's day (saves): "
+           "before, now | before: delay, conflicts | now: delay, conflicts | pooled: delay, conflicts | "
+           "simulated safe delay | now within 5% by its interval |",
+           "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for row in records:
+        future = ("no interval (one day)" if math.isnan(row["future_high"]) else
+                  f"{row['future_low']:.1f}, {row['future_high']:.1f}")
+        out.append(f"| {row['kind']} | {row['simulated_days']} ({row['unit']}) | {row['busy_hours']} | "
+                   f"{row['busy_rate']:.1f} [{future}] | {row['mean_saves']:,}, {row['model_saves']:,} (the day: "
+                   f"{row['day_saves']:,.0f}) | {_minutes(row['mean_s'])}: {_interval(row, 'at_mean')} | "
+                   f"{_minutes(row['advised_s'])}: {_interval(row, 'at_advised')} | {_minutes(row['pooled_s'])}: "
+                   f"{_interval(row, 'at_pooled')} | {_safe(row)} | "
+                   f"{_verdict(row, 'at_advised')} |")
+    out += ["", "Verdict, kind by kind (target: the conflict rate at the advised delay under 5% by its interval):", ""]
+    for row in records:
+        before, now = _verdict(row, "at_mean"), _verdict(row, "at_advised")
+        line = (f"- **{row['kind']}** ({row['simulated_days']} simulated days): before "
+                f"{_interval(row, 'at_mean')} at {_minutes(row['mean_s'])} ({before}); now "
+                f"{_interval(row, 'at_advised')} at {_minutes(row['advised_s'])} ({now}).")
+        if not row["margin"]:
+            line += (" The kind has one day in the log, so no future-day interval and no margin: the advice is for "
+                     "that day's busy hours as the log shows them, and a busier day of the kind is not allowed for.")
+        if now != "yes":
+            line += " The target is not met by its interval."
+        out.append(line)
+    out += ["", f"{int(advice['runs'].sum())} simulated days in all (each unit at each delay). The advised delay's "
+            "ratio to the simulated safe delay (below 1: shorter, safer, than it need be), before and now: "
+            + "; ".join(f"{r['kind']} {_ratio(r, 'mean_s')}, {_ratio(r, 'advised_s')}" for r in records)
+            + (" (at most: the grid never went over 5%, so the safe delay is at least its longest delay)"
+               if any(r["safe_censored"] for r in records) else "") + ".", ""]
+    closest = {key: max(records, key=lambda r, key=key: r[f"{key}_high"]) for key in ("at_mean", "at_advised")}
+    out += ["Why the margin: these intervals are for the log's own days, the days the advice was fitted to, while "
+            "the advice is for a future day of the kind, whose busy hours vary as the log's days do; the "
+            "future-day interval states that, the mean does not. Closest to the target before: "
+            f"{closest['at_mean']['kind']}, upper end {100 * closest['at_mean']['at_mean_high']:.2f}%; now: "
+            f"{closest['at_advised']['kind']}, upper end {100 * closest['at_advised']['at_advised_high']:.2f}%.",
+            "", END]
+    return "\n".join(out) + "\n"
+
+
+def has_advice_part(text: str) -> bool:
+    """Whether a page's text has step 5's part of the section (its marker, then the end marker)."""
+    return ADVICE in text and END in text.split(ADVICE, 1)[1]
+
+
+def write_section(path: Path, section: str, only_advice: bool = False) -> None:
+    """Put ``section`` between its markers in ``path`` (appended when they are not there).
+
+    With ``only_advice``, ``section`` is step 5's part (:func:`advice_markdown`) and replaces the
+    page's, from its marker to the section's end marker (the page must have it:
+    :func:`has_advice_part`).
+    """
     from kbsim.files import atomic_write_text
 
     text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if only_advice:
+        head, rest = text.split(ADVICE, 1)
+        tail = rest.split(END, 1)[1].lstrip("\n")
+        atomic_write_text(path, head + section + (("\n" + tail) if tail else ""))
+        return
     if START in text and END in text:
         head, rest = text.split(START, 1)
         tail = rest.split(END, 1)[1].lstrip("\n")
@@ -330,18 +445,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2, help="processes (2)")
     parser.add_argument("--out", default=str(Path(__file__).with_name("FIT.md")), help="the page (FIT.md)")
     parser.add_argument("--runs", default=str(ROOT / "results" / "day-kinds"), help="where simulated runs go")
+    parser.add_argument("--only", choices=["advice"], default=None,
+                        help="advice: step 5 alone, rewriting its part of the section (steps 1 to 4's stay)")
+    parser.add_argument("--advice-days", type=int, default=ADVICE_DAYS,
+                        help=f"step 5: simulated days per kind, at least ({ADVICE_DAYS})")
     args = parser.parse_args(argv)
+    if args.advice_days < 2:
+        parser.error(f"--advice-days: expected at least 2 simulated days (an interval needs two), "
+                     f"got {args.advice_days}")
+    page = Path(args.out)
+    if args.only and not has_advice_part(page.read_text(encoding="utf-8") if page.exists() else ""):
+        parser.error(f"--only advice: {page} has no step 5 part to rewrite (no {ADVICE.split(' (')[0]} marker "
+                     "before the section's end); run the whole script once")
     started = time.perf_counter()
     n = args.studies
-    with ProcessPoolExecutor(max_workers=args.workers) as pool:
-        kinds = pd.DataFrame(pool.map(kinds_study, [(a, i) for a in ARRIVALS for i in range(n)], chunksize=4))
-        none = pd.DataFrame(pool.map(none_study, [(a, i, w) for w in (False, True) for a in ARRIVALS
-                                                  for i in range(n)], chunksize=4))
-        bursts = pd.DataFrame(pool.map(burst_study, [(s, i, b) for s in (1.2, 1.4) for b in (False, True)
-                                                     for i in range(n // 2)], chunksize=4))
-    advice = advice_study(Path(args.runs), args.workers)
-    section = markdown(kinds, none, bursts, advice, args, time.perf_counter() - started)
-    write_section(Path(args.out), section)
+    head = ""
+    if args.only is None:
+        with ProcessPoolExecutor(max_workers=args.workers) as pool:
+            kinds = pd.DataFrame(pool.map(kinds_study, [(a, i) for a in ARRIVALS for i in range(n)], chunksize=4))
+            none = pd.DataFrame(pool.map(none_study, [(a, i, w) for w in (False, True) for a in ARRIVALS
+                                                      for i in range(n)], chunksize=4))
+            bursts = pd.DataFrame(pool.map(burst_study, [(s, i, b) for s in (1.2, 1.4) for b in (False, True)
+                                                         for i in range(n // 2)], chunksize=4))
+        head = markdown(kinds, none, bursts, args, time.perf_counter() - started)
+    advice_started = time.perf_counter()
+    advice = advice_study(Path(args.runs), args.workers, args.advice_days)
+    section = head + advice_markdown(advice, args, time.perf_counter() - advice_started)
+    write_section(page, section, only_advice=args.only == "advice")
     print(section)
     return 0
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import os
 import sys
 from pathlib import Path
@@ -143,11 +142,11 @@ def _load(path: str):
 def run(args: argparse.Namespace) -> int:
     """Advise for the day a config or a log gives; simulate it where the analytic model does not hold."""
     from kbsim.fit import FitInputError
-    from kbsim.fit.design_day import parse_design_day
+    from kbsim.fit.design_day import design_lines, design_model_day, parse_design_day
     from kbsim.fit.from_config import model_day, replayed_fit, synthetic_gaps
     from kbsim.inputs import InputError
     from kbsim.model import advise
-    from kbsim.model.advise import AdviceError
+    from kbsim.model.advise import AdviceError, pooled_lines
     from kbsim.runner.config import ConfigError
     from kbsim.runner.results import ResultsError
     from kbsim.runner.run import TooLargeError
@@ -178,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
             fit = replayed_fit(params, scenarios, str(path))
         pooled_day = model_day(params, fit)
         pooled_day = pooled_day.model_copy(update={"edit": pooled_day.edit.model_copy(update={"share": edit_share})})
-        design, day, design_scenarios = _design(fit, params, scenarios, choice, pooled_day, edit_share)
+        design, day, design_scenarios = design_model_day(fit, params, scenarios, choice, pooled_day, edit_share)
         answer = advise.advise(day, target, **options)
         pooled = advise.advise(pooled_day, target, **options) if design is not None else None
     except (AdviceError, InputError, FitInputError, ConfigError) as exc:
@@ -200,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
             kinds = [name for name in scenarios if kind_of_scenario(name) == name]
             print(f"Day: {origin}" + (f", {len(scenarios)} days of a log replayed" if replayed else
                                       f", {len(kinds)} kinds of day ({', '.join(kinds)})" if kinds else "") + ".")
-            print("\n".join(_design_lines(design, p)))
+            print("\n".join(design_lines(design, p)))
         else:
             print(f"Day: {origin}: {p.corpus.articles:,} articles, {p.saves.count:,} saves and {p.questions.count:,} "
                   f"questions per {p.day_hours:g}-hour day, Zipf s = {p.zipf_s:.3g}"
@@ -208,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
         print("Predicted by the analytic model (kbsim.model.analytic):", flush=True)
         print("\n".join(answer.lines()), flush=True)
         if design is not None and pooled is not None:
-            print("\n".join(_pooled_lines(pooled, answer, fit.log.days if fit is not None else None)), flush=True)
+            print("\n".join(pooled_lines(pooled, answer, fit.log.days if fit is not None else None)), flush=True)
     simulate = bool(gaps) or bool(answer.unmodelled) or args.verify
     if gaps and not args.json:
         print("\nThe analytic model does not hold for this day:")
@@ -260,94 +259,6 @@ def run(args: argparse.Namespace) -> int:
     print("\n".join(simulated.lines()))
     print("\n".join(simulated.comparison_lines()), flush=True)
     return 0
-
-
-def _design(fit, params: dict, scenarios: dict, choice: str, pooled_day, edit_share: float):
-    """``(design day or None, the model's day for it, the scenarios that stand for it)``.
-
-    A fitted log (a config that replays one, or ``--trace``) gives the design day from its days
-    (:func:`kbsim.fit.design_day.design_day`); a synthetic config written with one scenario per
-    kind of day gives the chosen kind's scenario (a flat day: no busy hours to find); any other
-    config has one day, the pooled one.
-    """
-    from kbsim.fit.day_kinds import kind_of_scenario
-    from kbsim.fit.design_day import DesignDay, design_day, is_percentile
-    from kbsim.fit.from_config import merged, model_day
-    from kbsim.fit.logs import FitInputError
-
-    def at(day, saves: int, questions: int | None):
-        update = {"saves": day.saves.model_copy(update={"count": saves})}
-        if questions is not None:
-            update["questions"] = day.questions.model_copy(update={"count": questions})
-        return day.model_copy(update=update)
-
-    if fit is not None:
-        design = design_day(fit, choice)
-        wanted = {d.isoformat() for d in design.dates}
-        chosen = {name: body for name, body in scenarios.items()
-                  if name[-10:] in wanted or (kind_of_scenario(name) == name == design.kind)}
-        return design, at(pooled_day, design.saves_count, design.questions_count), chosen
-    kinds = {name: body for name, body in scenarios.items() if kind_of_scenario(name) == name}
-    if not kinds:
-        if choice != "busiest":
-            raise FitInputError("--design-day", "this config has one kind of day (no scenario per kind, no log to "
-                                f"find them in), so no {choice} day")
-        return None, pooled_day, {}
-    days = {name: model_day(merged(params, body), None) for name, body in kinds.items()}
-    if is_percentile(choice):
-        raise FitInputError("--design-day", "a percentile needs the log's days; this config has one scenario per "
-                            "kind of day (give busiest or a kind, or the log with --trace)")
-    if choice == "busiest":
-        name = max(days, key=lambda n: days[n].saves.count)
-    elif choice in days:
-        name = choice
-    else:
-        raise FitInputError("--design-day", f"this config has no {choice} kind of day; its kinds are "
-                            f"{', '.join(days)}")
-    day = days[name].model_copy(update={"edit": days[name].edit.model_copy(update={"share": edit_share})})
-    rate = day.saves.count / day.day_hours
-    label = (f"the busiest kind of day, {name}" if choice == "busiest" else f"the {name} kind of day")
-    design = DesignDay(choice, name, label + " (a scenario of the config)", (), (), rate, rate,
-                       day.questions.count / day.day_hours, float(day.saves.count), day.saves.count,
-                       day.questions.count)
-    return design, day, {name: kinds[name]}
-
-
-def _design_lines(design, day) -> list[str]:
-    """What the design day is, which kind and which hours drive the answer."""
-    lines = [f"Design day: {design.label}; {design.day_saves:,.0f} saves on it."]
-    if design.busy_hours:
-        lines.append(f"  Its busy hours, {design.hours_text()}, run at {design.saves_per_busy_hour:.1f} saves/h "
-                     f"(its mean active hour: {design.saves_per_mean_hour:.1f}); the answer holds there, so the model "
-                     f"takes a whole {day.day_hours:g}-hour day at that rate: {day.saves.count:,} saves and "
-                     f"{day.questions.count:,} questions, {day.corpus.articles:,} articles, Zipf s = "
-                     f"{day.zipf_s:.3g}.")
-    else:
-        lines.append(f"  A flat day of {day.saves.count:,} saves and {day.questions.count:,} questions over "
-                     f"{day.day_hours:g} hours, {day.corpus.articles:,} articles, Zipf s = {day.zipf_s:.3g}.")
-    return lines
-
-
-def _pooled_lines(pooled, answer, days: int | None) -> list[str]:
-    """What the answer would have been for the pooled day (every day of the log alike)."""
-    from kbsim.units import format_duration
-
-    among = pooled.strategies
-    p = pooled.params
-    over = f"all {days} days of the log" if days else "every kind of day"
-    same = (pooled.choice.strategy == answer.choice.strategy and pooled.choice.interval_s == answer.choice.interval_s
-            and math.isclose(pooled.edit.delay_s, answer.edit.delay_s))
-    return [f"Pooled over {over} as one mean day ({p.saves.count:,} saves, {p.questions.count:,} questions, flat), the "
-            f"answer would have been: {pooled.choice.describe(among)}, and edits within "
-            f"{format_duration(pooled.edit.delay_s)}" + (" (the same)." if same else _versus(pooled, answer))]
-
-
-def _versus(pooled, answer) -> str:
-    if pooled.edit.delay_s > answer.edit.delay_s * (1 + 1e-9):
-        ratio = pooled.edit.delay_s / answer.edit.delay_s
-        return f": its edit delay is {ratio:.1f} times the design day's, too long for the design day."
-    return "."
-
 
 
 def _plain(value):

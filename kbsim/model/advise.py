@@ -4,10 +4,10 @@
 popularity skew) and a target (:class:`Target`: a mean or p90 detection latency, or a
 stale exposure) and answers from :mod:`kbsim.model.analytic`, in well under a second:
 
-- the cheapest exact strategy (re-read or poll) and check interval that meets the
-  target, with its predicted calls and bytes per hour;
-- the runner-up (the cheapest option with another exact strategy), and what the
-  title check would miss at the chosen interval;
+- the cheapest exact strategy (re-read, poll or subscribe) and check interval that meets
+  the target, with its predicted calls and bytes per hour;
+- the runner-up (the cheapest option with another exact strategy), each other exact
+  strategy's cheapest option, and what the title check would miss at the chosen interval;
 - which of the day's strategies (``checks.strategies``) the model has no cost for: those
   are answered by simulation (``kbsim advise --config``, :mod:`kbsim.runner.simulated_advice`);
 - the largest delay between reading an article and editing it that keeps the share of
@@ -41,7 +41,8 @@ import pandas as pd
 from kbsim.errors import UsageError
 from kbsim.model import analytic
 from kbsim.params import DayParams
-from kbsim.sim.strategies import Strategy, resolve, strategy_named
+from kbsim.sim.strategies import DEFAULT, Strategy, resolve, strategy_named
+from kbsim.sim.strategies.subscribe import STRATEGY as SUBSCRIBE
 from kbsim.stats.intervals import no_interval
 from kbsim.units import format_bytes, format_duration
 
@@ -59,6 +60,10 @@ TARGETS = {
     "stale_exposure": "--max-exposure",
 }
 COSTS = ("calls", "bytes")
+#: The strategies a day of :func:`day_params` is advised among: the study's three and the
+#: subscription to each cited article (MCP's ``resources/subscribe``), as
+#: ``experiments/check_policy.yaml`` compares them. A day from a config keeps its own.
+ADVISED_STRATEGIES: tuple[str, ...] = (*DEFAULT, SUBSCRIBE.name)
 #: Bounds on a day that the model answers instantly (and a simulation could still run).
 MAX_DAY_HOURS = 168.0
 #: The most checks a day the model follows for one interval (``--min-interval``): the work
@@ -114,8 +119,10 @@ def day_params(
     citations_per_answer: int = 2,
     saves_popularity: str = "zipf",
     edit_share: float = 0.25,
+    strategies: tuple[str, ...] = ADVISED_STRATEGIES,
 ) -> DayParams:
-    """The simulated day of a builder's numbers (every other parameter the reference day's).
+    """The simulated day of a builder's numbers (every other parameter the reference day's),
+    checked by ``strategies`` (default :data:`ADVISED_STRATEGIES`).
 
     Raises:
         AdviceError: naming the flag of the first input out of bounds.
@@ -149,6 +156,7 @@ def day_params(
             "saves": {"count": int(saves_per_day), "popularity": saves_popularity},
             "questions": {"count": int(questions_per_day), "citations_per_answer": int(citations_per_answer)},
             "edit": {"share": float(edit_share)},
+            "checks": {"strategies": list(strategies)},
         }
     )
 
@@ -246,6 +254,9 @@ class Advice:
     options: pd.DataFrame = field(repr=False)
     #: the day's strategies (``checks.strategies``)
     strategies: tuple[Strategy, ...] = field(default=(), repr=False)
+    #: each other exact strategy's cheapest option that meets the target (neither the
+    #: choice's nor the runner-up's strategy), cheapest first
+    others: tuple[Option, ...] = ()
 
     @property
     def unmodelled(self) -> tuple[Strategy, ...]:
@@ -269,6 +280,7 @@ class Advice:
             "cost": self.cost,
             "choice": _finite(asdict(self.choice)),
             **({} if self.runner_up is None else {"runner_up": _finite(asdict(self.runner_up))}),
+            **({"others": [_finite(asdict(option)) for option in self.others]} if self.others else {}),
             **({} if self.title is None else {
                 "title_check": _finite({**asdict(self.title), "misses_share": 1.0 - self.title.detected_share})}),
             "edit": _finite(asdict(self.edit)),
@@ -295,6 +307,12 @@ class Advice:
             lines.append(
                 f"Runner-up: {r.describe(among)}: {format_count(r.calls_per_hour)} calls/h, "
                 f"{format_bytes(r.bytes_per_hour)}/h; {latency}exposure {format_share(r.stale_exposure)}."
+            )
+        for o in self.others:
+            latency = f"mean latency {format_duration(o.detection_latency_s)}, " if stale else ""
+            lines.append(
+                f"Also meets it: {o.describe(among)}: {format_count(o.calls_per_hour)} calls/h, "
+                f"{format_bytes(o.bytes_per_hour)}/h; {latency}exposure {format_share(o.stale_exposure)}."
             )
         if t is not None:
             misses = (f"it would miss {format_share(1.0 - t.detected_share)} of the citations stale by the last "
@@ -460,15 +478,17 @@ def advise(
     # the cheapest; among equally cheap, the longer interval (fewer checks), then poll
     ranked = feasible.sort_values([column, "interval_s"], ascending=[True, False], kind="stable")
     choice = _option(ranked.iloc[0])
-    others = ranked[ranked["strategy"] != choice.strategy]
-    runner_up = _option(others.iloc[0]) if len(others) else None
+    # each other strategy at its cheapest: the runner-up first
+    cheapest = ranked[ranked["strategy"] != choice.strategy].drop_duplicates("strategy")
+    runner_up = _option(cheapest.iloc[0]) if len(cheapest) else None
+    others = tuple(_option(row) for _, row in cheapest.iloc[1:].iterrows())
     blind = [strategy.name for strategy in strategies if strategy.advice_role == "blind" and strategy.model]
     title = None
     if blind:
         at_choice = options[(options["strategy"] == blind[0]) & (options["interval_s"] == choice.interval_s)]
         title = _option(at_choice.iloc[0])
     edit = _edit_advice(params, max_conflict_rate, left_s)
-    return _check_answer(Advice(params, target, cost, choice, runner_up, title, edit, options, strategies))
+    return _check_answer(Advice(params, target, cost, choice, runner_up, title, edit, options, strategies, others))
 
 
 def _edit_advice(params: DayParams, max_conflict_rate: float, left_s: float) -> EditAdvice:
@@ -520,6 +540,7 @@ def verify_config(advice: Advice, seeds: int = 20) -> dict:
         "saves.popularity": p.saves.popularity,
         "questions.count": p.questions.count,
         "questions.citations_per_answer": p.questions.citations_per_answer,
+        **({} if p.checks.strategies is None else {"checks.strategies": list(p.checks.strategies)}),
     }
     scenarios = {"choice": {"checks.interval_s": advice.choice.interval_s}}
     if advice.runner_up is not None and advice.runner_up.interval_s != advice.choice.interval_s:
@@ -619,3 +640,23 @@ def comparison_lines(frame: pd.DataFrame) -> list[str]:
             "docs/model.md lists what the model leaves out."
         )
     return lines
+
+
+def pooled_lines(pooled: Advice, answer: Advice, days: int | None) -> list[str]:
+    """What the answer would have been for the pooled day (every day of the log alike), beside
+    ``answer``, the design day's; ``days``: the log's, if a log gave them."""
+    among = pooled.strategies
+    p = pooled.params
+    over = f"all {days} days of the log" if days else "every kind of day"
+    same = (pooled.choice.strategy == answer.choice.strategy and pooled.choice.interval_s == answer.choice.interval_s
+            and math.isclose(pooled.edit.delay_s, answer.edit.delay_s))
+    return [f"Pooled over {over} as one mean day ({p.saves.count:,} saves, {p.questions.count:,} questions, flat), the "
+            f"answer would have been: {pooled.choice.describe(among)}, and edits within "
+            f"{format_duration(pooled.edit.delay_s)}" + (" (the same)." if same else _versus_design(pooled, answer))]
+
+
+def _versus_design(pooled, answer) -> str:
+    if pooled.edit.delay_s > answer.edit.delay_s * (1 + 1e-9):
+        ratio = pooled.edit.delay_s / answer.edit.delay_s
+        return f": its edit delay is {ratio:.1f} times the design day's, too long for the design day."
+    return "."

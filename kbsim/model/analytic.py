@@ -552,16 +552,29 @@ class FreshnessModel:
         checks = interval_s * np.arange(1, int(math.floor(self.day_s / interval_s + 1e-9)) + 1)
         events = self.saves_per_s * interval_s
         pages = _expected_pages(events, self.poll_page_size)
-        totals = dict.fromkeys(("reread_calls", "reread_bytes", "moved", "moved_bytes", "retitled"), 0.0)
+        totals = dict.fromkeys(("reread_calls", "reread_bytes", "moved", "moved_bytes", "retitled", "moved_held",
+                                "moved_held_bytes", "saves_of_held"), 0.0)
         chunk = max(1, 2_000_000 // len(p))
         for start in range(0, len(checks), chunk):
             at = checks[start : start + chunk]
             cited, gone = flows.cited(at), flows.cited_then_gone(at)
+            # cited by the check before (nothing before the first check)
+            held = np.where((at - interval_s > 0)[:, None], flows.cited(np.maximum(at - interval_s, 0.0)), 0.0)
             clock_now, clock_before = self.save_clock(at), self.save_clock(at - interval_s)
             alive_before = np.exp(-self._mu * np.outer(clock_before, p))
             saves = np.outer(clock_now - clock_before, p)
             moved = alive_before * cited * -np.expm1(-saves)
             moved_gone = alive_before * cited * -np.expm1(-self._mu * saves)
+            moved_held = alive_before * held * -np.expm1(-saves)
+            moved_held_gone = alive_before * held * -np.expm1(-self._mu * saves)
+            totals["moved_held"] += (moved_held @ counts).sum()
+            totals["moved_held_bytes"] += (
+                ((moved_held - moved_held_gone) * sizes.read_bytes + moved_held_gone * sizes.not_found_bytes)
+                @ counts
+            ).sum()
+            # every save of a held article until it is unpublished (the unpublish is the last)
+            told = -np.expm1(-self._mu * saves) / self._mu if self._mu > 0 else saves
+            totals["saves_of_held"] += ((alive_before * held * told) @ counts).sum()
             totals["reread_calls"] += (cited @ counts).sum()
             totals["retitled"] += (flows.recited_after_retitle(at) @ counts).sum()
             totals["reread_bytes"] += (
@@ -572,6 +585,9 @@ class FreshnessModel:
                 ((moved - moved_gone) * sizes.read_bytes + moved_gone * sizes.not_found_bytes)
                 @ counts
             ).sum()
+        # what was first cited between two checks, summed over them: what was cited by the last
+        newly_cited = float((flows.cited(checks[-1:]) @ counts).sum())
+        newly_gone = float((flows.cited_then_gone(checks[-1:]) @ counts).sum())
         return PolicyQuantities(
             hours=self.day_s / 3600.0,
             checks=len(checks),
@@ -583,6 +599,11 @@ class FreshnessModel:
             retitled=totals["retitled"],
             moved=totals["moved"],
             moved_bytes=totals["moved_bytes"],
+            newly_cited=newly_cited,
+            newly_cited_bytes=(newly_cited - newly_gone) * sizes.read_bytes + newly_gone * sizes.not_found_bytes,
+            moved_held=totals["moved_held"],
+            moved_held_bytes=totals["moved_held_bytes"],
+            saves_of_held=totals["saves_of_held"],
             exact_detection=detection["exact"],
             title_detection=detection["visible"],
         )
@@ -608,6 +629,14 @@ class PolicyQuantities:
         exact_detection: detected share, latencies and exposure of a strategy that flags
             exactly what is stale at every check.
         title_detection: the same for one that sees only a retitle or an unpublish.
+        newly_cited: distinct articles first cited since the check before, summed over the
+            checks: the distinct articles cited by the last check (each read once when new).
+        newly_cited_bytes: the bytes of reading those (a gone one's is a not_found error).
+        moved_held: distinct articles already cited by the check before that were saved
+            since, summed over the checks (what a strategy told of changes reads again).
+        moved_held_bytes: the bytes of reading those.
+        saves_of_held: saves of the articles cited by the check before, summed over the
+            checks, every save counted (what a strategy told of every change is told).
     """
 
     hours: float
@@ -622,6 +651,11 @@ class PolicyQuantities:
     moved_bytes: float
     exact_detection: dict[str, float]
     title_detection: dict[str, float]
+    newly_cited: float
+    newly_cited_bytes: float
+    moved_held: float
+    moved_held_bytes: float
+    saves_of_held: float
 
 
 def _phi(x: np.ndarray) -> np.ndarray:

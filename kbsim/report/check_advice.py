@@ -14,13 +14,16 @@ import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from kbsim.model import advise as model_advise
 from kbsim.params import DayParams
 from kbsim.report.experiments import Experiment
+from kbsim.sim.strategies import strategy_named
 from kbsim.sim.strategies.poll import STRATEGY as POLL
 from kbsim.sim.strategies.reread import STRATEGY as REREAD
+from kbsim.sim.strategies.subscribe import STRATEGY as SUBSCRIBE
 from kbsim.sim.strategies.title import STRATEGY as TITLE
 from kbsim.units import format_bytes, format_duration
 
@@ -80,33 +83,81 @@ def _times(value: float) -> str:
     return "twice" if round(value, 1) == 2.0 else f"{value:.2g} times"
 
 
+def pareto_points(summary: pd.DataFrame) -> pd.DataFrame:
+    """The (save volume, check interval, strategy) points of a check-policy summary (one
+    scenario) that are Pareto-optimal in calls per hour against mean detection latency or
+    against stale exposure, at their save volume: the ringed points of ``check_frontier``."""
+    wide = summary[summary["metric"].isin(["calls_per_hour", "detection_latency_s", "stale_exposure"])].pivot_table(
+        index=["saves.count", "checks.interval_s", "strategy"], columns="metric", values="value"
+    ).reset_index()
+    best = np.zeros(len(wide), dtype=bool)
+    for _, group in wide.groupby("saves.count"):
+        for measure in ("detection_latency_s", "stale_exposure"):
+            best[group.index] |= model_advise.pareto_optimal(group["calls_per_hour"], group[measure])
+    return wide[best].reset_index(drop=True)
+
+
+def _pareto_sentence(best: pd.DataFrame, saves: list[int]) -> str:
+    """Which strategies own the Pareto-optimal points: the poll alone, or the poll but for
+    the intervals where another strategy is cheaper."""
+    others = best[best["strategy"] != POLL.name]
+    if others.empty:
+        return "polling the event log is the cheapest way to any detection latency or stale exposure: every " \
+               "Pareto-optimal point is a poll."
+    parts = []
+    for name, rows in others.groupby("strategy", sort=False):
+        by_volume = {int(v): tuple(sorted(r["checks.interval_s"])) for v, r in rows.groupby("saves.count")}
+        every = lambda intervals: ", ".join(format_duration(i, "page") for i in intervals)  # noqa: E731
+        if len(set(by_volume.values())) == 1 and len(by_volume) == len(saves):
+            where = f"every {every(next(iter(by_volume.values())))} at {'both' if len(saves) == 2 else 'all'} " \
+                    "save volumes"
+        else:
+            where = " and ".join(f"every {every(i)} at {v:,} saves a day" for v, i in by_volume.items())
+        parts.append(f"checking {where}, where {strategy_named(name).label} is cheaper")
+    return ("polling the event log is the cheapest way to almost any detection latency or stale exposure: "
+            f"every Pareto-optimal point is a poll but those of {'; and '.join(parts)}.")
+
+
 def check_policy_paragraph(experiment: Experiment) -> list[str]:
-    """What the sweep of check intervals says: polling is cheapest, re-reading costs a ratio
-    more for the same detections, and the title check misses content-only changes."""
+    """What the sweep of check intervals says: which strategy is cheapest for each detection
+    latency (the Pareto-optimal points), what subscribing costs against polling, that
+    re-reading costs a ratio more for the same detections, and that the title check misses
+    content-only changes."""
     summary = experiment.summary
     summary = summary[summary["scenario"] == "zipf"]
     calls = summary[summary["metric"] == "calls_per_hour"].pivot_table(
         index=["saves.count", "checks.interval_s"], columns="strategy", values="value"
     )
-    ratio = calls[REREAD.name] / calls[POLL.name]
     saves = sorted(int(s) for s in calls.index.get_level_values(0).unique())
     low, high = saves[0], saves[-1]
     intervals = sorted(calls.index.get_level_values(1).unique())
 
-    def at(count: int) -> list[float]:
+    def at(strategy: str, count: int) -> list[float]:
+        ratio = calls[strategy] / calls[POLL.name]
         return [float(ratio.loc[(count, interval)]) for interval in RATIO_INTERVALS_S]
 
     shown = [format_duration(s, "page") for s in RATIO_INTERVALS_S]
-    first, middle, last = at(low)
-    others = ", ".join(f"{r:.2g}" for r in at(high))
+    first, middle, last = at(REREAD.name, low)
+    others = ", ".join(f"{r:.2g}" for r in at(REREAD.name, high))
     title = summary[(summary["metric"] == "detected_share") & (summary["strategy"] == TITLE.name)]
     missed = {count: 1.0 - float(title[title["saves.count"] == count]["value"].mean()) for count in saves}
+    subscribing = ""
+    if SUBSCRIBE.name in calls.columns:
+        a, b, c = at(SUBSCRIBE.name, low)
+        theirs = ", ".join(f"{r:.2g}" for r in at(SUBSCRIBE.name, high))
+        subscribing = (
+            " Subscribing to each cited article (MCP's `resources/subscribe`: a subscription and a read when an "
+            "article is first cited, then a read of each one the server says has changed) detects the same "
+            f"citations for {_times(a)} the poll's calls checking every {shown[0]}, {_times(b)} every {shown[1]}, "
+            f"{_times(c)} every {shown[2]} ({low:,} saves a day; {theirs} times at {high:,}): it pays for every "
+            "article cited, the poll for every save and for a page at every check, even an empty one."
+        )
     return [
         "Checking more often finds a stale citation sooner and costs more. Across check intervals from "
         f"{format_duration(intervals[0], 'page')} to {format_duration(intervals[-1], 'page')} "
-        f"(`experiments/{experiment.name}.yaml`, {experiment.seeds} seeds per point), polling the "
-        "event log is the cheapest way to any detection latency or stale exposure: every Pareto-optimal "
-        "point is a poll. Re-reading every cited article detects exactly the same citations for more "
+        f"(`experiments/{experiment.name}.yaml`, {experiment.seeds} seeds per point), "
+        + _pareto_sentence(pareto_points(summary), saves) + subscribing
+        + " Re-reading every cited article detects exactly the same citations for more "
         f"calls: {_times(first)} as many checking every {shown[0]}, {_times(middle)} every {shown[1]}, "
         f"{_times(last)} every {shown[2]} ({low:,} saves a day; {others} times at {high:,}, where polling "
         "pays for more events). The title lookup costs as much as re-reading and never sees a change of "

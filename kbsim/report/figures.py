@@ -754,14 +754,23 @@ def alt_check_frontier(exps: dict[str, Experiment]) -> str:
     experiment = exps["check_policy"]
     key, volume = "checks.interval_s", "saves.count"
     frame = _frontier_frame(sweep_frame(experiment, key), key, volume, experiment.strategies)
-    best = sorted(set(frame.loc[frame["pareto_latency"] | frame["pareto_exposure"], "strategy"]))
+    ringed = frame[frame["pareto_latency"] | frame["pareto_exposure"]]
     volumes = " and ".join(f"{v:,.0f}" for v in sorted(frame[volume].unique()))
-    return (
+    text = (
         "Four log-log panels, one column per save volume (" + volumes + " saves a day): tool calls per hour "
         "against mean detection latency (top) and stale exposure (bottom), one curve per strategy across check "
-        f"intervals, with labels naming some intervals; the Pareto-optimal points, ringed, are all "
-        f"{' and '.join(best)}."
+        "intervals, with labels naming some intervals; the Pareto-optimal points, ringed, are "
     )
+    others = ringed[ringed["strategy"] != POLL.name]
+    if others.empty or POLL.name not in set(ringed["strategy"]):
+        return text + f"all {' and '.join(sorted(set(ringed['strategy'])))}."
+    calls = frame.set_index([volume, key, "strategy"])["calls"]
+    said = []
+    for _, point in others.sort_values([volume, key]).iterrows():
+        at = (point[volume], point[key])
+        said.append(f"{point['strategy']} every {format_duration(point[key], 'page')} at {point[volume]:,.0f} saves a "
+                    f"day ({point['calls']:,.0f} calls an hour against the poll's {calls.get((*at, POLL.name)):,.0f})")
+    return text + "the poll's but for " + "; ".join(said) + "."
 
 
 def alt_staleness_by_age(exps: dict[str, Experiment]) -> str:

@@ -891,7 +891,7 @@ def check_frontier(
                 share = detected.get((volume, name))
                 if short == "latency" and not strategy.exact and share is not None:
                     ax.text(0.98, 0.98, f"{strategy.label}: mean over the {share:.0%}\nof stale citations it detects",
-                            transform=ax.transAxes, ha="right", va="top", fontsize=7.5, color=colour)
+                            transform=ax.transAxes, ha="right", va="top", fontsize=7.5, color=colour, gid=NOTE_GID)
                 best = rows[rows[f"pareto_{short}"].astype(bool)]
                 ax.scatter(
                     best["calls"], best[short], s=80, facecolors="none", edgecolors=PALETTE["ink"], linewidths=1.0,
@@ -972,15 +972,20 @@ _LABEL_OFFSETS = tuple(
 )
 
 
+#: The gid of a note written in an axes that :func:`place_label` keeps its labels off, as it does other labels.
+NOTE_GID = "kbsim-note"
+
+
 def place_label(ax, text: str, point, colour) -> None:
     """Annotate ``point`` with ``text`` at the nearest offset where the label covers no line,
-    marker or other label and stays inside the axes; a leader line joins a far label to its
-    point. Where no offset is free the label is left out (a label on a line is worse than
-    none: the caption gives the range). Call it once the layout is final (after :func:`_finish`)."""
+    marker, other label or note (a text whose gid is :data:`NOTE_GID`) and stays inside the
+    axes; a leader line joins a far label to its point. Where no offset is free the label is
+    left out (a label on a line is worse than none: the caption gives the range). Call it once
+    the layout is final (after :func:`_finish`)."""
     fig = ax.figure
     renderer = fig.canvas.get_renderer()
     obstacles = _obstacles(ax, renderer)
-    placed = [a.get_window_extent(renderer) for a in ax.texts if a.get_gid() == "kbsim-label"]
+    placed = [a.get_window_extent(renderer) for a in ax.texts if a.get_gid() in ("kbsim-label", NOTE_GID)]
     inside = ax.get_window_extent(renderer)
     for dx, dy in _LABEL_OFFSETS:
         far = (dx * dx + dy * dy) > 15 ** 2

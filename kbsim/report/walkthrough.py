@@ -205,23 +205,38 @@ class Walkthrough:
                    f"--corpus kbsim:sample --write-config {name}")
         return write_config(fit, self.your_logs / name, command=command)
 
-    def advice(self, config: str | Path, fit: Any, target: Any) -> str:
-        """What ``kbsim advise --config`` answers for a fitted config: the analytic model's
-        advice, then the same frontier search on the simulated days, and the two compared."""
+    def advice(self, config: str | Path, fit: Any, target: Any, edit_share: float = 0.25) -> str:
+        """What ``kbsim advise --config`` answers for a fitted config: the design day (the busiest
+        kind of day, in its busy hours) and the analytic model's advice for it, beside the pooled
+        day's; then the same frontier search on the design day's simulated days, and the two compared.
+
+        Args:
+            config: the config ``kbsim fit --write-config`` wrote.
+            fit: its fit.
+            target: what the checks must meet (a :class:`kbsim.Target`).
+            edit_share: the share of answers the agent edits (``kbsim advise --edit-share``, 25%).
+        """
+        from kbsim.fit.design_day import design_lines, design_model_day
         from kbsim.fit.from_config import model_day
-        from kbsim.model.advise import advise
+        from kbsim.model.advise import advise, pooled_lines
         from kbsim.runner.load import load_config
         from kbsim.runner.simulated_advice import simulate_advice
 
         loaded = load_config(config)
         params, scenarios = dict(loaded.params), {name: dict(body) for name, body in loaded.scenarios.items()}
-        answer = advise(model_day(params, fit), target)
-        simulated = simulate_advice({"params": params, "scenarios": scenarios}, answer,
+        pooled_day = model_day(params, fit)
+        pooled_day = pooled_day.model_copy(update={"edit": pooled_day.edit.model_copy(update={"share": edit_share})})
+        design, day, chosen = design_model_day(fit, params, scenarios, "busiest", pooled_day, edit_share)
+        answer = advise(day, target)
+        pooled = advise(pooled_day, target)
+        simulated = simulate_advice({"params": params, "scenarios": chosen or scenarios}, answer,
                                     out_dir=str(self.your_logs / "runs"), seeds=1, unit="days", workers=2)
         return "\n".join([
-            "The analytic model:", *answer.lines(), "",
-            f"Simulated ({simulated.units} days per point, {simulated.runs} runs):", *simulated.lines(), "",
-            *simulated.comparison_lines(),
+            *(design_lines(design, day) if design is not None else []), "",
+            "The analytic model, for the design day:", *answer.lines(),
+            *pooled_lines(pooled, answer, fit.log.days), "",
+            f"Simulated on the design day's days ({simulated.units} days per point, {simulated.runs} runs):",
+            *simulated.lines(), "", *simulated.comparison_lines(),
         ])
 
 

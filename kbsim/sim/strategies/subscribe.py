@@ -13,8 +13,11 @@ every save of the knowledge base as the poll's does. Each subscription is one ca
 request's bytes), each notification its message's bytes; the store's subscription is made
 at the check, in simulated time, with no delivery delay.
 
-The analytic model has no cost for it: ``kbsim advise`` answers for it by simulation only.
-Run it by naming it in a day's ``checks.strategies`` (``[title, reread, poll, subscribe]``).
+Its analytic cost (:func:`subscribe_model`): a subscription and a read of every distinct
+article cited by the last check, a read of every article cited by the check before that
+moved since, and a notification for every save of those. Its detection is the exact
+strategies'. Run it by naming it in a day's ``checks.strategies``
+(``[title, reread, poll, subscribe]``, as ``experiments/check_policy.yaml`` does).
 """
 
 from __future__ import annotations
@@ -22,16 +25,26 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from kbsim.params import DayParams
 from kbsim.sim import checks  # called through the module: a test may swap a check for a broken one
 from kbsim.sim.checks import CheckOutcome
 from kbsim.sim.records import CitationRecord
 from kbsim.sim.strategies import CheckScope, Strategy
+from kbsim.sim.world import KB_ID
 from kbsim.store import json_size
 from kbsim.store.subscriptions import ArticleChange, Subscribable, article_uri
 
-__all__ = ["STRATEGY", "SubscribeState", "notification_bytes", "subscribe_bytes", "subscribe_check", "subscribe_start"]
+__all__ = [
+    "STRATEGY",
+    "SubscribeState",
+    "notification_bytes",
+    "subscribe_bytes",
+    "subscribe_check",
+    "subscribe_model",
+    "subscribe_start",
+]
 
 #: What makes each checker's subscriber name its own (several agents each keep a state).
 _SUBSCRIBERS = itertools.count(1)
@@ -106,6 +119,26 @@ def subscribe_check(scope: CheckScope, held: Sequence[CitationRecord], state: Su
     return outcome
 
 
+#: An article id of the simulated day (``art-000001``: every id of a day below a million
+#: articles has its length), for the bytes of a subscription and a notification in the model.
+_MODEL_ARTICLE_ID = "art-000001"
+
+
+def subscribe_model(policy: Any) -> dict[str, float]:
+    """The model's subscription: at each check, a subscription and a read of every article
+    first cited since the check before, and a read of every article cited by the check before
+    that the store told of (saved since); a notification's bytes for every save of those.
+    Detection is exact (every committed change of a subscribed article is told)."""
+    calls = 2.0 * policy.newly_cited + policy.moved_held
+    sent = (policy.newly_cited * subscribe_bytes(KB_ID, _MODEL_ARTICLE_ID) + policy.newly_cited_bytes
+            + policy.moved_held_bytes + policy.saves_of_held * notification_bytes(KB_ID, _MODEL_ARTICLE_ID))
+    return {
+        **policy.exact_detection,
+        "calls_per_hour": calls / policy.hours,
+        "bytes_per_hour": sent / policy.hours,
+    }
+
+
 def _carries_version(params: DayParams) -> bool:
     """Exact when citations carry versions; without, it reads the cited text again as re-read does."""
     return params.citation.carries_version
@@ -113,5 +146,6 @@ def _carries_version(params: DayParams) -> bool:
 
 STRATEGY = Strategy(
     "subscribe", "subscribe (MCP resources)", exact=True, check=subscribe_check, colour="#e377c2",
-    start=subscribe_start, exact_on=_carries_version,
+    start=subscribe_start, exact_on=_carries_version, model=subscribe_model,
+    model_checked=("calls_per_hour", "bytes_per_hour"),
 )

@@ -23,7 +23,7 @@ import errno as errnos
 import os
 import secrets
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from pathlib import Path
 
 from kbsim.errors import UsageError
@@ -173,7 +173,7 @@ def read_regular_chunks(
     what: str = "file",
     error: Callable[[str], Exception] | None = None,
     chunk_bytes: int = 1 << 20,
-) -> Iterator[bytes]:
+) -> Generator[bytes, None, None]:
     """The bytes of the regular file at ``path`` a chunk of at most ``chunk_bytes`` at a time,
     with the checks of :func:`read_regular` (a reader that need not hold the whole file).
 

@@ -23,7 +23,7 @@ import errno as errnos
 import os
 import secrets
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from pathlib import Path
 
 from kbsim.errors import UsageError
@@ -36,6 +36,7 @@ __all__ = [
     "cache_dir",
     "path_problem",
     "read_regular",
+    "read_regular_chunks",
 ]
 
 
@@ -162,6 +163,28 @@ def read_regular(
             device or folder, a file over ``limit`` bytes, or any other read failure.
             A missing file's ``errno`` is ``ENOENT``, so callers can word that case.
     """
+    return b"".join(read_regular_chunks(path, limit, what=what, error=error))
+
+
+def read_regular_chunks(
+    path: str | os.PathLike[str],
+    limit: int,
+    *,
+    what: str = "file",
+    error: Callable[[str], Exception] | None = None,
+    chunk_bytes: int = 1 << 20,
+) -> Generator[bytes, None, None]:
+    """The bytes of the regular file at ``path`` a chunk of at most ``chunk_bytes`` at a time,
+    with the checks of :func:`read_regular` (a reader that need not hold the whole file).
+
+    The file is opened, and refused if it is not a regular file of at most ``limit`` bytes,
+    before the first chunk; a file that grows past ``limit`` while it is read is refused
+    after the chunk that crossed it. The file is closed when the chunks end or the caller
+    stops taking them.
+
+    Raises:
+        FileReadError: (or ``error(problem)``) as :func:`read_regular`.
+    """
 
     def refuse(problem: str, code: int | None = None) -> Exception:
         return FileReadError(path, problem, code) if error is None else error(problem)
@@ -172,26 +195,28 @@ def read_regular(
     except OSError as exc:
         raise refuse(_os_problem(exc), exc.errno) from None
     try:
-        info = os.fstat(fd)
+        try:
+            info = os.fstat(fd)
+        except OSError as exc:
+            raise refuse(_os_problem(exc), exc.errno) from None
         if not stat.S_ISREG(info.st_mode):
             raise refuse(f"is {_kind(info.st_mode)}; expected a regular {what}")
         if info.st_size > limit:
             raise refuse(f"is {info.st_size:,} bytes, over the limit of {_describe_size(limit)} for {_a(what)}")
-        chunks, left = [], limit + 1
+        left = limit + 1
         while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
+            try:
+                chunk = os.read(fd, min(left, chunk_bytes))
+            except OSError as exc:
+                raise refuse(_os_problem(exc), exc.errno) from None
             if not chunk:
                 break
-            chunks.append(chunk)
             left -= len(chunk)
-        data = b"".join(chunks)
-    except OSError as exc:
-        raise refuse(_os_problem(exc), exc.errno) from None
+            if left <= 0:
+                raise refuse(f"grew past the limit of {_describe_size(limit)} for {_a(what)} while it was read")
+            yield chunk
     finally:
         os.close(fd)
-    if len(data) > limit:
-        raise refuse(f"grew past the limit of {_describe_size(limit)} for {_a(what)} while it was read")
-    return data
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, fsync: bool = True) -> Path:

@@ -128,6 +128,46 @@ def test_the_constrained_shuffle_keeps_saves_before_their_articles_unpublish():
     assert _unpublish_limits(np.array([0, 0, 0]), np.array([0, 2, 0]), np.arange(3.0)) is None
 
 
+def _shuffle_one_save_at_a_time(rows, limits, rng):
+    """The constrained shuffle as first written: each limited save draws, then its place leaves the
+    free ones (time that grows with the limited saves times the day's events)."""
+    place, limit = limits
+    ordered = rows[place]
+    out = ordered.copy()
+    limited = np.flatnonzero((limit >= 0) & (limit < len(rows)))
+    limited = limited[np.argsort(limit[limited], kind="stable")]
+    available = np.flatnonzero(limit >= 0)
+    for event in limited.tolist():
+        chosen = available[int(rng.integers(int(np.searchsorted(available, limit[event]))))]
+        out[chosen] = ordered[event]
+        available = available[available != chosen]
+    rest = np.flatnonzero(limit >= len(rows))
+    out[available] = ordered[rest][rng.permutation(len(rest))]
+    result = np.empty_like(rows)
+    result[place] = out
+    return result
+
+
+def test_the_constrained_shuffle_draws_what_one_save_at_a_time_drew():
+    """The draws made at once and the places found by merging runs: the same shuffles, draw for
+    draw, as one save at a time (so a fit's figures do not move), and the generator left alike."""
+    generator = np.random.default_rng(40)
+    tried = 0
+    for trial in range(400):
+        n, articles = int(generator.integers(2, 200)), int(generator.integers(1, 30))
+        rows = np.unique(generator.integers(0, articles, n), return_inverse=True)[1]
+        kinds = generator.choice([0, 1, 2], n, p=[0.6, 0.1, 0.3])
+        limits = _unpublish_limits(rows, kinds, generator.random(n))
+        if limits is None:
+            continue
+        tried += 1
+        at_once, one_by_one = np.random.default_rng(trial), np.random.default_rng(trial)
+        assert _shuffle_within(rows, limits, at_once).tolist() == \
+            _shuffle_one_save_at_a_time(rows, limits, one_by_one).tolist()
+        assert at_once.random() == one_by_one.random()
+    assert tried > 300
+
+
 def test_unpublished_articles_that_stop_getting_saves_are_not_bursts():
     known = KnownDays(articles=400, days=5, saves_per_day=300, zipf_s=1.2, mix=(0.8, 0.1, 0.1),
                       unpublish_ends_day=True)

@@ -249,3 +249,69 @@ def test_a_large_logs_goodness_of_fit_draws_the_same_law_by_rank_counts(monkeypa
     by_size = pop.goodness_of_fit(counts, runs, n, s, replicates=99)
     assert np.allclose(by_size.expected[:50], one_by_one.expected[:50], rtol=0.05)
     assert by_size.fits and one_by_one.fits
+
+
+def test_the_likelihood_skips_only_terms_whose_exp_is_zero():
+    """mle_exponent writes 0.0 for exp(x) below _EXP_IS_ZERO without calling exp: exact only if exp
+    gives 0.0 there on this machine (so the fitted exponent is the same to the last bit)."""
+    from kbsim.fit.popularity import _EXP_IS_ZERO
+
+    below = np.concatenate([np.linspace(-1e5, _EXP_IS_ZERO, 200_001), [-np.inf]])
+    assert not np.exp(below).any()
+    assert np.exp(np.array([-744.0, -700.0])).all()  # the threshold keeps every term exp does not round to 0
+
+
+def test_stable_order_is_lexsort_by_16_bit_radix_passes():
+    """The burst count's order (by day, then article, ties in place) as radix sorts: lexsort's order,
+    keys past 16 bits and empty ones included; and bursts gives the same follows and runs either way."""
+    from kbsim.fit import popularity as pop
+
+    generator = np.random.default_rng(40)
+    for n, high in ((0, 4), (1, 4), (3_000, 5), (3_000, 70_000), (3_000, 2**31 - 1)):
+        article, day = generator.integers(0, high, n), generator.integers(0, 7, n)
+        assert pop.stable_order(article, day).tolist() == np.lexsort((article, day)).tolist()
+    time_s = np.sort(generator.uniform(0, 5 * 86_400, 3_000))
+    day, article = (time_s // 86_400).astype(np.int32), generator.integers(0, 40, 3_000).astype(np.int32)
+    shuffled = generator.permutation(3_000)  # times out of order: bursts sorts by lexsort
+    in_order, out_of_order = pop.bursts(day, time_s, article, 300.0), \
+        pop.bursts(day[shuffled], time_s[shuffled], article[shuffled], 300.0)
+    assert in_order[0][shuffled].tolist() == out_of_order[0].tolist()
+    assert in_order[1].tolist() == out_of_order[1].tolist()
+
+
+def test_the_csv_reader_gives_one_table_whatever_the_chunks_the_file_comes_in(tmp_path):
+    """read_table takes a CSV log a run of lines at a time (its text never held whole): chunks cut
+    anywhere, empty and CRLF lines among them, give the table the whole file gives, line numbers
+    included; a file it cannot read so still goes to the row reader (None)."""
+    rows = _rows(5, n=300)
+    text = ("time,article,kind\r\n" + "".join(f"{t},{a},{k}\r\n" + ("\r\n" if i % 7 == 0 else "")
+                                            + ("\n" if i % 11 == 0 else "") for i, (t, a, k) in enumerate(rows)))
+    data = text.encode()
+    args = ("time", "article", "kind", lambda kind: KIND_CODES.get(KIND_NAMES.get(kind.strip().lower(), "?")),
+            None, DAY_START)
+    whole = csv_table(tmp_path, data, *args)
+    assert whole is not None
+    cuts = sorted(random.Random(40).sample(range(1, len(data)), 60))
+    chunks = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+    pieces = csv_table(tmp_path, iter(chunks), *args)
+    assert pieces is not None and pieces[1] == whole[1] and pieces[0].names == whole[0].names
+    for name in ("instant_us", "offset_us", "article", "kind", "line"):
+        assert getattr(pieces[0], name).tolist() == getattr(whole[0], name).tolist(), name
+    assert whole[0].line.tolist()[:3] == [2, 5, 6]  # lines 3 and 4 are empty; the header is line 1
+    bad = data + b'2026-01-05T09:00:00Z,"quoted",content\n'
+    assert csv_table(tmp_path, iter([bad[:100], bad[100:]]), *args) is None
+
+
+def test_a_carriage_return_in_the_header_is_one_line_and_a_cr_only_log_still_reads(tmp_path, capsys):
+    """A lone CR inside the header ended in a _csv.Error traceback (the fast reader parsed the header
+    with the csv module); now the row reader judges it. A file whose only line ending is CR reads as LF."""
+    path = tmp_path / "saves.csv"
+    path.write_bytes(b"time\r,article,kind\n1,a,content\n2,b,content\n")
+    assert main(["fit", str(path), "--articles", "5", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "missing column 'article'" in err
+    rows = _rows(7, n=60)
+    lf, cr = _csv(tmp_path / "lf.csv", rows), tmp_path / "cr.csv"
+    cr.write_bytes(lf.read_bytes().replace(b"\n", b"\r"))
+    by_lf, by_cr = read_table(lf)[0], read_table(cr)[0]
+    assert by_cr.names == by_lf.names and by_cr.instant_us.tolist() == by_lf.instant_us.tolist()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import codecs
 import csv
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from pathlib import Path
@@ -35,6 +35,8 @@ _DAY_US = 86_400 * _US
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: Rows pyarrow parses at a time (bytes of CSV a block).
 _BLOCK_BYTES = 16 << 20
+#: A line longer than this (no newline in as many bytes) sends the file to the row reader.
+_LONGEST_LINE_BYTES = 64 << 20
 #: Characters Python's ``str.strip`` and pyarrow's trimming disagree on, and the U+FDD0 kbsim reserves:
 #: a file holding any is read row by row.
 _ODD_BYTES = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f", "\ufdd0".encode())
@@ -156,15 +158,20 @@ def _localized_us(naive_us: np.ndarray, tz: tzinfo) -> np.ndarray | None:
     return _naive_us(aware.tz_convert("UTC").tz_localize(None))
 
 
-def csv_table(path: Path, data: bytes, time_column: str, article_column: str, kind_column: str | None,
-              kinds: Callable[[str], int | None], tz: tzinfo | None, day_start: datetime,
+def csv_table(path: Path, data: bytes | Iterable[bytes], time_column: str, article_column: str,
+              kind_column: str | None, kinds: Callable[[str], int | None], tz: tzinfo | None, day_start: datetime,
               ) -> tuple[EventTable, int] | None:
-    """The rows of CSV ``data`` read a column at a time, and how many named no kind; None
-    when the file holds anything the row-by-row reader must judge (see the module doc).
+    """The rows of a CSV log read a column at a time, and how many named no kind; None when the
+    file holds anything the row-by-row reader must judge (see the module doc).
+
+    The file is taken a piece at a time (``data`` may be its chunks, as
+    :func:`kbsim.files.read_regular_chunks` gives them): each run of whole lines is checked,
+    parsed by pyarrow and reduced to the table's columns before the next is read, so the
+    file's text is never held whole.
 
     Args:
         path: the file (for pyarrow's messages, never shown).
-        data: its bytes, LF or CRLF line endings.
+        data: its bytes, or its chunks in order; LF or CRLF line endings.
         time_column: the column of the time.
         article_column: the column of the article.
         kind_column: the column of a save's kind, or None (questions, or no such column).
@@ -172,102 +179,157 @@ def csv_table(path: Path, data: bytes, time_column: str, article_column: str, ki
         tz: the time zone days and hours are counted in (None: each time's own offset).
         day_start: what times in seconds count from.
     """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    from pyarrow import csv as pa_csv
+    if day_start.tzinfo is None or not isinstance(day_start.tzinfo, timezone):
+        return None
+    reader = _CsvColumns(time_column, article_column, kind_column, kinds, tz, day_start)
+    pending = b""
+    for chunk in ([data] if isinstance(data, bytes) else data):
+        if not chunk:
+            continue
+        text = pending + chunk if pending else chunk
+        cut = text.rfind(b"\n") + 1
+        if not cut:  # no whole line yet
+            if len(text) > _LONGEST_LINE_BYTES:
+                return None  # CR its only line ending, or one huge line: read whole, as the row reader does
+            pending = text
+            continue
+        pending = text[cut:]
+        if not reader.add(text[:cut]):
+            return None
+    if (pending and not reader.add(pending)) or reader.header is None:
+        return None
+    return reader.table()
 
-    if day_start.tzinfo is None or not isinstance(day_start.tzinfo, timezone) or any(b in data for b in _ODD_BYTES):
-        return None
-    start = 3 if data.startswith(codecs.BOM_UTF8) else 0
-    if not _utf8(data):
-        return None
-    first_end = data.find(b"\n")
-    header_text = data[start: first_end if first_end >= 0 else len(data)].decode("utf-8").rstrip("\r")
-    if '"' in header_text:
-        return None
-    header = [name.strip() for name in next(csv.reader(io.StringIO(header_text)), [])]
-    if not header or len(set(header)) != len(header) or time_column not in header or article_column not in header:
-        return None
-    if data.find(b'"') >= 0:  # pyarrow and Python's csv module read odd quoting differently
-        return None
-    lines = _data_lines(data)
-    try:
-        reader = pa_csv.open_csv(
-            pa.BufferReader(pa.py_buffer(data)[start:]),
-            read_options=pa_csv.ReadOptions(column_names=header, skip_rows=1, block_size=_BLOCK_BYTES),
-            parse_options=pa_csv.ParseOptions(ignore_empty_lines=True),
-        convert_options=pa_csv.ConvertOptions(column_types={name: pa.string() for name in header},
-                                              strings_can_be_null=False, quoted_strings_can_be_null=False,
-                                              include_columns=[c for c in (time_column, article_column, kind_column)
-                                                               if c is not None and c in header]))
-    except (pa.ArrowInvalid, ValueError):
-        return None
-    day_start_us = (day_start - _EPOCH) // timedelta(microseconds=1)
-    day_offset = day_start.utcoffset()
-    assert day_offset is not None  # day_start's tzinfo is a timezone (checked above)
-    start_offset_us = day_offset // timedelta(microseconds=1)
-    names: dict[str, int] = {}
-    rows, no_kind, total = 0, 0, len(lines)
-    # filled a block at a time: the table is held once, never as parts and their concatenation
-    all_instant, all_offset = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
-    all_article, all_kind = np.empty(total, dtype=np.int32), np.empty(total, dtype=np.int8)
-    try:
-        while True:
-            try:
-                batch = reader.read_next_batch()
-            except StopIteration:
-                break
-            except (pa.ArrowInvalid, ValueError):
-                return None
+
+class _CsvColumns:
+    """The columns of a CSV log built from runs of its whole lines, first to last (:func:`csv_table`)."""
+
+    def __init__(self, time_column: str, article_column: str, kind_column: str | None,
+                 kinds: Callable[[str], int | None], tz: tzinfo | None, day_start: datetime) -> None:
+        self.time_column, self.article_column, self.kind_column = time_column, article_column, kind_column
+        self.kinds, self.tz = kinds, tz
+        self.day_start_us = (day_start - _EPOCH) // timedelta(microseconds=1)
+        day_offset = day_start.utcoffset()
+        assert day_offset is not None  # day_start's tzinfo is a timezone (checked by csv_table)
+        self.start_offset_us = day_offset // timedelta(microseconds=1)
+        self.header: list[str] | None = None
+        self.lines_read = 0  # lines before the next run
+        self.names: dict[str, int] = {}
+        self.no_kind = 0
+        self.parts: tuple[list[np.ndarray], ...] = ([], [], [], [], [])  # instant, offset, article, kind, line
+
+    def add(self, text: bytes) -> bool:
+        """Take the next run of whole lines (the last may lack its newline); False: the row reader judges."""
+        import pyarrow as pa
+        from pyarrow import csv as pa_csv
+
+        if any(b in text for b in _ODD_BYTES) or not _utf8(text) or b'"' in text:
+            return False  # pyarrow and Python's csv module read odd quoting and whitespace differently
+        body = text
+        if self.header is None:
+            start = 3 if text.startswith(codecs.BOM_UTF8) else 0
+            first_end = text.find(b"\n")
+            header_text = text[start: first_end if first_end >= 0 else len(text)].decode("utf-8").rstrip("\r")
+            if "\r" in header_text:  # CR as a line ending (the caller reads such a file as LF) or inside a name
+                return False
+            header = [name.strip() for name in next(csv.reader(io.StringIO(header_text)), [])]
+            if not header or len(set(header)) != len(header) or self.time_column not in header \
+                    or self.article_column not in header:
+                return False
+            self.header = header
+            self.lines_read = 1
+            body = text[first_end + 1:] if first_end >= 0 else b""
+        lines = _line_numbers(body, self.lines_read + 1)
+        self.lines_read += body.count(b"\n") + (1 if body and not body.endswith(b"\n") else 0)
+        if not len(lines):
+            return True
+        header = self.header
+        wanted = [c for c in (self.time_column, self.article_column, self.kind_column) if c is not None and c in header]
+        try:
+            # one thread (pyarrow's threads cost more processor time than they save here) and no UTF-8
+            # check of its own: the text was checked above
+            table = pa_csv.read_csv(
+                pa.py_buffer(body),
+                read_options=pa_csv.ReadOptions(column_names=header, block_size=_BLOCK_BYTES, use_threads=False),
+                parse_options=pa_csv.ParseOptions(ignore_empty_lines=True),
+                convert_options=pa_csv.ConvertOptions(column_types={name: pa.string() for name in header},
+                                                      strings_can_be_null=False, quoted_strings_can_be_null=False,
+                                                      include_columns=wanted, check_utf8=False))
+        except (pa.ArrowInvalid, ValueError):
+            return False
+        if table.num_rows != len(lines):
+            return False  # lines pyarrow skipped, joined or split: the row reader counts them
+        done = 0
+        for batch in table.to_batches():
             n = batch.num_rows
             if not n:
                 continue
-            if rows + n > total:
-                return None  # lines pyarrow read as more rows than there are: the row reader judges
-            times = batch.column(time_column)
-            numeric = pc.match_substring_regex(times, _SECONDS)
-            instant = np.empty(n, dtype=np.int64)
-            offset = np.empty(n, dtype=np.int64)
-            is_num = numeric.to_numpy(zero_copy_only=False)
-            if is_num.any():
-                try:
-                    seconds = pc.cast(pc.utf8_trim(pc.filter(times, numeric), " \t"), pa.float64()).to_numpy()
-                except (pa.ArrowInvalid, ValueError):
-                    return None
-                if not np.all(np.abs(seconds) <= _MAX_SECONDS):
-                    return None
-                whole = np.trunc(seconds)
-                instant[is_num] = day_start_us + whole.astype(np.int64) * _US + np.rint((seconds - whole) * 1e6) \
-                    .astype(np.int64)
-                offset[is_num] = start_offset_us
-            if not is_num.all():
-                iso = _iso_us(pc.filter(times, pc.invert(numeric)), tz)
-                if iso is None:
-                    return None
-                instant[~is_num], offset[~is_num] = iso
-            if tz is not None:
-                offset = utc_offsets_us(tz, instant)
-            article = _codes(batch.column(article_column), names)
-            if article is None:
+            columns = self._columns(batch)
+            if columns is None:
+                return False
+            for part, values in zip(self.parts, (*columns, lines[done: done + n]), strict=True):
+                part.append(values)
+            done += n
+        del table
+        pa.default_memory_pool().release_unused()  # pyarrow's allocator keeps what it freed, run after run
+        return True
+
+    def _columns(self, batch) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """``(instant, offset, article, kind)`` of a batch of rows, or None."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        n = batch.num_rows
+        times = batch.column(self.time_column)
+        numeric = pc.match_substring_regex(times, _SECONDS)
+        instant = np.empty(n, dtype=np.int64)
+        offset = np.empty(n, dtype=np.int64)
+        is_num = numeric.to_numpy(zero_copy_only=False)
+        if is_num.any():
+            try:
+                seconds = pc.cast(pc.utf8_trim(pc.filter(times, numeric), " \t"), pa.float64()).to_numpy()
+            except (pa.ArrowInvalid, ValueError):
                 return None
-            if kind_column is not None and kind_column in header:
-                kind, missing = _kinds(batch.column(kind_column), kinds)
-                if kind is None:
-                    return None
-                no_kind += missing
-            elif kind_column is not None:
-                kind, missing = np.zeros(n, dtype=np.int8), n
-                no_kind += missing
-            else:
-                kind = np.full(n, KIND_QUESTION, dtype=np.int8)
-            block = slice(rows, rows + n)
-            all_instant[block], all_offset[block], all_article[block], all_kind[block] = instant, offset, article, kind
-            rows += n
-    finally:
-        reader.close()
-    if rows != total or not rows:
-        return None  # lines pyarrow skipped or joined: the row reader counts them
-    return EventTable(all_instant, all_offset, all_article, list(names), all_kind, lines), no_kind
+            if not np.all(np.abs(seconds) <= _MAX_SECONDS):
+                return None
+            whole = np.trunc(seconds)
+            instant[is_num] = self.day_start_us + whole.astype(np.int64) * _US + np.rint((seconds - whole) * 1e6) \
+                .astype(np.int64)
+            offset[is_num] = self.start_offset_us
+        if not is_num.all():
+            iso = _iso_us(pc.filter(times, pc.invert(numeric)), self.tz)
+            if iso is None:
+                return None
+            instant[~is_num], offset[~is_num] = iso
+        if self.tz is not None:
+            offset = utc_offsets_us(self.tz, instant)
+        article = _codes(batch.column(self.article_column), self.names)
+        if article is None:
+            return None
+        assert self.header is not None
+        if self.kind_column is not None and self.kind_column in self.header:
+            kind, missing = _kinds(batch.column(self.kind_column), self.kinds)
+            if kind is None:
+                return None
+            self.no_kind += missing
+        elif self.kind_column is not None:
+            kind = np.zeros(n, dtype=np.int8)
+            self.no_kind += n
+        else:
+            kind = np.full(n, KIND_QUESTION, dtype=np.int8)
+        return instant, offset, article, kind
+
+    def table(self) -> tuple[EventTable, int] | None:
+        """Every row taken, and how many named no kind; None without a row. Each column is joined
+        and its parts let go before the next is joined: the columns are held once and a column twice."""
+        if not self.parts[0]:
+            return None
+        joined = []
+        for part in self.parts:
+            joined.append(np.concatenate(part))
+            part.clear()
+        instant, offset, article, kind, line = joined
+        return EventTable(instant, offset, article, list(self.names), kind, line), self.no_kind
 
 
 def _utf8(data: bytes) -> bool:
@@ -282,13 +344,16 @@ def _utf8(data: bytes) -> bool:
     return True
 
 
-def _data_lines(data: bytes) -> np.ndarray:
-    """The line numbers of the lines after the header that are not empty (pyarrow skips empty ones)."""
-    view = np.frombuffer(data, dtype=np.uint8)
-    step = 64 << 20
-    newline = np.concatenate([np.zeros(0, dtype=np.int64)]
-                             + [np.flatnonzero(view[at: at + step] == 10) + at for at in range(0, len(view), step)])
-    # line i (from 0) runs from newline[i - 1] + 1 to newline[i]; a last line without a newline ends the file
+def _line_numbers(text: bytes, first: int) -> np.ndarray:
+    """The numbers of the lines of ``text`` that are not empty (pyarrow skips empty ones), its
+    first line numbered ``first``; a line holding only CR (of a CRLF) is empty."""
+    count = text.count(b"\n") + (1 if text and not text.endswith(b"\n") else 0)
+    if not (text.startswith((b"\n", b"\r\n")) or b"\n\n" in text or b"\n\r\n" in text or text.endswith(b"\n\r")
+            or text == b"\r"):
+        return np.arange(first, first + count, dtype=np.int32)
+    view = np.frombuffer(text, dtype=np.uint8)
+    newline = np.flatnonzero(view == 10)
+    # line i (from 0) runs from newline[i - 1] + 1 to newline[i]; a last line without a newline ends the text
     ends = newline if len(view) and view[-1] == 10 else np.append(newline, len(view))
     starts = np.empty_like(ends)
     starts[0:1] = 0
@@ -297,10 +362,7 @@ def _data_lines(data: bytes) -> np.ndarray:
     empty = length == 0
     single = np.flatnonzero(length == 1)
     empty[single] = view[starts[single]] == 13  # a CRLF line with nothing on it
-    del starts, ends, length
-    numbers = np.flatnonzero(~empty)
-    numbers += 1
-    return numbers[numbers > 1].astype(np.int32)
+    return (np.flatnonzero(~empty) + first).astype(np.int32)
 
 
 def _codes(column, names: dict[str, int]) -> np.ndarray | None:

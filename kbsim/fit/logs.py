@@ -26,6 +26,7 @@ file, the line and the column. Nothing here estimates anything (:mod:`kbsim.fit.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import math
@@ -39,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from kbsim.errors import UsageError
-from kbsim.files import FileReadError, path_problem, read_regular
+from kbsim.files import FileReadError, path_problem, read_regular, read_regular_chunks
 from kbsim.fit.columnar import KIND_QUESTION, EventTable, TableBuilder, csv_table
 from kbsim.inputs import InputError
 from kbsim.inputs.errors import decode_utf8
@@ -96,6 +97,10 @@ _DAY_US = 86_400 * 1_000_000
 #: File name endings read as a SQLite event log.
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 _EVENT_KEYS = ("type", "article_id", "updated_at")
+#: Bytes of a CSV log read at a time.
+_CHUNK_BYTES = 16 << 20
+#: Rows worked out at a time where a whole column of temporaries is not needed.
+_ROWS_AT_ONCE = 1 << 20
 
 
 class FitInputError(UsageError):
@@ -213,21 +218,7 @@ def read_table(
         if what == "questions":
             raise InputError(path, "an event log holds saves, not questions; give the questions as CSV or JSONL")
         return _row_table(path, _sqlite_records(path, kb_id), what, columns, tz, day_start)
-    try:
-        data = read_regular(path, MAX_DATA_FILE_BYTES, what="log file")
-    except FileReadError as exc:
-        raise InputError(path, exc.problem) from None
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read it: {exc.strerror}") from None
     suffix = path.suffix.lower()
-    if suffix in (".jsonl", ".ndjson", ".json"):
-        text = decode_utf8(path, data)
-        del data
-        records = _jsonl_records(path, text) if suffix != ".json" else _json_records(path, text)
-        return _row_table(path, records, what, columns, tz, day_start)
-    data = newlines_as_lf(data)
     seen: set[str] = set()
 
     def kind_code(raw: str) -> int | None:
@@ -236,14 +227,42 @@ def read_table(
         kind = KIND_NAMES.get(key)
         return None if kind is None else KIND_CODES[kind]
 
-    fast = csv_table(path, data, columns.time, columns.article, columns.kind if what == "saves" else None,
-                     kind_code, tz, day_start)
-    if fast is not None:
-        del data  # before the rows are put in order: the file's bytes and two copies of the table never coexist
-        table, no_kind = fast
-        del fast
-        return _canonical(table), _reading_notes(path, no_kind, seen)
-    return _row_table(path, _csv_records(path, decode_utf8(path, data), columns), what, columns, tz, day_start)
+    def read(source: bytes | Iterable[bytes]) -> tuple[EventTable, int] | None:
+        return csv_table(path, source, columns.time, columns.article, columns.kind if what == "saves" else None,
+                         kind_code, tz, day_start)
+
+    try:
+        if suffix not in (".jsonl", ".ndjson", ".json"):
+            # a CSV file a run of lines at a time: its text is never held whole
+            with contextlib.closing(read_regular_chunks(path, MAX_DATA_FILE_BYTES, what="log file",
+                                                        chunk_bytes=_CHUNK_BYTES)) as chunks:
+                fast = read(chunks)
+            if fast is not None:
+                table, no_kind = fast
+                del fast
+                return _canonical(table, in_place=True), _reading_notes(path, no_kind, seen)
+            seen.clear()
+        data = read_regular(path, MAX_DATA_FILE_BYTES, what="log file")
+    except FileReadError as exc:
+        raise InputError(path, exc.problem) from None
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot read it: {exc.strerror}") from None
+    if suffix in (".jsonl", ".ndjson", ".json"):
+        text = decode_utf8(path, data)
+        del data
+        records = _jsonl_records(path, text) if suffix != ".json" else _json_records(path, text)
+        return _row_table(path, records, what, columns, tz, day_start)
+    lf = newlines_as_lf(data)
+    if lf is not data:  # CR its only line ending (old Mac files): read as LF, a column at a time if it can be
+        fast = read(lf)
+        if fast is not None:
+            del data, lf
+            table, no_kind = fast
+            del fast
+            return _canonical(table, in_place=True), _reading_notes(path, no_kind, seen)
+    return _row_table(path, _csv_records(path, decode_utf8(path, lf), columns), what, columns, tz, day_start)
 
 
 def raw_events(table: EventTable) -> list[RawEvent]:
@@ -399,7 +418,7 @@ def _row_table(path: Path, records: Iterable[tuple[int, dict[str, Any]]], what: 
     table = rows.table()
     if not len(table):
         raise InputError(path, f"holds no {what}")
-    return _canonical(table), _reading_notes(path, no_kind, kinds_seen)
+    return _canonical(table, in_place=True), _reading_notes(path, no_kind, kinds_seen)
 
 
 def _reading_notes(path: Path, no_kind: int, kinds_seen: set[str]) -> list[str]:
@@ -520,8 +539,8 @@ class Log:
         """The log's active hours ``(first, end)``: from the first whole hour holding an event on
         any day to the end of the last (``(8, 18)``: 08:00 to 18:00 local time)."""
         hours = [self.saves.hour] + ([self.questions.hour] if self.questions is not None else [])
-        every = np.concatenate(hours)
-        return int(math.floor(every.min())), min(24, int(math.floor(every.max())) + 1)
+        first, last = min(float(h.min()) for h in hours), max(float(h.max()) for h in hours)
+        return int(math.floor(first)), min(24, int(math.floor(last)) + 1)
 
 
 
@@ -609,36 +628,43 @@ def assemble_log(
     saves = _canonical(saves)  # as read_table leaves them: no copy; rows made in memory are put in order here
     questions = None if questions is None else _canonical(questions)
     tables = [saves] + ([questions] if questions is not None else [])
-    local_day = [(t.instant_us + t.offset_us) // _DAY_US for t in tables]
-    day_numbers = np.unique(np.concatenate(local_day))
+    local_day = [_local_days(t) for t in tables]
+    day_numbers = _distinct(local_day)
     dates = [_EPOCH_DATE + timedelta(days=int(n)) for n in day_numbers]
     # each day's midnight in the offset of its first event (saves before questions at one instant)
+    starts = [_first_of_each(days) for days in local_day]
     firsts = []
-    for number in day_numbers:
+    for number in day_numbers.tolist():
         candidates: list[tuple[int, int, int]] = []
-        for table, days in zip(tables, local_day, strict=True):
-            mine = np.flatnonzero(days == number)
-            if len(mine):
-                candidates.append((int(table.instant_us[mine[0]]), len(candidates), int(table.offset_us[mine[0]])))
+        for table, first in zip(tables, starts, strict=True):
+            if number in first:
+                row = first[number]
+                candidates.append((int(table.instant_us[row]), len(candidates), int(table.offset_us[row])))
         firsts.append(min(candidates)[2])
     day_starts = tuple(_local_midnight(day, offset, tz) for day, offset in zip(dates, firsts, strict=True))
     origin = day_starts[0].timestamp()  # POSIX seconds: exact across a change of offset (summer time)
     names, n_articles, n_source, codes = _article_names(saves, questions, articles, corpus, sources)
 
     def activity(table: EventTable, days: np.ndarray, code: np.ndarray, source: str, with_kind: bool) -> Activity:
-        time_s = table.instant_us / 1e6
-        time_s -= origin
-        # the local hour as datetime's fields give it, h + m / 60 + (s + us / 1e6) / 3600, a field at a time
-        of_day = table.instant_us + table.offset_us
-        of_day %= _DAY_US
-        hour = (of_day // 3_600_000_000).astype(float)
-        hour += (of_day // 60_000_000 % 60) / 60
-        rest = (of_day % 1_000_000) / 1e6
-        rest += of_day // 1_000_000 % 60
-        rest /= 3600
-        hour += rest
-        del of_day, rest
-        day = np.searchsorted(day_numbers, days).astype(np.int32)
+        # a million rows at a time: the columns are held once, without column-sized temporaries
+        time_s, hour = np.empty(len(table)), np.empty(len(table))
+        day = np.empty(len(table), dtype=np.int32)
+        for at in range(0, len(table), _ROWS_AT_ONCE):
+            rows = slice(at, at + _ROWS_AT_ONCE)
+            seconds = table.instant_us[rows] / 1e6
+            seconds -= origin
+            time_s[rows] = seconds
+            # the local hour as datetime's fields give it, h + m / 60 + (s + us / 1e6) / 3600, a field at a time
+            of_day = table.instant_us[rows] + table.offset_us[rows]
+            of_day %= _DAY_US
+            part = (of_day // 3_600_000_000).astype(float)
+            part += (of_day // 60_000_000 % 60) / 60
+            rest = (of_day % 1_000_000) / 1e6
+            rest += of_day // 1_000_000 % 60
+            rest /= 3600
+            part += rest
+            hour[rows] = part
+            day[rows] = np.searchsorted(day_numbers, days[rows])
         kind = table.kind if with_kind else None
         return Activity(time_s, day, hour, code[table.article], kind, table.line, source)
 
@@ -655,28 +681,93 @@ def assemble_log(
                tuple(notes), n_source, zone, corpus, {"saves": sources[0], "questions": sources[1] or ""})
 
 
-def _canonical(table: EventTable) -> EventTable:
+def _canonical(table: EventTable, in_place: bool = False) -> EventTable:
     """``table``'s rows in the canonical order: instant, local time, article name, kind (rows
-    alike in all four keep their order: nothing read from them differs but their lines)."""
-    name_rank = np.empty(len(table.names), dtype=np.int64)
-    name_rank[np.argsort(np.array(table.names, dtype=object), kind="stable")] = np.arange(len(table.names))
-    rank = name_rank[table.article]
+    alike in all four keep their order: nothing read from them differs but their lines).
+
+    ``in_place``: ``table`` is the caller's own (just read): its columns are put in order one
+    at a time, in place, so that the rows are never held twice.
+    """
     if not len(table):
         return table
-    span = int(table.instant_us.max() - table.instant_us.min())
+    name_rank = np.empty(len(table.names), dtype=np.int64)
+    name_rank[np.argsort(np.array(table.names, dtype=object), kind="stable")] = np.arange(len(table.names))
+    low = int(table.instant_us.min())
+    span = int(table.instant_us.max()) - low
     rank_bits, kind_bits = max(1, len(table.names)).bit_length(), 3
     one_offset = bool(np.all(table.offset_us == table.offset_us[0]))
     if one_offset and span.bit_length() + rank_bits + kind_bits <= 62:
-        # the four keys packed into one integer: one stable sort instead of a sort by each
-        key = (table.instant_us - table.instant_us.min()) << (rank_bits + kind_bits)
-        key |= rank << kind_bits
-        key |= table.kind.astype(np.int64) + 1
+        # the four keys packed into one integer: one stable sort instead of a sort by each (worked out a
+        # million rows at a time: no column-sized temporaries besides the key)
+        key = np.empty(len(table), dtype=np.int64)
+        for at in range(0, len(table), _ROWS_AT_ONCE):
+            rows = slice(at, at + _ROWS_AT_ONCE)
+            part = table.instant_us[rows] - low
+            part <<= rank_bits + kind_bits
+            part |= name_rank[table.article[rows]] << kind_bits
+            part |= table.kind[rows].astype(np.int64) + 1
+            key[rows] = part
+        if bool(np.all(key[1:] >= key[:-1])):
+            return table  # in order already (as read_table leaves it, or a log written in order)
         order = np.argsort(key, kind="stable")
+        del key
     else:
-        order = np.lexsort((table.kind, rank, table.offset_us, table.instant_us))
+        order = np.lexsort((table.kind, name_rank[table.article], table.offset_us, table.instant_us))
     if np.all(order[1:] > order[:-1]):
         return table  # in order already
-    return table.take(order)
+    if not in_place:
+        return table.take(order)
+    for column in (table.instant_us, table.offset_us, table.article, table.kind, table.line):
+        column[...] = column[order]
+    return table
+
+
+def _local_days(table: EventTable) -> np.ndarray:
+    """The local calendar day of each row, as days since 1970-01-01 (a million rows at a time; every
+    time a log can hold is within 5 million years of 1970)."""
+    days = np.empty(len(table), dtype=np.int32)
+    for at in range(0, len(table), _ROWS_AT_ONCE):
+        rows = slice(at, at + _ROWS_AT_ONCE)
+        local = table.instant_us[rows] + table.offset_us[rows]
+        local //= _DAY_US
+        days[rows] = local
+    return days
+
+
+def _distinct(columns: list[np.ndarray]) -> np.ndarray:
+    """The distinct values of some integer columns, in order (``np.unique`` of their concatenation,
+    counted instead of sorted when they span a few million values at most)."""
+    present = [c for c in columns if len(c)]
+    low, high = min(int(c.min()) for c in present), max(int(c.max()) for c in present)
+    if high - low >= 1 << 22:
+        return np.unique(np.concatenate(present))
+    seen = np.zeros(high - low + 1, dtype=bool)
+    for column in present:
+        for at in range(0, len(column), _ROWS_AT_ONCE):
+            seen[column[at: at + _ROWS_AT_ONCE] - low] = True
+    return np.flatnonzero(seen) + low
+
+
+def _first_of_each(values: np.ndarray) -> dict[int, int]:
+    """Each distinct value's first row: found among the rows that start a run of equal values
+    (few when the values come in runs, as a log's days do)."""
+    if not len(values):
+        return {}
+    starts = np.flatnonzero(values[1:] != values[:-1]) + 1
+    starts = np.concatenate([[0], starts])
+    distinct, first = np.unique(values[starts], return_index=True)
+    return dict(zip(distinct.tolist(), starts[first].tolist(), strict=True))
+
+
+def _in_order_of_first_row(codes: np.ndarray, count: int) -> np.ndarray:
+    """The codes (``0 .. count - 1``) that ``codes`` holds, in the order of their first row
+    (``codes[np.sort(np.unique(codes, return_index=True)[1])]``, without sorting the rows)."""
+    first = np.full(count, len(codes), dtype=np.int64)
+    for at in range(0, len(codes), _ROWS_AT_ONCE):
+        part = codes[at: at + _ROWS_AT_ONCE]
+        np.minimum.at(first, part, np.arange(at, at + len(part)))
+    held = np.flatnonzero(first < len(codes))
+    return held[np.argsort(first[held], kind="stable")]
 
 
 def _local_midnight(day: date, offset_us: int, tz: tzinfo | None) -> datetime:
@@ -719,8 +810,7 @@ def _article_names(saves: EventTable, questions: EventTable | None, articles, co
     codes = []
     for table in tables:
         # the names in the order the (canonically ordered) rows first name them
-        _, first_row = np.unique(table.article, return_index=True)
-        for article in table.article[np.sort(first_row)].tolist():
+        for article in _in_order_of_first_row(table.article, len(table.names)).tolist():
             named.setdefault(table.names[article], len(named))
         codes.append(np.array([named.get(name, -1) for name in table.names], dtype=np.int32))
     if articles is None:

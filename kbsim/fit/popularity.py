@@ -51,6 +51,7 @@ __all__ = [
     "moment_exponent",
     "expected_overlaps",
     "rank_correlation",
+    "stable_order",
     "zipf_weights",
 ]
 
@@ -67,6 +68,10 @@ MAX_RUNS_DRAWN_ONE_BY_ONE = 200_000
 #: Ranks fitted one by one; above, runs of ranks of nearly equal weight are fitted as one.
 SINGLE_RANKS = 500
 _GROUPS = 1500
+#: ``exp(x)`` is 0.0 exactly below this (the smallest double, 2**-1074, is exp(-744.4)).
+_EXP_IS_ZERO = -746.0
+#: Counts whose likelihood terms are worked out together (a block of counts x rank groups in cache).
+_COUNTS_AT_ONCE = 32
 
 
 def log_zipf_weights(n: int, s: float) -> np.ndarray:
@@ -140,26 +145,25 @@ def mle_exponent(counts, n: int, *, near: float | None = None) -> float:
     log_sizes = np.log(sizes)
     log_total = math.log(total)
     base = -gammaln(values + 1.0)
+    work = (np.empty((_COUNTS_AT_ONCE, len(log_rank))), np.empty((_COUNTS_AT_ONCE, len(log_rank)), dtype=bool))
 
     def negative_log_likelihood(exponents: np.ndarray) -> np.ndarray:
         out = np.empty(len(exponents))
-        # a few exponents at a time: the work array is exponents x counts x ranks
+        # a few exponents at a time, as when each batch held exponents x counts x ranks (the product with
+        # how_many below is then the same matrix, so the same floats)
         step = max(1, int(4_000_000 // (len(values) * len(log_rank))))
         for i in range(0, len(exponents), step):
             s = exponents[i : i + step, None]
             log_w = -s * log_rank[None, :]
             log_w = log_w - _logsumexp(log_w + log_sizes[None, :], axis=1)[:, None]
             rates = np.exp(log_total + log_w)
-            # the terms added in place, in the order the expression would add them (the same floats,
-            # without a temporary the size of the work array for each operation)
-            log_pmf = values[None, :, None] * (log_total + log_w)[:, None, :]
-            log_pmf -= rates[:, None, :]
-            log_pmf += base[None, :, None]
-            log_pmf += log_sizes[None, None, :]
-            top = np.max(log_pmf, axis=2, keepdims=True)
-            log_pmf -= top
-            np.exp(log_pmf, out=log_pmf)
-            mixture = (np.log(np.sum(log_pmf, axis=2, keepdims=True)) + top)[:, :, 0] - math.log(n)
+            scaled = log_total + log_w
+            mixture = np.empty((len(s), len(values)))
+            for e in range(len(s)):
+                for v in range(0, len(values), _COUNTS_AT_ONCE):
+                    mixture[e, v : v + _COUNTS_AT_ONCE] = _log_mixture(
+                        values[v : v + _COUNTS_AT_ONCE], base[v : v + _COUNTS_AT_ONCE], scaled[e], rates[e],
+                        log_sizes, work) - math.log(n)
             out[i : i + step] = -(mixture @ how_many)
         return out
 
@@ -172,6 +176,29 @@ def mle_exponent(counts, n: int, *, near: float | None = None) -> float:
     result = minimize_scalar(lambda x: float(negative_log_likelihood(np.array([x]))[0]), bounds=bracket,
                              method="bounded", options={"xatol": 1e-6})
     return float(result.x)
+
+
+def _log_mixture(values: np.ndarray, base: np.ndarray, scaled: np.ndarray, rates: np.ndarray,
+                 log_sizes: np.ndarray, work: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """``log sum_r exp(log_pmf[v, r])`` for a few counts at one exponent: the Poisson terms of each
+    count at each rank group, ``v (log N + log w_r) - N w_r - log v! + log size_r``, added in the
+    order the expression adds them, then a log-sum-exp over the ranks, in ``work`` (a block of counts
+    that stays in the processor's cache; a row's terms and sums are the same floats at any block).
+
+    Terms whose exp underflows (below :data:`_EXP_IS_ZERO`: most of them, a count far from a rank's
+    rate) are written as 0.0 without calling exp, whose underflowing inputs are its slowest.
+    """
+    terms, kept = work[0][: len(values)], work[1][: len(values)]
+    np.multiply(values[:, None], scaled[None, :], out=terms)
+    terms -= rates[None, :]
+    terms += base[:, None]
+    terms += log_sizes[None, :]
+    top = np.max(terms, axis=1, keepdims=True)
+    terms -= top
+    np.greater_equal(terms, _EXP_IS_ZERO, out=kept)
+    np.exp(terms, out=terms, where=kept)
+    np.copyto(terms, 0.0, where=~kept)
+    return (np.log(np.sum(terms, axis=1, keepdims=True)) + top)[:, 0]
 
 
 def collision(day_counts: np.ndarray) -> float:
@@ -214,7 +241,22 @@ def bursts(day: np.ndarray, time_s: np.ndarray, article: np.ndarray, window_s: f
     """``(follows, run_sizes)``: whether each event follows an event of the same article on the
     same day within ``window_s`` seconds, and the sizes of the runs such events make (a
     run: an event that follows none, and every event that follows it, one after another)."""
-    order = np.lexsort((time_s, article, day))
+    in_order = len(time_s) > 1 and bool(np.all(time_s[1:] >= time_s[:-1]))
+    if in_order and bool(np.all(day[1:] >= day[:-1])):
+        # times in order and each day a block of rows (as a log's rows are): a day at a time, so the
+        # sort's arrays are a day's, not the log's; a run never crosses days, so the runs come day by day
+        follows = np.zeros(len(time_s), dtype=bool)
+        edges = [0, *(np.flatnonzero(day[1:] != day[:-1]) + 1).tolist(), len(time_s)]
+        runs = []
+        for start, end in zip(edges[:-1], edges[1:], strict=True):
+            follows[start:end], sizes = _bursts_in_order(time_s[start:end], article[start:end], window_s)
+            runs.append(sizes)
+        return follows, np.concatenate(runs)
+    if in_order:
+        # times in order: by day and article, ties kept in place, is the same order
+        order = stable_order(article, day)
+    else:
+        order = np.lexsort((time_s, article, day))
     same = np.zeros(len(order), dtype=bool)
     if len(order) > 1:
         a, d, t = article[order], day[order], time_s[order]
@@ -223,6 +265,31 @@ def bursts(day: np.ndarray, time_s: np.ndarray, article: np.ndarray, window_s: f
     follows[order] = same
     run_sizes = np.bincount(np.cumsum(~same) - 1).astype(float) if len(order) else np.zeros(0)
     return follows, run_sizes
+
+
+def _bursts_in_order(time_s: np.ndarray, article: np.ndarray, window_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`bursts` of one day's events, their times in order."""
+    order = stable_order(article)
+    a, t = article[order], time_s[order]
+    same = np.zeros(len(order), dtype=bool)
+    same[1:] = (a[1:] == a[:-1]) & (t[1:] - t[:-1] <= window_s)
+    follows = np.zeros(len(order), dtype=bool)
+    follows[order] = same
+    return follows, np.bincount(np.cumsum(~same) - 1).astype(float)
+
+
+def stable_order(*keys: np.ndarray) -> np.ndarray:
+    """The indices that sort by the last of ``keys`` (non-negative integers), then the one before,
+    ..., ties kept in index order: ``np.lexsort(keys)``, as stable sorts of 16 bits at a time, least
+    significant first (numpy sorts 16-bit integers stably by radix, in time that grows with the
+    events, where lexsort compares)."""
+    order = np.arange(len(keys[0]) if keys else 0)
+    for key in keys:
+        bits = max(1, int(key.max()).bit_length()) if len(key) else 1
+        for shift in range(0, bits, 16):
+            digit = (key[order] >> shift) & 0xFFFF if bits > 16 else key[order]
+            order = order[np.argsort(digit.astype(np.uint16), kind="stable")]
+    return order
 
 
 @dataclass(frozen=True)

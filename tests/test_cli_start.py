@@ -97,3 +97,44 @@ def test_ctrl_c_at_any_moment_is_one_line_and_exit_130(delay_s, tmp_path):
     _, err = process.communicate(timeout=300)
     assert process.returncode == 130, err
     assert "Traceback" not in err and len([line for line in err.splitlines() if "interrupted" in line]) == 1, err
+
+
+def test_a_ctrl_c_while_the_commands_modules_load_waits_until_they_have(monkeypatch, capsys):
+    """It must never land inside a compiled module's import (pydantic-core turned one into a Rust
+    panic and a page of noise, exit 1): it is held until the command's modules are loaded."""
+    import kbsim.cli
+
+    loaded = []
+    build = kbsim.cli.build_parser
+
+    def build_interrupted(argv):
+        signal.raise_signal(signal.SIGINT)  # as if Ctrl-C came mid-import
+        parser = build(argv)
+        loaded.append(True)
+        return parser
+
+    monkeypatch.setattr(kbsim.cli, "build_parser", build_interrupted)
+    assert main(["tools"]) == 130
+    assert loaded == [True] and capsys.readouterr().err == "kbsim: interrupted\n"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # given back
+
+
+def test_a_ctrl_c_that_surfaces_as_another_error_is_still_one_line_and_130(monkeypatch, capsys):
+    import kbsim.cli
+
+    def panics(argv, ctrl_c):
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            raise RuntimeError("failed to import `datetime` C API") from None  # what pyo3 made of it
+
+    monkeypatch.setattr(kbsim.cli, "_main", panics)
+    assert main(["tools"]) == 130
+    assert capsys.readouterr().err == "kbsim: interrupted\n"
+
+    def fails(argv, ctrl_c):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(kbsim.cli, "_main", fails)
+    with pytest.raises(RuntimeError, match="a bug"):  # without a Ctrl-C, an error is not hidden
+        main(["tools"])

@@ -16,12 +16,14 @@ flag gets a "did you mean" (difflib), and Ctrl-C at any moment is one line and e
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import importlib
 import os
 import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -134,17 +136,76 @@ def main(argv: list[str] | None = None) -> int:
 
     A reader of stdout that goes away (``| head -1``) stops the command quietly, as it
     stops a Unix tool: no traceback, and the status a shell reports for SIGPIPE (141).
-    Ctrl-C (at any moment, imports included) is one line and exit status 130.
+    Ctrl-C (at any moment, imports included) is one line and exit status 130, whatever the
+    interrupt turned into where it landed: inside a compiled module's import it may surface as
+    that module's own failure (pydantic-core's Rust reports a ``PanicException``, an import of
+    ``datetime`` cut short), which after a Ctrl-C is the interrupt, not a bug to print.
     """
+    ctrl_c = None
     try:
-        status = _main(sys.argv[1:] if argv is None else argv)
-        sys.stdout.flush()  # here, not at exit: a closed pipe is then seen and handled below
-        return status
+        ctrl_c = _CtrlC()
+        ctrl_c.install()
+        try:
+            status = _main(sys.argv[1:] if argv is None else argv, ctrl_c)
+            sys.stdout.flush()  # here, not at exit: a closed pipe is then seen and handled below
+            return status
+        finally:
+            ctrl_c.uninstall()
     except BrokenPipeError:
         return _stdout_gone()
     except KeyboardInterrupt:
         print("kbsim: interrupted", file=sys.stderr)
         return 130
+    except BaseException as exc:
+        if ctrl_c is None or not ctrl_c.received or isinstance(exc, SystemExit):
+            raise
+        print("kbsim: interrupted", file=sys.stderr)
+        return 130
+
+
+class _CtrlC:
+    """Ctrl-C as this command sees it: whether it has come, and, while the command's modules load
+    (:meth:`held`), held back until they have, so that it never lands inside a compiled module's
+    import (pydantic-core's, which turns it into a Rust panic and a page of noise)."""
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self._holding = False
+        self._pending = False
+        self._installed = False
+
+    def install(self) -> None:
+        """Become SIGINT's handler where Python's own is in place, in the main thread: a caller's
+        own handler (a test's, an embedding program's) is left alone."""
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            signal.signal(signal.SIGINT, self.handler)
+            self._installed = True
+
+    def uninstall(self) -> None:
+        """Give SIGINT back to Python's own handler, if :meth:`install` took it."""
+        if self._installed:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            self._installed = False
+
+    def handler(self, signum: int, frame: object) -> None:
+        """Python's own handler, noting the signal (and, while :meth:`held`, holding it)."""
+        self.received.append(signum)
+        if self._holding:
+            self._pending = True
+            return
+        raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold a Ctrl-C that comes inside the block until it ends, then raise it."""
+        self._holding = True
+        try:
+            yield
+        finally:
+            self._holding = False
+        if self._pending:
+            raise KeyboardInterrupt
 
 
 def _refuse_unknown_flags(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
@@ -177,8 +238,9 @@ def _missing_extra_line(command: str, error: MissingExtraError) -> str:
             f"({error.module} is not installed): pip install 'kbsim[{error.extra}]'")
 
 
-def _main(argv: list[str]) -> int:
-    parser = build_parser(argv)
+def _main(argv: list[str], ctrl_c: _CtrlC) -> int:
+    with ctrl_c.held():  # the command's modules load here: pydantic's among them
+        parser = build_parser(argv)
     _refuse_unknown_flags(parser, argv)
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:

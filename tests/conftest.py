@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import signal
+from typing import Any
 
 import numpy as np
 import pytest
@@ -68,16 +69,31 @@ def _ctrl_c_held() -> set[str]:
     return held
 
 
+#: What SIGINT was when the last test ended, and that test's id: a change between two tests
+#: (a module's or session's fixture) is caught at the next test's start.
+_LAST_CTRL_C: dict[str, Any] = {"held": None, "test": None}
+
+
 @pytest.fixture(autouse=True)
-def _ctrl_c_still_reaches_new_processes():
-    """A test must not leave its worker ignoring or blocking SIGINT: every process the tests after
-    it start would inherit that, and a Ctrl-C test of a fresh ``kbsim`` would wait out its day."""
+def _ctrl_c_still_reaches_new_processes(request):
+    """A test, or a fixture set up or torn down between tests, must not leave its worker ignoring
+    or blocking SIGINT: every process the tests after it start would inherit that, and a Ctrl-C
+    test of a fresh ``kbsim`` would wait out its day."""
     before = _ctrl_c_held()
+    last, previous = _LAST_CTRL_C["held"], _LAST_CTRL_C["test"]
+    _LAST_CTRL_C["test"] = request.node.nodeid
+    if last is not None and before - last:
+        _LAST_CTRL_C["held"] = before
+        pytest.fail(f"SIGINT became {' and '.join(sorted(before - last))} between {previous} and this test's "
+                    "start (a fixture's setup or teardown)")
     yield
-    left = _ctrl_c_held() - before
+    after = _ctrl_c_held()
+    _LAST_CTRL_C["held"] = after
+    left = after - before
     if left:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        _LAST_CTRL_C["held"] = _ctrl_c_held()
         pytest.fail(f"the test left its process with SIGINT {' and '.join(sorted(left))} (now restored)")
 
 

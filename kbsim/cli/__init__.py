@@ -136,74 +136,49 @@ def main(argv: list[str] | None = None) -> int:
 
     A reader of stdout that goes away (``| head -1``) stops the command quietly, as it
     stops a Unix tool: no traceback, and the status a shell reports for SIGPIPE (141).
-    Ctrl-C (at any moment, imports included) is one line and exit status 130, whatever the
-    interrupt turned into where it landed: inside a compiled module's import it may surface as
-    that module's own failure (pydantic-core's Rust reports a ``PanicException``, an import of
-    ``datetime`` cut short), which after a Ctrl-C is the interrupt, not a bug to print.
+    Ctrl-C (at any moment, imports included) is one line and exit status 130. While the
+    command's modules load it is held until they have (:class:`_CtrlC`).
     """
-    ctrl_c = None
     try:
-        ctrl_c = _CtrlC()
-        ctrl_c.install()
-        try:
-            status = _main(sys.argv[1:] if argv is None else argv, ctrl_c)
-            sys.stdout.flush()  # here, not at exit: a closed pipe is then seen and handled below
-            return status
-        finally:
-            ctrl_c.uninstall()
+        status = _main(sys.argv[1:] if argv is None else argv)
+        sys.stdout.flush()  # here, not at exit: a closed pipe is then seen and handled below
+        return status
     except BrokenPipeError:
         return _stdout_gone()
     except KeyboardInterrupt:
         print("kbsim: interrupted", file=sys.stderr)
         return 130
-    except BaseException as exc:
-        if ctrl_c is None or not ctrl_c.received or isinstance(exc, SystemExit):
-            raise
-        print("kbsim: interrupted", file=sys.stderr)
-        return 130
 
 
 class _CtrlC:
-    """Ctrl-C as this command sees it: whether it has come, and, while the command's modules load
-    (:meth:`held`), held back until they have, so that it never lands inside a compiled module's
-    import (pydantic-core's, which turns it into a Rust panic and a page of noise)."""
+    """Ctrl-C held back while the command's modules load, and raised once they have: it must
+    never land inside a compiled module's import, where it is not a KeyboardInterrupt but that
+    module's failure (pydantic-core's Rust turned an import of ``datetime`` cut short into a
+    ``PanicException``: a panic message, a traceback, exit 1).
+
+    Only where Python's own handler is in place, in the main thread (a caller's own handler, a
+    test's or an embedding program's, is left alone), and only for the block: the command then
+    runs under Python's handler, which anyio's event loop replaces with its own graceful one.
+    """
 
     def __init__(self) -> None:
-        self.received: list[int] = []
-        self._holding = False
         self._pending = False
-        self._installed = False
 
-    def install(self) -> None:
-        """Become SIGINT's handler where Python's own is in place, in the main thread: a caller's
-        own handler (a test's, an embedding program's) is left alone."""
-        if (threading.current_thread() is threading.main_thread()
-                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
-            signal.signal(signal.SIGINT, self.handler)
-            self._installed = True
-
-    def uninstall(self) -> None:
-        """Give SIGINT back to Python's own handler, if :meth:`install` took it."""
-        if self._installed:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            self._installed = False
-
-    def handler(self, signum: int, frame: object) -> None:
-        """Python's own handler, noting the signal (and, while :meth:`held`, holding it)."""
-        self.received.append(signum)
-        if self._holding:
-            self._pending = True
-            return
-        raise KeyboardInterrupt
+    def _handler(self, signum: int, frame: object) -> None:
+        self._pending = True
 
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
         """Hold a Ctrl-C that comes inside the block until it ends, then raise it."""
-        self._holding = True
+        if (threading.current_thread() is not threading.main_thread()
+                or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+            yield
+            return
+        signal.signal(signal.SIGINT, self._handler)
         try:
             yield
         finally:
-            self._holding = False
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         if self._pending:
             raise KeyboardInterrupt
 
@@ -238,8 +213,8 @@ def _missing_extra_line(command: str, error: MissingExtraError) -> str:
             f"({error.module} is not installed): pip install 'kbsim[{error.extra}]'")
 
 
-def _main(argv: list[str], ctrl_c: _CtrlC) -> int:
-    with ctrl_c.held():  # the command's modules load here: pydantic's among them
+def _main(argv: list[str]) -> int:
+    with _CtrlC().held():  # the command's modules load here: pydantic's among them
         parser = build_parser(argv)
     _refuse_unknown_flags(parser, argv)
     args = parser.parse_args(argv)

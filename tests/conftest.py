@@ -35,6 +35,24 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "slow: a test that takes more than about 20 seconds")
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """Refuse a ``--dist loadgroup`` run in which pytest-xdist could not group the tests.
+
+    xdist groups a test by a suffix it writes into the test's node id on the worker; with
+    pytest 9.2's structured node ids the write is lost and every group is silently spread over
+    the workers (pytest-dev/pytest-xdist#1386), so each worker builds the shared fixtures of
+    a group again (the figures' tiny study, the import-first interpreter: minutes of CPU).
+    """
+    if not getattr(config.option, "loadgroup", False):
+        return
+    lost = [item.nodeid for item in items if item.get_closest_marker("xdist_group") and "@" not in item.nodeid]
+    if lost:
+        raise pytest.UsageError(
+            f"pytest {pytest.__version__} with pytest-xdist drops --dist loadgroup's groups ({lost[0]} has "
+            "no @group suffix; pytest-dev/pytest-xdist#1386): install pytest<9.2 (`make install` does)")
+
+
 def _ctrl_c_held() -> set[str]:
     """Whether this process (its main thread) ignores or blocks SIGINT, as the kernel sees it:
     what a process it starts inherits (an ignored signal stays ignored across exec, and a

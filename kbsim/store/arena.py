@@ -386,6 +386,9 @@ class ArenaIndex:
             terms = self._fwd_term[start - base : start - base + n]
         else:
             terms = self._fwd_base_term[start : start + n]
+        # numpy indexes with intp: int32 indices are converted at each use (twice in each
+        # ``-=``), which took as long as the writes (250x: 55 µs a save for these two, 25 µs cast once)
+        terms = terms.astype(np.intp)
         self._df[terms] -= 1
         # (the stamps and the lengths as lists mirror their arrays: read from the lists)
         stamp = self._stamps[slot] + 1

@@ -77,6 +77,56 @@ def test_inflight_ids_are_keyed_as_the_sdk_keys_them():
     assert ids._held == {}
 
 
+def test_a_handled_request_holds_its_id_until_its_reply_is_stored_or_it_is_cancelled(monkeypatch):
+    """The server side of the hold (``InFlightIds.while_handled``): a handler that returns or
+    raises holds its id until the event store sees its reply (or a grace period ends with no
+    reply); a cancelled handler, which MCP never answers, lets go at once."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from kbsim.serve.events import CURRENT_SESSION, RecentEvents, SessionOf
+
+    async def scenario() -> None:
+        ids = InFlightIds()
+        events = RecentEvents(on_reply=ids.answered)
+        CURRENT_SESSION.set(SessionOf("s"))
+
+        async def returns(ctx):
+            assert ids.held("s", ids.keys(ctx.request_id))  # held while the handler runs
+            return {}
+
+        async def raises(ctx):
+            raise ValueError("answered with an error reply")
+
+        async def cancelled(ctx):
+            raise asyncio.CancelledError
+
+        from mcp.types import JSONRPCError, JSONRPCResponse
+        await ids.while_handled(SimpleNamespace(request_id=1), returns)
+        with pytest.raises(ValueError):
+            await ids.while_handled(SimpleNamespace(request_id="2"), raises)
+        with pytest.raises(asyncio.CancelledError):
+            await ids.while_handled(SimpleNamespace(request_id=3), cancelled)
+        assert ids.held("s", ids.keys(1)) and ids.held("s", ids.keys(2)) and not ids.held("s", ids.keys(3))
+        assert not ids.held("other", ids.keys(1))
+        await events.store_event("1", JSONRPCResponse(jsonrpc="2.0", id=1, result={}))
+        assert not ids.held("s", ids.keys(1)) and ids.held("s", ids.keys(2))
+        await events.store_event("2", JSONRPCError(jsonrpc="2.0", id="2", error={"code": -1, "message": "x"}))
+        assert ids._held == {} and ids._answering == {}
+        # a handler whose reply is never stored lets go after the grace period
+        await ids.while_handled(SimpleNamespace(request_id=4), returns)
+        assert ids.held("s", ids.keys(4))
+        monkeypatch.setattr(InFlightIds, "ANSWER_GRACE_S", 0.0)
+        await ids.while_handled(SimpleNamespace(request_id=5), returns)
+        assert not ids.held("s", ids.keys(5)) and ids.held("s", ids.keys(4))
+        # a request of no session (initialize) or a notification is not held
+        CURRENT_SESSION.set(SessionOf(None))
+        await ids.while_handled(SimpleNamespace(request_id=6), lambda ctx: asyncio.sleep(0))
+        assert not ids.held("s", ids.keys(6))
+
+    asyncio.run(scenario())
+
+
 def test_many_sessions_with_reused_ids_in_flight_each_get_their_own_reply_or_a_refusal(tmp_path):
     """Every request gets its own reply (its id, its article) or a 400 -32600 refusal naming its id."""
     rng = random.Random(40)

@@ -163,6 +163,16 @@ class ArenaIndex:
             documents and queries go through the same one.
     """
 
+    # the fields of the terms' tables, each seen as an array (views: _set_terms, _set_base_terms)
+    _start: np.ndarray
+    _cap: np.ndarray
+    _used: np.ndarray
+    _df: np.ndarray
+    _log_head: np.ndarray
+    _base_live: np.ndarray
+    _base_start: np.ndarray
+    _base_used: np.ndarray
+
     def __init__(self, k1: float = 1.2, b: float = 0.75, title_weight: int = 3, *,
                  analyzer: Analyzer = ASCII) -> None:
         self.k1 = k1

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx2
 import pytest
-from test_serve_http import INITIALIZE, MCP_HEADERS, http_server
+from test_serve_http import INITIALIZE, MCP_HEADERS, http_server, in_process_http
 
 from kbsim.serve.http import InFlightIds
 
@@ -199,15 +199,7 @@ def test_a_dropped_request_holds_its_id_until_its_tool_has_answered(tmp_path):
     dropped call's late reply as the new call's answer (the SDK files replies under the id, and
     kbsim let the id go when the POST ended). Now the id stays in flight until the tool has
     answered: the second POST is refused, and once the first is answered the id is free again."""
-    import functools
-
     import anyio
-
-    from kbsim.params import DayParams
-    from kbsim.serve.http import HttpAddress, run_http
-    from kbsim.serve.server import serve
-
-    stop, ready, seen = threading.Event(), threading.Event(), {}
 
     async def slow_reads(ctx, call_next):
         arguments = (ctx.params or {}).get("arguments") or {}
@@ -215,22 +207,7 @@ def test_a_dropped_request_holds_its_id_until_its_tool_has_answered(tmp_path):
             await anyio.sleep(SLOW_READS_S[arguments["article_id"]])
         return await call_next(ctx)
 
-    def transport(server, on_session_closed, **_):
-        server.middleware.append(slow_reads)
-
-        def listening(endpoint: str) -> None:
-            seen["url"] = endpoint
-            ready.set()
-
-        run_http(server, HttpAddress("127.0.0.1", 0), on_listening=listening, stop=stop,
-                 on_session_closed=on_session_closed)
-
-    day = DayParams.model_validate({"corpus": {"articles": 30}})
-    thread = threading.Thread(target=functools.partial(serve, day, transport=transport), daemon=True)
-    thread.start()
-    try:
-        assert ready.wait(60), "the server did not start"
-        url = seen["url"]
+    with in_process_http(middleware=slow_reads) as (url, _):
         with httpx2.Client(timeout=httpx2.Timeout(READ_TIMEOUT_S)) as http:
             headers = open_session(http, url)
             started = time.monotonic()
@@ -249,6 +226,3 @@ def test_a_dropped_request_holds_its_id_until_its_tool_has_answered(tmp_path):
             status, reply = answered
             assert status == 200 and reply["id"] == 9, answered
             assert json.loads(reply["result"]["content"][0]["text"])["article_id"] == "art-000007", reply
-    finally:
-        stop.set()
-        thread.join(30)

@@ -48,6 +48,43 @@ def http_server(errlog: Path, *args: str):
 
 
 @contextmanager
+def in_process_http(articles: int = 30, middleware=None) -> Iterator[tuple[str, object]]:
+    """``kbsim serve --http`` in a thread of this process on a free port: the endpoint's URL and
+    the session registry it reports closed sessions to. ``middleware`` is appended to the
+    server's own (after kbsim's), to slow a handler down, say."""
+    import functools
+    import threading
+
+    from kbsim.params import DayParams
+    from kbsim.serve.http import run_http
+    from kbsim.serve.server import serve
+
+    stop, ready, seen = threading.Event(), threading.Event(), {}
+
+    def transport(server, on_session_closed, **_):
+        seen["sessions"] = on_session_closed.__self__
+        if middleware is not None:
+            server.middleware.append(middleware)
+
+        def listening(endpoint: str) -> None:
+            seen["url"] = endpoint
+            ready.set()
+
+        run_http(server, HttpAddress("127.0.0.1", 0), on_listening=listening, stop=stop,
+                 on_session_closed=on_session_closed)
+
+    day = DayParams.model_validate({"corpus": {"articles": articles}})
+    thread = threading.Thread(target=functools.partial(serve, day, transport=transport), daemon=True)
+    thread.start()
+    try:
+        assert ready.wait(60), "the server did not start"
+        yield seen["url"], seen["sessions"]
+    finally:
+        stop.set()
+        thread.join(30)
+
+
+@contextmanager
 def client_session(url: str) -> Iterator[tuple]:
     """An initialized SDK ``ClientSession`` over Streamable HTTP, with the portal that drives it."""
     with start_blocking_portal() as portal:

@@ -19,7 +19,7 @@ from mcp.shared.exceptions import MCPError
 
 from kbsim.serve.resources import URI_TEMPLATE, article_uri, parse_article_uri
 from kbsim.serve.shapes import output_schema
-from tests.test_serve_http import http_server
+from tests.test_serve_http import http_server, in_process_http
 
 pytestmark = pytest.mark.xdist_group("serve-resources")
 
@@ -174,33 +174,10 @@ def test_a_closed_http_session_is_forgotten_with_its_subscriptions():
     (the SDK client deletes it on leaving) is forgotten, with its log level and subscriptions,
     while another session stays; a request naming a session the server no longer knows (404)
     changes nothing else."""
-    import functools
-    import threading
     import urllib.error
     import urllib.request
 
-    from kbsim.params import DayParams
-    from kbsim.serve.http import HttpAddress, run_http
-    from kbsim.serve.server import serve
-
-    stop, ready, seen = threading.Event(), threading.Event(), {}
-
-    def transport(server, on_session_closed, **_):
-        seen["sessions"] = on_session_closed.__self__
-
-        def listening(endpoint: str) -> None:
-            seen["url"] = endpoint
-            ready.set()
-
-        run_http(server, HttpAddress("127.0.0.1", 0), on_listening=listening, stop=stop,
-                 on_session_closed=on_session_closed)
-
-    day = DayParams.model_validate({"corpus": {"articles": 30}})
-    thread = threading.Thread(target=functools.partial(serve, day, transport=transport), daemon=True)
-    thread.start()
-    try:
-        assert ready.wait(60), "the server did not start"
-        sessions, url = seen["sessions"], seen["url"]
+    with in_process_http() as (url, sessions):
         store = sessions.on_closed[0].__self__.served.store
         with session_to(url) as (portal2, session2, _):
             portal2.call(session2.subscribe_resource, article_uri(KB, "art-000002"))
@@ -220,6 +197,3 @@ def test_a_closed_http_session_is_forgotten_with_its_subscriptions():
             with pytest.raises(urllib.error.HTTPError) as gone:
                 urllib.request.urlopen(ping, timeout=10)
             assert gone.value.code == 404 and sessions.keys() == [kept]
-    finally:
-        stop.set()
-        thread.join(30)

@@ -155,6 +155,39 @@ def test_rerun_computes_only_missing_runs(tmp_path):
     pd.testing.assert_frame_equal(second.summary, first.summary)
 
 
+def test_a_current_summary_is_reused_unread_and_a_changed_one_recomputed(tmp_path, monkeypatch):
+    """summary.key names what summary.csv and contrasts.csv were computed from: a rerun that
+    changes nothing summarises nothing (until someone asks for the frame), while a tampered
+    summary.csv, or a run recomputed, is summarised and written anew."""
+    contrast = "contrasts:\n  - {metric: stale_citation_share, baseline: {scenario: control}}\n"
+    path = write_config(tmp_path, TINY + contrast)
+    first = run_experiment(path, tmp_path / "out", workers=1, progress=False)
+    directory = first.directory
+    assert len(first.contrasts) and len(first.summary)
+    stored = {name: (directory / name).read_bytes() for name in ("summary.csv", "contrasts.csv", "summary.key")}
+    summarised = []
+    real = kbsim.runner.run._summarize
+    monkeypatch.setattr(kbsim.runner.run, "_summarize", lambda *a: summarised.append(1) or real(*a))
+
+    again = run_experiment(path, tmp_path / "out", workers=1, progress=False)
+    assert summarised == []
+    pd.testing.assert_frame_equal(again.summary, first.summary)  # computed now, when asked for
+    pd.testing.assert_frame_equal(again.contrasts, first.contrasts)
+    assert summarised == [1]
+
+    (directory / "summary.csv").write_bytes(stored["summary.csv"].replace(b"zipf", b"zipg", 1))
+    run_experiment(path, tmp_path / "out", workers=1, progress=False)
+    assert len(summarised) == 2
+    assert {name: (directory / name).read_bytes() for name in stored} == stored
+
+    run_id = sorted(p.name for p in (directory / "runs").iterdir())[0]
+    (directory / "runs" / run_id / "run.json").unlink()
+    (directory / "contrasts.csv").unlink()
+    third = run_experiment(path, tmp_path / "out", workers=1, progress=False)
+    assert (third.runs_computed, len(summarised)) == (1, 3)
+    assert {name: (directory / name).read_bytes() for name in stored} == stored
+
+
 def test_a_folder_kbsim_did_not_write_is_neither_used_nor_deleted(tmp_path, capsys):
     """A changed config extends its results (tests/test_results.py); what is still refused is
     a results folder holding someone else's files and no manifest, with or without --fresh."""

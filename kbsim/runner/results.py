@@ -385,7 +385,9 @@ class ResultsDirectory:
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
-        """Hold ``.lock``: a second kbsim writing the same results is refused.
+        """Hold ``.lock`` exclusively, the writer's lock: a second kbsim writing the same
+        results is refused at once; readers (:meth:`read_lock`) are waited for, as they
+        hold it only while they verify the runs.
 
         Raises :class:`ResultsWriteError` if the lock file cannot be opened for writing
         (a read-only folder); the caller may still read.
@@ -403,11 +405,45 @@ class ResultsDirectory:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                raise ResultsConflictError(
-                    str(self.path), "", "another kbsim run is writing these results; wait for it"
-                ) from None
+                try:  # held: shared means readers only (a writer's exclusive lock refuses this)
+                    fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    raise ResultsConflictError(
+                        str(self.path), "", "another kbsim run is writing these results; wait for it"
+                    ) from None
+                fcntl.flock(handle, fcntl.LOCK_UN)
+                fcntl.flock(handle, fcntl.LOCK_EX)  # the readers verify, then let go
             try:
                 yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
+    def read_lock(self) -> Iterator[bool]:
+        """Hold ``.lock`` shared, a reader's lock: readers share it, a writer (:meth:`lock`)
+        excludes them, and a reader waits for a writer to finish. Yields whether this
+        process could write the folder (it could open the lock file for writing). In a
+        folder where the lock file can be neither made nor opened (read-only, never
+        written), no lock is taken: no kbsim can write there either."""
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover (not POSIX)
+            yield True
+            return
+        writable = True
+        try:
+            handle = open(self.path / ".lock", "a+")  # noqa: SIM115 (closed below)
+        except OSError:
+            writable = False
+            try:
+                handle = open(self.path / ".lock")  # noqa: SIM115 (closed below)
+            except OSError:
+                yield writable
+                return
+        with handle:
+            fcntl.flock(handle, fcntl.LOCK_SH)
+            try:
+                yield writable
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 

@@ -255,6 +255,11 @@ def run_experiment(
     started = time.perf_counter()
     _refuse_foreign_files(results, fresh)
     results.create()
+    if not fresh:
+        with results.read_lock() as writable:  # shared: notebooks and figures read one folder at once
+            reused = _reuse(results, plan, started, execution, say if writable else lambda line: None)
+        if reused is not None:
+            return reused
     with contextlib.ExitStack() as stack:
         read_only = _lock(stack, results)
         signals = stack.enter_context(Signals())
@@ -420,6 +425,44 @@ def _open_folder(
         results.prepare()
     checks, notes = _verify(results, plan)
     return checks, notes, old_manifest
+
+
+def _reuse(
+    results: ResultsDirectory, plan: _Plan, started: float, execution: _Execution, say: Callable[[str], None]
+) -> ExperimentResult | None:
+    """The result when nothing is to write (under the folder's read lock): the manifest is
+    this config's, every run is done and verified, and the summary files are current
+    (:meth:`ResultsDirectory.summary_key_current`); else None, and the caller writes.
+    ``say`` takes what a writer would say (a read-only folder is read quietly, as before)."""
+    try:
+        old_manifest = results.read_manifest()
+    except DamagedResultsError:
+        return None
+    if not same_manifest(old_manifest, plan.manifest):
+        return None
+    checks, notes = _verify(results, plan)
+    if not all(check.done for check in checks.values()):
+        return None
+    if not results.summary_key_current(_summary_inputs(plan, checks, {})):
+        return None
+    runs, name = plan.runs, plan.config.name
+    for note in notes:  # runs on disk that the config does not ask for
+        say(note)
+    say(f"{name}: {len(runs)} runs, {len(runs)} already done, 0 to run ({execution.name}) -> {results.path}")
+    done = set(checks)
+    return ExperimentResult(
+        config=plan.config,
+        directory=results.path,
+        runs_total=len(runs),
+        runs_reused=len(runs),
+        runs_computed=0,
+        failures=[],
+        summaries=_Summaries(compute=functools.partial(_summarize, results, plan, {}, done)),
+        wall_time_s=time.perf_counter() - started,
+        executor=execution.name,
+        workers=execution.workers,
+        estimate=plan.estimate,
+    )
 
 
 def _previous_manifest(results: ResultsDirectory, log: Callable[[str], None] | None) -> dict | None:

@@ -44,6 +44,8 @@ from results_file import machine_line, write_section  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "Figures"
 TARGET_FRESH_S = 45.0
+#: Issue 41's target for the cached pass (verify, load, statistics, draw, pages).
+TARGET_CACHED_S = 10.0
 #: The commit that filed the speed target: its experiments/ is the workload the target was set for.
 START_COMMIT = "42cf343"
 
@@ -170,7 +172,9 @@ def main() -> None:
         met = "met" if fresh_s <= TARGET_FRESH_S else "NOT MET"
         lines.append(f"| no results (every run computed, then drawn) | {fresh_s:.1f} s | "
                      f"{TARGET_FRESH_S:.0f} s: {met} |")
-    lines.append(f"| every run cached (verify, load, statistics, draw, pages) | {cached_s:.1f} s | |")
+    met = "met" if cached_s <= TARGET_CACHED_S else "NOT MET"
+    lines.append(f"| every run cached (verify, load, statistics, draw, pages) | {cached_s:.1f} s | "
+                 f"{TARGET_CACHED_S:.0f} s: {met} |")
     if start is not None:
         start_s, start_counts = start
         met = "met" if start_s <= TARGET_FRESH_S else "NOT MET"

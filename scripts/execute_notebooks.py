@@ -6,13 +6,20 @@ same bytes. Timings are not recorded, images carry no software or date stamp
 (kbsim.report.plots.png_bytes), execution counts run 1, 2, ... and an output that names a path
 of this machine, or an error, fails the run (nothing is written then).
 
-    python scripts/execute_notebooks.py [NOTEBOOK ...]
+The notebooks run side by side, at most ``--workers`` kernels at once (default: the CPU
+count): each reads its experiments under the results folders' read lock
+(kbsim.runner.results.ResultsDirectory.read_lock), so two of them may read one folder at once,
+and a notebook that has runs to compute takes the writer's lock only to write them.
+
+    python scripts/execute_notebooks.py [--workers N] [NOTEBOOK ...]
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -67,7 +74,7 @@ def notebook_client(notebook, path: Path) -> NotebookClient:
     )
 
 
-def execute(path: Path) -> None:
+def execute(path: Path) -> str:
     notebook = nbformat.read(path, as_version=4)
     client = notebook_client(notebook, path)
     previous = os.environ.pop("KBSIM_QUICK", None)
@@ -83,13 +90,29 @@ def execute(path: Path) -> None:
         cell.metadata.pop("execution", None)
     text = nbformat.writes(notebook)  # what nbformat.write writes, then written atomically
     atomic_write_text(path, text if text.endswith("\n") else text + "\n")
-    print(f"executed {path.relative_to(ROOT)}")
+    return f"executed {path.relative_to(ROOT)}"
 
 
 def main(argv: list[str]) -> int:
-    paths = [Path(p).resolve() for p in argv] or sorted(NOTEBOOKS.glob("*.ipynb"))
-    for path in paths:
-        execute(path)
+    parser = argparse.ArgumentParser(description="Execute the notebooks in place, full study.")
+    parser.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="default: every notebooks/*.ipynb")
+    parser.add_argument(
+        "--workers", type=int, default=None, metavar="N", help="notebooks run at once (default: CPU count)"
+    )
+    args = parser.parse_args(argv)
+    if args.workers is not None and args.workers < 1:
+        parser.error(f"--workers: expected at least 1, got {args.workers}")
+    paths = [Path(p).resolve() for p in args.notebooks] or sorted(NOTEBOOKS.glob("*.ipynb"))
+    workers = min(args.workers or os.cpu_count() or 1, len(paths))
+    if workers <= 1:
+        for path in paths:
+            print(execute(path), flush=True)
+        return 0
+    # a process each: one kernel per notebook either way, and a failure stays in its notebook
+    with ProcessPoolExecutor(workers) as pool:
+        futures = [pool.submit(execute, path) for path in paths]
+        for future in futures:  # in the notebooks' order; the first failure stops the rest
+            print(future.result(), flush=True)
     return 0
 
 

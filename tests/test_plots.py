@@ -211,6 +211,29 @@ def test_a_second_call_reuses_results_and_never_simulates(study, monkeypatch):
 
 
 @pytest.mark.slow
+def test_figures_drawn_side_by_side_are_byte_identical(study):
+    """With two workers the figures that share no experiment are drawn in two processes, each
+    loading what it reads: every file comes out as drawn in one."""
+    root, _, _ = study
+    assert [names for names in build._groups(figures.specs(None)) if "check_cost" in names] == [
+        ["staleness_over_day", "staleness_by_age", "staleness_vs_saves", "check_cost"]
+    ]
+    chosen = ["staleness_vs_zipf", "edit_rejections"]  # two groups: two processes
+    assert len(build._groups(figures.specs(chosen))) == 2
+    build.build_figures(
+        chosen,
+        experiments_dir=root / "experiments",
+        results_dir=root / "results",
+        figures_dir=root / "parallel",
+        workers=2,
+    )
+    drawn = sorted(p.name for p in (root / "parallel").iterdir())
+    assert drawn == sorted(f"{name}.{suffix}" for name in chosen for suffix in ("png", "svg"))
+    for name in drawn:
+        assert (root / "parallel" / name).read_bytes() == (root / "figures" / name).read_bytes(), name
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("name", figures.FIGURE_NAMES)
 def test_each_figure_has_labels_units_legend_and_caption(study, name):
     root, _, _ = study

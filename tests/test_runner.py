@@ -20,6 +20,7 @@ import kbsim.runner.run
 from kbsim.cli import main
 from kbsim.params import DayParams
 from kbsim.runner.load import config_from_dict, load_config
+from kbsim.runner.results import ResultsDirectory
 from kbsim.runner.run import ResultsConflictError, in_seed_order, load_results, run_experiment
 from kbsim.sim import run_day
 from kbsim.stats import summarize
@@ -153,6 +154,80 @@ def test_rerun_computes_only_missing_runs(tmp_path):
     for name in before:
         pd.testing.assert_frame_equal(after[name], before[name])
     pd.testing.assert_frame_equal(second.summary, first.summary)
+
+
+def test_a_current_summary_is_reused_unread_and_a_changed_one_recomputed(tmp_path, monkeypatch):
+    """summary.key names what summary.csv and contrasts.csv were computed from: a rerun that
+    changes nothing summarises nothing (until someone asks for the frame), while a tampered
+    summary.csv, or a run recomputed, is summarised and written anew."""
+    contrast = "contrasts:\n  - {metric: stale_citation_share, baseline: {scenario: control}}\n"
+    path = write_config(tmp_path, TINY + contrast)
+    first = run_experiment(path, tmp_path / "out", workers=1, progress=False)
+    directory = first.directory
+    assert len(first.contrasts) and len(first.summary)
+    stored = {name: (directory / name).read_bytes() for name in ("summary.csv", "contrasts.csv", "summary.key")}
+    summarised = []
+    real = kbsim.runner.run._summarize
+    monkeypatch.setattr(kbsim.runner.run, "_summarize", lambda *a: summarised.append(1) or real(*a))
+
+    again = run_experiment(path, tmp_path / "out", workers=1, progress=False)
+    assert summarised == []
+    pd.testing.assert_frame_equal(again.summary, first.summary)  # computed now, when asked for
+    pd.testing.assert_frame_equal(again.contrasts, first.contrasts)
+    assert summarised == [1]
+
+    (directory / "summary.csv").write_bytes(stored["summary.csv"].replace(b"zipf", b"zipg", 1))
+    run_experiment(path, tmp_path / "out", workers=1, progress=False)
+    assert len(summarised) == 2
+    assert {name: (directory / name).read_bytes() for name in stored} == stored
+
+    run_id = sorted(p.name for p in (directory / "runs").iterdir())[0]
+    (directory / "runs" / run_id / "run.json").unlink()
+    (directory / "contrasts.csv").unlink()
+    third = run_experiment(path, tmp_path / "out", workers=1, progress=False)
+    assert (third.runs_computed, len(summarised)) == (1, 3)
+    assert {name: (directory / name).read_bytes() for name in stored} == stored
+
+    with ResultsDirectory(directory).read_lock():  # another reader (a notebook) does not stop this one
+        assert run_experiment(path, tmp_path / "out", workers=1, progress=False).runs_reused == 8
+
+
+def test_readers_share_the_results_lock_and_a_writer_excludes_them(tmp_path):
+    """Two readers hold the folder's lock at once; a writer waits for them to let go, and while
+    it writes a reader waits and a second writer is refused at once."""
+    import threading
+
+    folder = ResultsDirectory(tmp_path)
+    events = {name: threading.Event() for name in ("reader", "writer", "late reader")}
+    release = {name: threading.Event() for name in events}
+
+    def hold(name, lock):
+        with lock():
+            events[name].set()
+            release[name].wait(5)
+
+    def start(name, lock):
+        thread = threading.Thread(target=hold, args=(name, lock), daemon=True)
+        thread.start()
+        return thread
+
+    with folder.read_lock():
+        reader = start("reader", folder.read_lock)
+        assert events["reader"].wait(2)  # both readers hold it
+        writer = start("writer", folder.lock)
+        assert not events["writer"].wait(0.2)  # the writer waits for the readers
+        release["reader"].set()
+        reader.join(2)
+    assert events["writer"].wait(2)
+    late = start("late reader", folder.read_lock)
+    assert not events["late reader"].wait(0.2)  # a reader waits for the writer
+    with pytest.raises(ResultsConflictError, match="another kbsim run is writing"), folder.lock():
+        pass
+    release["writer"].set()
+    writer.join(2)
+    assert events["late reader"].wait(2)
+    release["late reader"].set()
+    late.join(2)
 
 
 def test_a_folder_kbsim_did_not_write_is_neither_used_nor_deleted(tmp_path, capsys):

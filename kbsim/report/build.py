@@ -5,12 +5,15 @@ The command hands every path in; this module never looks for a checkout.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from kbsim.report import pages
-from kbsim.report.experiments import load_experiment
-from kbsim.report.figures import specs
+from kbsim.report.experiments import Experiment, Experiments
+from kbsim.report.figures import FigureSpec, specs
 
 #: The experiments the results pages need besides the figures'.
 PAGE_EXPERIMENTS = ("reference", "control", "sample_kb", "approval")
@@ -44,7 +47,6 @@ def build_figures(
         ForeignPageError: a page to be written is a file kbsim did not write; checked
             before anything runs, so nothing is changed.
     """
-    from kbsim.report import plots
     from kbsim.report.links import check_page_ours
 
     chosen = specs(only)
@@ -57,29 +59,26 @@ def build_figures(
         needed.update(dict.fromkeys(PAGE_EXPERIMENTS))
     if reproduction_path is not None and not only:
         needed.update(dict.fromkeys(REPRODUCTION_EXPERIMENTS))
-    exps = {
-        name: load_experiment(
-            name,
-            experiments_dir=experiments_dir,
-            results_dir=results_dir,
-            quick=quick,
-            workers=workers,
-            log=log,
-            fresh=fresh,
-            progress=progress,
-        )
-        for name in needed
-    }
+    exps = Experiments(
+        needed,
+        experiments_dir=experiments_dir,
+        results_dir=results_dir,
+        quick=quick,
+        workers=workers,
+        log=log,
+        fresh=fresh,
+        progress=progress,
+    )
+    source = {"experiments_dir": experiments_dir, "results_dir": results_dir, "quick": quick}
+    drawn = _draw_all(chosen, exps, source, figures_dir, with_alt=not only, workers=workers)
     written: list[Path] = []
-    captions: dict[str, str] = {}
     for spec in chosen:
-        fig = spec.draw(exps)
-        captions[spec.name] = plots.caption_of(fig)
-        written += plots.save_figure(fig, figures_dir, spec.name)
+        written += drawn[spec.name].written
         if log:
             log(f"wrote {figures_dir}/{spec.name}.png and .svg")
     if not only:
-        alts = {spec.name: spec.alt_text(exps) for spec in chosen}
+        captions = {spec.name: drawn[spec.name].caption for spec in chosen}
+        alts = {spec.name: drawn[spec.name].alt for spec in chosen}
         written.append(pages.write_figures_readme(figures_dir, quick, captions, alts))
         if docs_path is not None:
             written.append(pages.write_results_markdown(exps, docs_path, figures_dir))
@@ -96,6 +95,78 @@ def build_figures(
                 blocks = readme_prose_blocks(exps, results_dir, held, workers=workers, progress=progress, log=log)
                 pages.update_readme_blocks(readme_path, blocks)
     return written
+
+
+@dataclass(frozen=True)
+class _Drawn:
+    """A figure drawn and saved: its files, its caption and (for the pages) its alt text."""
+
+    written: list[Path]
+    caption: str
+    alt: str
+
+
+def _draw(spec: FigureSpec, exps: Mapping[str, Experiment], figures_dir: str | Path, with_alt: bool) -> _Drawn:
+    from kbsim.report import plots
+
+    by_name = cast(dict[str, Experiment], exps)  # the figures only look experiments up by name
+    fig = spec.draw(by_name)
+    caption = plots.caption_of(fig)
+    written = plots.save_figure(fig, figures_dir, spec.name)
+    return _Drawn(written, caption, spec.alt_text(by_name) if with_alt else "")
+
+
+def _draw_group(names: list[str], source: dict, figures_dir: str | Path, with_alt: bool) -> dict[str, _Drawn]:
+    """In a worker process: load the experiments of the figures ``names`` (their runs are done)
+    and draw them."""
+    chosen = specs(names)
+    exps = Experiments(
+        dict.fromkeys(name for spec in chosen for name in spec.experiments), run_missing=False, **source
+    )
+    return {spec.name: _draw(spec, exps, figures_dir, with_alt) for spec in chosen}
+
+
+def _groups(chosen: list[FigureSpec]) -> list[list[str]]:
+    """The figures in groups that share no experiment (each group's experiments are loaded once)."""
+    groups: list[tuple[set[str], list[str]]] = []
+    for spec in chosen:
+        sharing = [group for group in groups if group[0] & set(spec.experiments)]
+        merged: tuple[set[str], list[str]] = (set(spec.experiments), [])
+        for group in sharing:
+            merged[0].update(group[0])
+            merged[1].extend(group[1])
+            groups.remove(group)
+        merged[1].append(spec.name)
+        groups.append(merged)
+    return [names for _, names in groups]
+
+
+def _draw_all(
+    chosen: list[FigureSpec],
+    exps: Experiments,
+    source: dict,
+    figures_dir: str | Path,
+    *,
+    with_alt: bool,
+    workers: int | None,
+) -> dict[str, _Drawn]:
+    """Draw and save every chosen figure: figures that share no experiment side by side in up to
+    ``workers`` processes (default: the CPU count), each loading the experiments it reads;
+    with one worker or one group, here."""
+    groups = _groups(chosen)
+    workers = min(workers or os.cpu_count() or 1, len(groups))
+    if workers <= 1:
+        return {spec.name: _draw(spec, exps, figures_dir, with_alt) for spec in chosen}
+    import concurrent.futures
+    import multiprocessing
+
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    drawn: dict[str, _Drawn] = {}
+    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
+        futures = [pool.submit(_draw_group, names, source, figures_dir, with_alt) for names in groups]
+        for future in futures:
+            drawn.update(future.result())
+    return drawn
 
 
 def readme_prose_blocks(

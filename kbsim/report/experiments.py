@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -146,17 +146,64 @@ def load_experiment(
     results (runs are stored by parameters and seed); ``fresh`` discards them first.
     ``progress`` shows the runner's bar (on a terminal); ``log`` takes its status lines.
     """
-    from kbsim.runner.run import run_experiment
-
     config = experiment_config(name, experiments_dir, quick)
     root = Path(results_dir) / ("quick" if quick else "")
     if run_missing:
-        result = run_experiment(config, root, workers=workers, progress=progress, log=log, fresh=fresh)
-        if not result.ok:
-            raise RuntimeError(
-                f"experiment {name!r}: {len(result.failures)} runs failed; see {result.directory}/errors"
-            )
+        _run_missing(name, config, root, workers=workers, progress=progress, log=log, fresh=fresh)
     return experiment_of(config, root / config.name, name=name, quick=quick)
+
+
+def _run_missing(name: str, config, root: Path, **options) -> None:
+    """Run what is missing of ``config`` under ``root`` (cached); a failed run is an error."""
+    from kbsim.runner.run import run_experiment
+
+    result = run_experiment(config, root, **options)
+    if not result.ok:
+        raise RuntimeError(f"experiment {name!r}: {len(result.failures)} runs failed; see {result.directory}/errors")
+
+
+class Experiments(Mapping):
+    """Experiments by name, each loaded (:func:`experiment_of`) when first asked for, its runs
+    done beforehand: what :func:`load_experiment` gives, for a report that reads some of them.
+
+    Why: drawing the figures in worker processes, the parent need not load an experiment only
+    a figure reads.
+    """
+
+    def __init__(
+        self,
+        names: Iterable[str],
+        *,
+        experiments_dir: str | Path = SHIPPED_DIR,
+        results_dir: str | Path,
+        quick: bool = False,
+        run_missing: bool = True,
+        workers: int | None = None,
+        log: Callable[[str], None] | None = None,
+        fresh: bool = False,
+        progress: bool = True,
+    ) -> None:
+        self._root = Path(results_dir) / ("quick" if quick else "")
+        self._quick = quick
+        self._configs = {name: experiment_config(name, experiments_dir, quick) for name in dict.fromkeys(names)}
+        self._loaded: dict[str, Experiment] = {}
+        if run_missing:
+            for name, config in self._configs.items():
+                _run_missing(
+                    name, config, self._root, workers=workers, progress=progress, log=log, fresh=fresh
+                )
+
+    def __getitem__(self, name: str) -> Experiment:
+        if name not in self._loaded:
+            config = self._configs[name]  # KeyError for an experiment not named
+            self._loaded[name] = experiment_of(config, self._root / config.name, name=name, quick=self._quick)
+        return self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._configs)
+
+    def __len__(self) -> int:
+        return len(self._configs)
 
 
 def experiment_of(config, directory: str | Path, *, name: str | None = None, quick: bool = False) -> Experiment:

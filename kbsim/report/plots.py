@@ -25,7 +25,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.text import Annotation  # noqa: E402
+from matplotlib.text import Annotation, Text  # noqa: E402
 from matplotlib.ticker import FuncFormatter, PercentFormatter  # noqa: E402
 from matplotlib.typing import RcKeyType  # noqa: E402
 
@@ -996,12 +996,25 @@ def place_label(ax, text: str, point, colour) -> None:
             arrowprops={"arrowstyle": "-", "color": colour, "linewidth": 0.6, "shrinkA": 0, "shrinkB": 2}
             if far else None,
         )
-        box = label.get_window_extent(renderer).padded(1.0)
-        hits = sum(_covers(box, o) for o in obstacles) + sum(box.overlaps(b) for b in placed)
-        hits += 0 if inside.contains(box.x0, box.y0) and inside.contains(box.x1, box.y1) else 100
-        if hits == 0:
+        if far:  # the text alone first: where it is not free, the text and its leader are not
+            label.update_positions(renderer)
+            if not _free(Text.get_window_extent(label, renderer).padded(1.0), inside, obstacles, placed):
+                label.remove()
+                continue
+        if _free(label.get_window_extent(renderer).padded(1.0), inside, obstacles, placed):
             return
         label.remove()
+
+
+def _free(box, inside, obstacles, placed) -> bool:
+    """Whether ``box`` lies inside the axes' box and covers no obstacle and no placed label
+    (the cheap tests first; the answer does not depend on their order)."""
+    return (
+        inside.contains(box.x0, box.y0)
+        and inside.contains(box.x1, box.y1)
+        and not any(box.overlaps(b) for b in placed)
+        and not any(_covers(box, o) for o in obstacles)
+    )
 
 
 def overlapping_labels(fig: Figure) -> list[str]:

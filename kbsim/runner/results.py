@@ -51,6 +51,7 @@ __all__ = [
     "MANIFEST",
     "SUMMARY",
     "CONTRASTS",
+    "SUMMARY_KEY",
     "DamagedResultsError",
     "ResultsConflictError",
     "ResultsDirectory",
@@ -67,11 +68,14 @@ MANIFEST = "manifest.json"
 DONE = "run.json"
 SUMMARY = "summary.csv"
 CONTRASTS = "contrasts.csv"
+#: What ``summary.csv`` and ``contrasts.csv`` were computed from (the runs' metrics, the
+#: manifest, the summarising code) and their sha256: a later session reuses them unread.
+SUMMARY_KEY = "summary.key"
 MANIFEST_FORMAT = 2
 #: The most bytes a run's ``run.json`` (or its error record) may hold when read back: it
 #: lists the run's files, parameters and columns, a few kB; a larger one is damaged.
 MAX_RUN_JSON_BYTES = 1 << 24
-_OWNED = {MANIFEST, SUMMARY, CONTRASTS, "runs", "errors", ".lock"}
+_OWNED = {MANIFEST, SUMMARY, CONTRASTS, SUMMARY_KEY, "runs", "errors", ".lock"}
 _TABLE_FILE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.parquet")
 
 
@@ -182,13 +186,22 @@ def run_marker(record: dict, files: dict[str, bytes], **extra: Any) -> dict:
     }
 
 
-def check_run(run_dir: Path, labels: dict, keep: bool = False, only: Collection[str] | None = None) -> RunCheck:
+def check_run(
+    run_dir: Path,
+    labels: dict,
+    keep: bool = False,
+    only: Collection[str] | None = None,
+    *,
+    layout: str | None = None,
+) -> RunCheck:
     """Verify one run against the labels the caller expects (keys of its run.json).
 
     ``labels`` holds ``run_id``, ``scenario``, ``point``, ``seed`` and, from the runner,
     ``columns`` (each swept column's value and dtype). With ``keep`` the verified bytes
     of every file are returned, so a reader need not read them twice. ``only`` names the
     files to verify (and keep), for a reader that reads no others; by default, all.
+    ``layout``: :func:`results_layout`, computed once by a caller that checks many runs
+    (it costs more than a small run's checks); by default computed here.
     """
     try:
         raw = read_regular(run_dir / DONE, MAX_RUN_JSON_BYTES, what=DONE)
@@ -202,11 +215,12 @@ def check_run(run_dir: Path, labels: dict, keep: bool = False, only: Collection[
         return RunCheck(DAMAGED, f"{DONE} is not valid JSON ({_json_problem(exc)})")
     if not isinstance(marker, dict):
         return RunCheck(DAMAGED, f"{DONE} holds {type(marker).__name__}, expected an object")
-    layout, version, current = marker.get("layout", 1), marker.get("kbsim_version"), results_layout()
-    if layout != current or version != __version__:
+    stored, version = marker.get("layout", 1), marker.get("kbsim_version")
+    current = results_layout() if layout is None else layout
+    if stored != current or version != __version__:
         return RunCheck(
             STALE,
-            f"written by kbsim {version or '(unknown)'} with results layout {layout} "
+            f"written by kbsim {version or '(unknown)'} with results layout {stored} "
             f"(this is kbsim {__version__} with layout {current})",
         )
     files = marker.get("files")
@@ -286,6 +300,7 @@ class ResultsDirectory:
         self.manifest_path = self.path / MANIFEST
         self.summary_path = self.path / SUMMARY
         self.contrasts_path = self.path / CONTRASTS
+        self.summary_key_path = self.path / SUMMARY_KEY
         self.runs_path = self.path / "runs"
         self.errors_path = self.path / "errors"
 
@@ -370,7 +385,9 @@ class ResultsDirectory:
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
-        """Hold ``.lock``: a second kbsim writing the same results is refused.
+        """Hold ``.lock`` exclusively, the writer's lock: a second kbsim writing the same
+        results is refused at once; readers (:meth:`read_lock`) are waited for, as they
+        hold it only while they verify the runs.
 
         Raises :class:`ResultsWriteError` if the lock file cannot be opened for writing
         (a read-only folder); the caller may still read.
@@ -388,11 +405,45 @@ class ResultsDirectory:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                raise ResultsConflictError(
-                    str(self.path), "", "another kbsim run is writing these results; wait for it"
-                ) from None
+                try:  # held: shared means readers only (a writer's exclusive lock refuses this)
+                    fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    raise ResultsConflictError(
+                        str(self.path), "", "another kbsim run is writing these results; wait for it"
+                    ) from None
+                fcntl.flock(handle, fcntl.LOCK_UN)
+                fcntl.flock(handle, fcntl.LOCK_EX)  # the readers verify, then let go
             try:
                 yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
+    def read_lock(self) -> Iterator[bool]:
+        """Hold ``.lock`` shared, a reader's lock: readers share it, a writer (:meth:`lock`)
+        excludes them, and a reader waits for a writer to finish. Yields whether this
+        process could write the folder (it could open the lock file for writing). In a
+        folder where the lock file can be neither made nor opened (read-only, never
+        written), no lock is taken: no kbsim can write there either."""
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover (not POSIX)
+            yield True
+            return
+        writable = True
+        try:
+            handle = open(self.path / ".lock", "a+")  # noqa: SIM115 (closed below)
+        except OSError:
+            writable = False
+            try:
+                handle = open(self.path / ".lock")  # noqa: SIM115 (closed below)
+            except OSError:
+                yield writable
+                return
+        with handle:
+            fcntl.flock(handle, fcntl.LOCK_SH)
+            try:
+                yield writable
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
@@ -430,18 +481,47 @@ class ResultsDirectory:
         """Write the manifest (the config's runs and labels), atomically."""
         self._write(self.manifest_path, json_bytes(manifest))
 
-    def sync_csv(self, path: Path, frame: pd.DataFrame) -> None:
+    def sync_csv(self, path: Path, frame: pd.DataFrame) -> bytes | None:
         """Write ``frame`` to ``path`` as CSV when its bytes changed (``summary.csv``,
-        ``contrasts.csv``); with no rows, remove an older file instead."""
+        ``contrasts.csv``); with no rows, remove an older file instead. The bytes the file
+        now holds (None: no file)."""
         if frame.empty:
             try:
                 path.unlink(missing_ok=True)
             except OSError as exc:
                 raise ResultsWriteError.from_os_error(exc, path) from exc
-            return
+            return None
         data = frame.to_csv(index=False).encode()
         if _read_owned(path) != data:
             self._write(path, data)
+        return data
+
+    def summary_key_current(self, inputs: str) -> bool:
+        """Whether ``summary.csv`` and ``contrasts.csv`` are what ``inputs`` (a digest of what
+        they are computed from) gives: ``summary.key`` names these inputs, and each file (or
+        its absence) matches the sha256 recorded beside them. A file rewritten since, torn or
+        missing fails the check, so nothing half-written is reused."""
+        raw = _read_owned(self.summary_key_path, MAX_RUN_JSON_BYTES)
+        try:
+            key = json_loads(raw) if raw is not None else None
+        except ValueError:
+            return False
+        if not isinstance(key, dict) or key.get("inputs") != inputs:
+            return False
+        for name, path in ((SUMMARY, self.summary_path), (CONTRASTS, self.contrasts_path)):
+            data = _read_owned(path) if path.exists() else None
+            if key.get(name) != (None if data is None else hashlib.sha256(data).hexdigest()):
+                return False
+        return True
+
+    def write_summary_key(self, inputs: str, summary: bytes | None, contrasts: bytes | None) -> None:
+        """Record that ``summary.csv`` and ``contrasts.csv``, as they now hold ``summary`` and
+        ``contrasts`` (None: no file), were computed from ``inputs``; written after them."""
+        files = {
+            name: None if data is None else hashlib.sha256(data).hexdigest()
+            for name, data in ((SUMMARY, summary), (CONTRASTS, contrasts))
+        }
+        self._write(self.summary_key_path, json_bytes({"inputs": inputs, **files}))
 
     def write_run(self, run_id: str, files: dict[str, bytes], marker: dict) -> None:
         """The run's files, then its ``run.json`` (which makes it count as done)."""
@@ -562,9 +642,10 @@ def load_results(directory: str | Path, tables: Iterable[str] | None = None) -> 
     assert manifest is not None  # its file exists (checked above)
     pieces: dict[str, list] = {}
     index_rows, error_rows, damaged, timing_rows = [], [], [], []
+    layout = results_layout()
     for record in manifest["runs"]:
         labels = {key: record[key] for key in ("run_id", "scenario", "point", "seed")}
-        check = check_run(results.run_dir(record["run_id"]), labels, keep=True, only=only)
+        check = check_run(results.run_dir(record["run_id"]), labels, keep=True, only=only, layout=layout)
         status = "done" if check.done else "missing"
         if check.done:
             assert check.files is not None  # kept (keep=True)

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
+import hashlib
 import json
 import os
 import sys
@@ -115,6 +117,29 @@ class RunsFailedError(RuntimeError):
         )
 
 
+class _Summaries:
+    """An experiment's summary and contrasts, given or computed on first use.
+
+    Why: drawing the figures runs every experiment again to find nothing missing, and
+    summarising every run's metrics was a quarter of its time; when ``summary.csv`` is
+    current (:meth:`ResultsDirectory.summary_key_current`), nobody may need the frames.
+    """
+
+    def __init__(
+        self,
+        frames: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+        compute: Callable[[], tuple[pd.DataFrame, pd.DataFrame]] | None = None,
+    ) -> None:
+        self._frames = frames
+        self._compute = compute
+
+    def frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        if self._frames is None:
+            assert self._compute is not None  # one of the two is given
+            self._frames, self._compute = self._compute(), None
+        return self._frames
+
+
 @dataclass
 class ExperimentResult:
     """What :func:`run_experiment` did and where the results are."""
@@ -125,15 +150,25 @@ class ExperimentResult:
     runs_reused: int
     runs_computed: int
     failures: list[RunFailure]
-    summary: pd.DataFrame
     wall_time_s: float
     executor: str
     workers: int
-    contrasts: pd.DataFrame = field(default_factory=pd.DataFrame)
+    summaries: _Summaries = field(default_factory=lambda: _Summaries((pd.DataFrame(), pd.DataFrame())), repr=False)
     batch_size: int = 0
     runs_recomputed: int = 0  # found damaged, stale or relabelled, and computed again
     estimate: ExperimentEstimate | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        """:func:`kbsim.summarize` per scenario and sweep point, as ``summary.csv`` holds it
+        (computed when first asked for if the stored files were current)."""
+        return self.summaries.frames()[0]
+
+    @property
+    def contrasts(self) -> pd.DataFrame:
+        """The config's declared contrasts, as ``contrasts.csv`` holds them (empty when none)."""
+        return self.summaries.frames()[1]
 
     @property
     def ok(self) -> bool:
@@ -220,22 +255,37 @@ def run_experiment(
     started = time.perf_counter()
     _refuse_foreign_files(results, fresh)
     results.create()
+    if not fresh:
+        with results.read_lock() as writable:  # shared: notebooks and figures read one folder at once
+            reused = _reuse(results, plan, started, execution, say if writable else lambda line: None)
+        if reused is not None:
+            return reused
     with contextlib.ExitStack() as stack:
         read_only = _lock(stack, results)
         signals = stack.enter_context(Signals())
         checks, notes, old_manifest = _open_folder(results, plan, fresh, read_only, say)
         todo = in_seed_order([run for run in plan.runs if not checks[run.run_id].done])
         if read_only is not None:
-            return _read_only_result(read_only, results, plan, todo, notes, old_manifest, started, execution.name)
+            return _read_only_result(
+                read_only, results, plan, checks, todo, notes, old_manifest, started, execution.name
+            )
         for note in notes:
             say(note)
         if not same_manifest(old_manifest, plan.manifest):
             results.write_manifest(plan.manifest)
         computed = _compute(results, plan, todo, signals, execution, progress, say)
         done = {run_id for run_id, check in checks.items() if check.done} | computed.metrics.keys()
-        summary, contrast_rows = _summarize(results, plan, computed.metrics, done)
-        results.sync_csv(results.summary_path, summary)
-        results.sync_csv(results.contrasts_path, contrast_rows)
+        inputs = _summary_inputs(plan, checks, computed.metric_sha256)
+        if results.summary_key_current(inputs):
+            summaries = _Summaries(compute=functools.partial(_summarize, results, plan, {}, done))
+        else:
+            summary, contrast_rows = _summarize(results, plan, computed.metrics, done)
+            written = (
+                results.sync_csv(results.summary_path, summary),
+                results.sync_csv(results.contrasts_path, contrast_rows),
+            )
+            results.write_summary_key(inputs, *written)
+            summaries = _Summaries((summary, contrast_rows))
     result = ExperimentResult(
         config=plan.config,
         directory=results.path,
@@ -243,8 +293,7 @@ def run_experiment(
         runs_reused=len(plan.runs) - len(todo),
         runs_computed=len(todo) - len(computed.failures),
         failures=computed.failures,
-        summary=summary,
-        contrasts=contrast_rows,
+        summaries=summaries,
         wall_time_s=time.perf_counter() - started,
         executor=execution.name,
         workers=computed.workers,
@@ -378,6 +427,44 @@ def _open_folder(
     return checks, notes, old_manifest
 
 
+def _reuse(
+    results: ResultsDirectory, plan: _Plan, started: float, execution: _Execution, say: Callable[[str], None]
+) -> ExperimentResult | None:
+    """The result when nothing is to write (under the folder's read lock): the manifest is
+    this config's, every run is done and verified, and the summary files are current
+    (:meth:`ResultsDirectory.summary_key_current`); else None, and the caller writes.
+    ``say`` takes what a writer would say (a read-only folder is read quietly, as before)."""
+    try:
+        old_manifest = results.read_manifest()
+    except DamagedResultsError:
+        return None
+    if not same_manifest(old_manifest, plan.manifest):
+        return None
+    checks, notes = _verify(results, plan)
+    if not all(check.done for check in checks.values()):
+        return None
+    if not results.summary_key_current(_summary_inputs(plan, checks, {})):
+        return None
+    runs, name = plan.runs, plan.config.name
+    for note in notes:  # runs on disk that the config does not ask for
+        say(note)
+    say(f"{name}: {len(runs)} runs, {len(runs)} already done, 0 to run ({execution.name}) -> {results.path}")
+    done = set(checks)
+    return ExperimentResult(
+        config=plan.config,
+        directory=results.path,
+        runs_total=len(runs),
+        runs_reused=len(runs),
+        runs_computed=0,
+        failures=[],
+        summaries=_Summaries(compute=functools.partial(_summarize, results, plan, {}, done)),
+        wall_time_s=time.perf_counter() - started,
+        executor=execution.name,
+        workers=execution.workers,
+        estimate=plan.estimate,
+    )
+
+
 def _previous_manifest(results: ResultsDirectory, log: Callable[[str], None] | None) -> dict | None:
     """The manifest on disk, if any; a damaged one is rebuilt from the config (run ids are
     hashes of parameters and seed, so nothing else is lost)."""
@@ -394,7 +481,11 @@ def _verify(results: ResultsDirectory, plan: _Plan) -> tuple[dict[str, RunCheck]
     one per damaged run (the first 20), one for runs of another kbsim, layout or labels,
     one for the runs on disk that the config does not ask for."""
     name, runs, jobs = plan.config.name, plan.runs, plan.jobs
-    checks = {run.run_id: check_run(results.run_dir(run.run_id), _labels(run, jobs[run.run_id])) for run in runs}
+    layout = kbsim.runner.results.results_layout()
+    checks = {
+        run.run_id: check_run(results.run_dir(run.run_id), _labels(run, jobs[run.run_id]), layout=layout)
+        for run in runs
+    }
     records = {run.run_id: _run_record(run) for run in runs}
     damaged = [(i, c) for i, c in checks.items() if c.state == DAMAGED]
     notes = [f"{name}: {describe_run(records[i])} is damaged: {c.reason}; recomputing it" for i, c in damaged[:20]]
@@ -422,6 +513,7 @@ def _read_only_result(
     read_only: ResultsWriteError,
     results: ResultsDirectory,
     plan: _Plan,
+    checks: dict[str, RunCheck],
     todo: list[RunSpec],
     notes: list[str],
     old_manifest: dict | None,
@@ -433,17 +525,21 @@ def _read_only_result(
     Raises the write error, with what would need writing, when something does."""
     runs = plan.runs
     done = {run.run_id for run in runs} - {run.run_id for run in todo}
-    summary, contrast_rows = _summarize(results, plan, {}, done)
+    summaries = _Summaries(compute=functools.partial(_summarize, results, plan, {}, done))
     if todo:
         needed = f"{len(todo)} of {len(runs)} runs are to compute"
     elif not same_manifest(old_manifest, plan.manifest):
         needed = f"{MANIFEST} is to rewrite for this config"
-    elif not summary.empty and results.summary_bytes() != summary.to_csv(index=False).encode():
-        needed = f"{SUMMARY} is to rewrite"
-    elif not contrast_rows.empty and results.contrasts_bytes() != contrast_rows.to_csv(index=False).encode():
-        needed = f"{CONTRASTS} is to rewrite"
-    else:
+    elif results.summary_key_current(_summary_inputs(plan, checks, {})):
         needed = ""
+    else:
+        summary, contrast_rows = summaries.frames()
+        if not summary.empty and results.summary_bytes() != summary.to_csv(index=False).encode():
+            needed = f"{SUMMARY} is to rewrite"
+        elif not contrast_rows.empty and results.contrasts_bytes() != contrast_rows.to_csv(index=False).encode():
+            needed = f"{CONTRASTS} is to rewrite"
+        else:
+            needed = ""
     if needed:
         why = f" ({notes[0]})" if notes else ""
         raise ResultsWriteError(
@@ -456,8 +552,7 @@ def _read_only_result(
         runs_reused=len(runs),
         runs_computed=0,
         failures=[],
-        summary=summary,
-        contrasts=contrast_rows,
+        summaries=summaries,
         wall_time_s=time.perf_counter() - started,
         executor=executor,
         workers=0,
@@ -536,6 +631,7 @@ class _Computed:
 
     failures: list[RunFailure]
     metrics: dict[str, list[tuple]]  # run id -> metric rows: no need to read them back
+    metric_sha256: dict[str, str] = field(default_factory=dict)  # run id -> its metrics.parquet's sha256
     workers: int = 0
     batch_size: int = 0
 
@@ -580,6 +676,7 @@ def _compute(
                 bar.set_postfix(failed=len(computed.failures))
             else:
                 computed.metrics[outcome["run_id"]] = outcome["metrics"]
+                computed.metric_sha256[outcome["run_id"]] = hashlib.sha256(outcome["files"]["metrics"]).hexdigest()
             bar.update(1)
 
     try:
@@ -599,6 +696,42 @@ def _points_frame(plan: _Plan) -> pd.DataFrame:
     for column, dtype in plan.dtypes.items():
         frame[column] = frame[column].astype(dtype)
     return frame
+
+
+#: The modules whose code shapes summary.csv and contrasts.csv (besides the run's metrics).
+_SUMMARY_CODE = ("kbsim.runner.run", "kbsim.stats.summary", "kbsim.stats.intervals", "kbsim.stats.metrics")
+
+
+@functools.cache
+def _summary_code() -> str:
+    """A digest of the code and library versions that summarise runs: a changed summary
+    (in a checkout, without a new version number) is not taken for the stored one."""
+    import importlib
+
+    import numpy
+    import scipy
+
+    digest = hashlib.sha256(f"{__version__} {pd.__version__} {numpy.__version__} {scipy.__version__}".encode())
+    for name in _SUMMARY_CODE:
+        module = importlib.import_module(name)
+        digest.update(Path(module.__file__ or "").read_bytes() if module.__file__ else name.encode())
+    return digest.hexdigest()
+
+
+def _summary_inputs(plan: _Plan, checks: dict[str, RunCheck], computed: dict[str, str]) -> str:
+    """A digest of everything ``summary.csv`` and ``contrasts.csv`` are computed from: the
+    manifest (the config, its runs, this kbsim and results layout), the summarising code, and
+    the sha256 of each done run's ``metrics.parquet`` (verified on disk, or ``computed`` now)."""
+    manifest = {**plan.manifest, "config": {k: v for k, v in plan.manifest["config"].items() if k != "source"}}
+    metrics = []
+    for run in plan.runs:
+        sha = computed.get(run.run_id)
+        check = checks.get(run.run_id)
+        if sha is None and check is not None and check.done:
+            sha = ((check.marker or {}).get("files") or {}).get("metrics.parquet", {}).get("sha256")
+        metrics.append(sha)
+    payload = {"code": _summary_code(), "manifest": manifest, "metrics": metrics}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def _summarize(

@@ -46,6 +46,7 @@ import numpy as np
 from kbsim.store.analyzer import ASCII, Analyzer
 from kbsim.store.bm25 import term_weight
 from kbsim.store.bulk import stable_argsort, token_blocks
+from kbsim.store.vocabulary import PackedVocabulary, VocabularyTermIds, VocabularyTerms
 from kbsim.store.written import content_text
 
 #: A query term with more live postings than this has its postings probed for the
@@ -160,8 +161,9 @@ class ArenaIndex:
         self._fwd_dead = 0
         # terms, by a dense number: each one's block (start, capacity, cells used), its live
         # postings, and its last cell in the log (-1: none)
-        self._term_id: dict[str, int] = {}
-        self._terms: list[str] = []
+        # (a first fill from a packed vocabulary: a table over its words, no string a term)
+        self._term_id: dict[str, int] | VocabularyTermIds = {}
+        self._terms: list[str] | VocabularyTerms = []
         self._start = np.zeros(0, dtype=np.int64)
         self._cap = np.zeros(0, dtype=np.int32)
         self._used = np.zeros(0, dtype=np.int32)
@@ -325,7 +327,7 @@ class ArenaIndex:
 
     def _new_term(self, term: str) -> int:
         if not self._own_terms:
-            self._term_id, self._terms = dict(self._term_id), list(self._terms)
+            self._term_id, self._terms = self._term_id.copy(), self._terms.copy()
             self._own_terms = True
         tid = len(self._terms)
         self._term_id[term] = tid
@@ -609,11 +611,17 @@ class ArenaIndex:
             raise ValueError("fill(): a document id repeats")
         # the same string at two indices is one term: number the distinct strings (the
         # padding of ragged rows gets one more number, a token no document has)
-        number: dict[str, int] = {}
-        canonical = np.fromiter(
-            (number.setdefault(word, len(number)) for word in vocabulary), dtype=np.int64, count=len(vocabulary)
-        )
-        distinct = len(number)
+        terms: list[str] | tuple[VocabularyTermIds, VocabularyTerms]
+        if type(vocabulary) is PackedVocabulary:  # numbered alike, with no string a word
+            numbers, firsts = vocabulary.first_numbers()
+            terms = (VocabularyTermIds(vocabulary, numbers), VocabularyTerms(vocabulary, firsts))
+            canonical, distinct = numbers.astype(np.int64), firsts.size
+        else:
+            number: dict[str, int] = {}
+            canonical = np.fromiter(
+                (number.setdefault(word, len(number)) for word in vocabulary), dtype=np.int64, count=len(vocabulary)
+            )
+            terms, distinct = list(number), len(number)
         canonical = np.append(canonical, distinct)
 
         def entries():
@@ -627,7 +635,7 @@ class ArenaIndex:
             bound = content_words.size + title_words.size
         else:
             bound = sum(map(len, content_words)) + sum(map(len, title_words))
-        self._fill_entries(doc_ids, slot_of, list(number), entries(), bound)
+        self._fill_entries(doc_ids, slot_of, terms, entries(), bound)
         # each vocabulary word's term number, for add_words: every distinct word is a term
         # (one no document has holds no postings, and searches skip it as the plain path does)
         self._vocabulary, self._vocabulary_terms = vocabulary, canonical[:-1].astype(np.int32)
@@ -669,8 +677,8 @@ class ArenaIndex:
     def _fill_entries(self, doc_ids, slot_of, terms, entries, bound: int) -> None:
         """The state of an index of ``doc_ids`` whose (document, term, count) entries come in
         ``entries``, blocks of three int32 arrays (documents in order, each one's terms
-        distinct; terms numbered as in ``terms``, the index's terms in order), at most
-        ``bound`` of them in all.
+        distinct; terms numbered as in ``terms``, the index's terms in order, or a term
+        table and its terms' list made already), at most ``bound`` of them in all.
 
         The entries are written straight into the forward cells (each document's terms and
         counts), then laid out into the terms' blocks a block of documents at a time, so no
@@ -692,7 +700,11 @@ class ArenaIndex:
                 doc_len[first:last] += np.bincount(doc - first, weights=tf, minlength=last - first)
             end += k
         fwd_term, fwd_tf = fwd_term[:end], fwd_tf[:end]
-        df = np.bincount(fwd_term, minlength=len(terms)).astype(np.int32)
+        if isinstance(terms, list):
+            self._term_id, self._terms = {term: tid for tid, term in enumerate(terms)}, list(terms)
+        else:
+            self._term_id, self._terms = terms
+        df = np.bincount(fwd_term, minlength=len(self._terms)).astype(np.int32)
         cap = _room(df)
         start = np.cumsum(cap) - cap
         cell_end = int(cap.sum(dtype=np.int64))
@@ -731,8 +743,6 @@ class ArenaIndex:
         self._fwd_term, self._fwd_tf = fwd_term, fwd_tf
         self._fwd_end = end
         self._fwd_dead = 0
-        self._term_id = {term: tid for tid, term in enumerate(terms)}
-        self._terms = list(terms)
         self._start, self._cap, self._used, self._df = start, cap, df.copy(), df
         self._log_head = np.full(df.size, -1, dtype=np.int32)
         self._base_start = np.zeros(df.size, dtype=np.int64)

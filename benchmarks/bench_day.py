@@ -599,8 +599,8 @@ time per event at most {EVENT_RATIO}x the 1x's (**{"met" if event_ratio <= EVENT
 At 1,000,000 articles (10x the 250x day's articles, saves and questions),
 projected from the last two scales (per-event time growing as it did between them, per decade of
 scale; memory growing linearly with the articles): about {proj_s:.0f} s and {proj_mib / 1024:.1f} GiB,
-{"within" if proj_mib <= MILLION_MIB else "beyond"} {MILLION_MIB / 1024:g} GiB; a projection, not a run (section "1,000,000
-articles" has a run to hold it to).
+{"within" if proj_mib <= MILLION_MIB else "beyond"} {MILLION_MIB / 1024:g} GiB; a projection, not a run
+(section "1,000,000 articles" has a run to hold it to).
 """,
     )
 

@@ -1,19 +1,20 @@
 """One simulated day against a bare SimPy floor, the straightforward design and earlier code, and at scale.
 
 Usage: python benchmarks/bench_day.py [--runs 20] [--scales 1,10,50,250] [--straightforward-runs 5]
-       [--sections day,parts,straightforward,baseline,scale,parts-scale,million] [--parts-scale 250]
-       [--baseline REV] [--baseline-rounds 6]
+       [--sections day,parts,straightforward,baseline,main,scale,parts-scale,million] [--parts-scale 250]
+       [--baseline REV] [--main REV] [--baseline-rounds 6]
 
 Writes the "One day", "Where a day's time goes", "Against the straightforward design",
-"Against the code before the arena index", "Scale" and "Where the 250x day's time goes"
-sections of benchmarks/RESULTS.md (``--sections``: only those named), and "1,000,000
-articles" when ``million`` is named.
+"Against the code before the arena index", "Against main before issue 41", "Scale" and
+"Where the 250x day's time goes" sections of benchmarks/RESULTS.md (``--sections``: only
+those named), and "1,000,000 articles" when ``million`` is named.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import math
 import os
@@ -252,7 +253,8 @@ def main() -> None:
     )
     parser.add_argument("--parts-scale", type=int, default=250, help="the scale whose parts 'parts-scale' times")
     parser.add_argument("--baseline", default=BASELINE, help="the git revision 'baseline' compares the 1x day with")
-    parser.add_argument("--baseline-rounds", type=int, default=6, help="interleaved rounds of 'baseline'")
+    parser.add_argument("--main", default=MAIN_BEFORE, help="the git revision 'main' compares the 1x day with")
+    parser.add_argument("--baseline-rounds", type=int, default=6, help="interleaved rounds of 'baseline' and 'main'")
     parser.add_argument("--one-scale", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.runs < 1 or args.scale_runs < 1 or args.straightforward_runs < 1 or args.parts_scale < 1:
@@ -273,6 +275,8 @@ def main() -> None:
         against_straightforward(args.straightforward_runs)
     if "baseline" in sections:
         against_baseline(args.baseline, args.baseline_rounds)
+    if "main" in sections:
+        against_baseline(args.main, args.baseline_rounds, **AGAINST_MAIN)
     if "scale" in sections:
         at_scale(args.scales, args.scale_runs, command)
     if "million" in sections:
@@ -281,22 +285,26 @@ def main() -> None:
         where_time_goes_at_scale(args.parts_scale)
 
 
-SECTIONS = ("day", "parts", "straightforward", "baseline", "scale", "parts-scale")
+SECTIONS = ("day", "parts", "straightforward", "baseline", "main", "scale", "parts-scale")
 #: Sections run only when named: "million" is a 1,000,000-article day (about 10 minutes and
 #: several GiB on the machine of benchmarks/RESULTS.md).
 EXTRA_SECTIONS = ("million",)
 #: The scale of a 1,000,000-article day.
 MILLION_SCALE = 2500
-#: The targets of issue 28 (2 cores): the 250x day, its build included, in at most this many
-#: seconds; its time per event at most this many times the 1x day's; a 1,000,000-article day
-#: in at most this many MiB of peak RSS (issue 41's 4 GiB; issue 28's was 5 GiB); and the aim for
-#: one day against the straightforward design.
+#: The targets of issues 28 and 41 (2 cores): the 250x day, its build included, in at most this
+#: many seconds; its time per event at most this many times the 1x day's; a 1,000,000-article
+#: day in at most this many MiB of peak RSS (issue 41's 4 GiB; issue 28's was 5 GiB); and the aim
+#: for one day against the straightforward design.
 SCALE_SECONDS = 20.0
 EVENT_RATIO = 1.5
 MILLION_MIB = 4 * 1024
 AIM_STRAIGHTFORWARD = 20.0
 #: The code the 1x day must be no slower than: main before the arena index was ported onto it (issue 28).
 BASELINE = "a84c0d8"
+#: ...and main before the speed work of issue 41 (the day's per-term table and collector threshold).
+MAIN_BEFORE = "a0727be"
+#: How :func:`against_baseline` names and describes the comparison with :data:`MAIN_BEFORE`.
+AGAINST_MAIN = {"title": "Against main before issue 41", "described": "main before issue 41", "section": "main"}
 
 
 def against_straightforward(runs: int) -> None:
@@ -349,9 +357,11 @@ print(json.dumps(times))
 """
 
 
-def against_baseline(revision: str, rounds: int) -> None:
+def against_baseline(revision: str, rounds: int, title: str = "Against the code before the arena index",
+                     described: str = "main before issue 28", section: str = "baseline") -> None:
     """The reference days in this tree and in ``revision`` (extracted with ``git archive``),
-    each in processes of its own, alternating which goes first round by round."""
+    each in processes of its own, alternating which goes first round by round; written as
+    section ``title``, ``revision`` ``described`` so (``section``: its name in ``--sections``)."""
     import tempfile
 
     root = Path(__file__).resolve().parent.parent
@@ -372,13 +382,14 @@ def against_baseline(revision: str, rounds: int) -> None:
     ours_wall, ours_cpu = (statistics.median(x[i] for x in runs["this tree"]) for i in (0, 1))
     base_wall, base_cpu = (statistics.median(x[i] for x in runs[revision]) for i in (0, 1))
     wall_ratio, cpu_ratio = ours_wall / base_wall, ours_cpu / base_cpu
+    option = "--baseline" if section == "baseline" else f"--{section}"
     write_section(
-        "Against the code before the arena index",
-        f"""{machine_line()} Command: `python benchmarks/bench_day.py --sections baseline --baseline {revision} \
+        title,
+        f"""{machine_line()} Command: `python benchmarks/bench_day.py --sections {section} {option} {revision} \
 --baseline-rounds {rounds}`.
 
 The 10 reference days (as in "Against the straightforward design", starting knowledge bases built
-beforehand) in this tree and in commit {commit} (main before issue 28), each in fresh processes
+beforehand) in this tree and in commit {commit} ({described}), each in fresh processes
 ({rounds} rounds, each round one process of each tree, which one first alternating; 3 timings of the
 mean day a process). Medians of the {3 * rounds} timings of each; CPU time is the process's own, which
 other load on a shared machine disturbs less than wall time.
@@ -442,7 +453,7 @@ def where_time_goes_at_scale(scale: int) -> None:
     kbsim.sim.world.starting_knowledge_base(params.corpus, 1)
     build_s = time.process_time() - start
     totals: dict[str, float] = {}
-    with timed_parts(totals):
+    with timed_parts(totals), collector_time() as collected:
         day_s = seconds(run_day, params, 1)
     lines = ["| part | s | share of the day |", "| --- | ---: | ---: |"]
     built = "building the seed's starting KB (before the day; a fresh seed's day includes it)"
@@ -462,9 +473,35 @@ The reference day at {scale}x ({params.corpus.articles:,} articles, {params.ques
 
 {chr(10).join(lines)}
 
+Garbage collection, across the parts above: {collected["seconds"]:.1f} s of the day
+({collected["seconds"] / day_s:.0%}; {collected["collections"][2]} full collections of
+{sum(collected["collections"])}, the generation-2 threshold raised to {kbsim.sim.day.DAY_GC_THRESHOLD_2} while
+a day runs).
+
 {index_line(pass_s, index_s, "s", 1.0)}
 """,
     )
+
+
+@contextlib.contextmanager
+def collector_time():
+    """The CPU seconds the garbage collector takes inside the block, and its collections by
+    generation (``gc.callbacks``), in the dict it yields (filled on exit)."""
+    found: dict = {"seconds": 0.0, "collections": [0, 0, 0]}
+    started = [0.0]
+
+    def timed(phase: str, info: dict) -> None:
+        if phase == "start":
+            started[0] = time.process_time()
+        else:
+            found["seconds"] += time.process_time() - started[0]
+            found["collections"][info["generation"]] += 1
+
+    gc.callbacks.append(timed)
+    try:
+        yield found
+    finally:
+        gc.callbacks.remove(timed)
 
 
 def where_time_goes(command: str) -> None:

@@ -46,10 +46,20 @@ def test_the_day_benchmark_compares_with_a_revision_the_repository_has():
                              capture_output=True, text=True).stdout.strip()
     if shallow != "false":
         pytest.skip("not a full clone of the repository")
-    done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", f"{bench_day.BASELINE}^{{commit}}"],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert "baseline" in bench_day.SECTIONS and "million" in bench_day.EXTRA_SECTIONS
+    for revision in (bench_day.BASELINE, bench_day.MAIN_BEFORE):
+        done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", f"{revision}^{{commit}}"],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    assert {"baseline", "main"} <= set(bench_day.SECTIONS) and "million" in bench_day.EXTRA_SECTIONS
+
+
+def test_the_day_benchmark_times_the_collector_inside_its_block():
+    import gc
+
+    with bench_day.collector_time() as collected:
+        gc.collect()
+    gc.collect()  # outside the block: not counted
+    assert collected["collections"] == [0, 0, 1] and collected["seconds"] >= 0.0
 
 
 def test_the_memory_benchmark_samples_the_resident_set_where_kbsim_runs():

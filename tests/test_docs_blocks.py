@@ -107,6 +107,10 @@ CHEAP: dict[tuple[str, str], str] = {
     ("README.md", "kbsim trace export results/reference/runs/<run_id>"):
         "kbsim trace export results/reference/runs/{run_id}",
     ("README.md", "kbsim run sample_kb"): f"kbsim run sample_kb {SHORT}",
+    # the whole 200-day study again, under another check interval: its parsing is what the line shows
+    ("README.md", "kbsim run reference --set checks.interval_s=30min"):
+        f"kbsim run reference --set checks.interval_s=30min {SHORT}",
+    ("README.md", "kbsim run reference --seed 7 --quiet"): "kbsim run reference --seed 7 --quiet --set day_hours=1",
 }
 #: What the scratch folder holds before the first command: the files a page's commands name as yours.
 SETUP = {

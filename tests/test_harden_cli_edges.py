@@ -175,6 +175,47 @@ def mid_file_refusal(folder: Path, kind: str) -> Path:
     return path
 
 
+@pytest.mark.parametrize("kind", ["jsonl", "csv"])
+def test_a_corpus_refused_mid_file_closes_pyarrows_streaming_reader(tmp_path, monkeypatch, kind):
+    """The abort's cause, checked in one process: the streaming reader, refused mid-file with
+    its next block in flight, is closed before the error leaves the reader (it was abandoned).
+    The abort itself never came back here: 0 in 500 fresh runs of the code before the fix
+    (pyarrow 26.0.1), so this test, which failed before it, is what holds the fix."""
+    import pyarrow.csv as pa_csv
+    import pyarrow.json as pa_json
+
+    from kbsim.inputs.corpus import InputError, load_corpus
+
+    module, name = (pa_json, "open_json") if kind == "jsonl" else (pa_csv, "open_csv")
+    opened = getattr(module, name)
+    readers = []
+
+    class Watched:
+        """The reader, noting whether it was closed."""
+
+        def __init__(self, reader) -> None:
+            self.reader, self.closed = reader, False
+            readers.append(self)
+
+        def __iter__(self):
+            return iter(self.reader)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc) -> None:
+            self.close()
+
+        def close(self) -> None:
+            self.closed = True
+            self.reader.close()
+
+    monkeypatch.setattr(module, name, lambda *args, **kwargs: Watched(opened(*args, **kwargs)))
+    with pytest.raises(InputError, match="title"):
+        load_corpus(mid_file_refusal(tmp_path, kind))
+    assert len(readers) == 1 and readers[0].closed
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # a few minutes alone; far more on a loaded machine
 @pytest.mark.parametrize("kind", sorted(ABORT_RUNS))

@@ -77,6 +77,56 @@ def test_inflight_ids_are_keyed_as_the_sdk_keys_them():
     assert ids._held == {}
 
 
+def test_a_handled_request_holds_its_id_until_its_reply_is_stored_or_it_is_cancelled(monkeypatch):
+    """The server side of the hold (``InFlightIds.while_handled``): a handler that returns or
+    raises holds its id until the event store sees its reply (or a grace period ends with no
+    reply); a cancelled handler, which MCP never answers, lets go at once."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from kbsim.serve.events import CURRENT_SESSION, RecentEvents, SessionOf
+
+    async def scenario() -> None:
+        ids = InFlightIds()
+        events = RecentEvents(on_reply=ids.answered)
+        CURRENT_SESSION.set(SessionOf("s"))
+
+        async def returns(ctx):
+            assert ids.held("s", ids.keys(ctx.request_id))  # held while the handler runs
+            return {}
+
+        async def raises(ctx):
+            raise ValueError("answered with an error reply")
+
+        async def cancelled(ctx):
+            raise asyncio.CancelledError
+
+        from mcp.types import JSONRPCError, JSONRPCResponse
+        await ids.while_handled(SimpleNamespace(request_id=1), returns)
+        with pytest.raises(ValueError):
+            await ids.while_handled(SimpleNamespace(request_id="2"), raises)
+        with pytest.raises(asyncio.CancelledError):
+            await ids.while_handled(SimpleNamespace(request_id=3), cancelled)
+        assert ids.held("s", ids.keys(1)) and ids.held("s", ids.keys(2)) and not ids.held("s", ids.keys(3))
+        assert not ids.held("other", ids.keys(1))
+        await events.store_event("1", JSONRPCResponse(jsonrpc="2.0", id=1, result={}))
+        assert not ids.held("s", ids.keys(1)) and ids.held("s", ids.keys(2))
+        await events.store_event("2", JSONRPCError(jsonrpc="2.0", id="2", error={"code": -1, "message": "x"}))
+        assert ids._held == {} and ids._answering == {}
+        # a handler whose reply is never stored lets go after the grace period
+        await ids.while_handled(SimpleNamespace(request_id=4), returns)
+        assert ids.held("s", ids.keys(4))
+        monkeypatch.setattr(InFlightIds, "ANSWER_GRACE_S", 0.0)
+        await ids.while_handled(SimpleNamespace(request_id=5), returns)
+        assert not ids.held("s", ids.keys(5)) and ids.held("s", ids.keys(4))
+        # a request of no session (initialize) or a notification is not held
+        CURRENT_SESSION.set(SessionOf(None))
+        await ids.while_handled(SimpleNamespace(request_id=6), lambda ctx: asyncio.sleep(0))
+        assert not ids.held("s", ids.keys(6))
+
+    asyncio.run(scenario())
+
+
 def test_many_sessions_with_reused_ids_in_flight_each_get_their_own_reply_or_a_refusal(tmp_path):
     """Every request gets its own reply (its id, its article) or a 400 -32600 refusal naming its id."""
     rng = random.Random(40)
@@ -138,3 +188,67 @@ def test_an_id_named_like_the_sdks_get_stream_is_refused_while_the_stream_is_ope
             assert time.monotonic() < deadline, answered
             time.sleep(0.05)
         assert answered[0] == 200 and answered[1]["id"] == "_GET_stream"
+
+
+#: In the test below, how long the server takes over reading each of these articles.
+SLOW_READS_S = {"art-000003": 1.5, "art-000007": 2.5}
+
+
+def test_a_dropped_request_holds_its_id_until_its_tool_has_answered(tmp_path):
+    """A client that drops its POST while the tool still runs, and reuses the id, was given the
+    dropped call's late reply as the new call's answer (the SDK files replies under the id, and
+    kbsim let the id go when the POST ended). Now the id stays in flight until the tool has
+    answered: the second POST is refused, and once the first is answered the id is free again."""
+    import functools
+
+    import anyio
+
+    from kbsim.params import DayParams
+    from kbsim.serve.http import HttpAddress, run_http
+    from kbsim.serve.server import serve
+
+    stop, ready, seen = threading.Event(), threading.Event(), {}
+
+    async def slow_reads(ctx, call_next):
+        arguments = (ctx.params or {}).get("arguments") or {}
+        if ctx.method == "tools/call" and arguments.get("article_id") in SLOW_READS_S:
+            await anyio.sleep(SLOW_READS_S[arguments["article_id"]])
+        return await call_next(ctx)
+
+    def transport(server, on_session_closed, **_):
+        server.middleware.append(slow_reads)
+
+        def listening(endpoint: str) -> None:
+            seen["url"] = endpoint
+            ready.set()
+
+        run_http(server, HttpAddress("127.0.0.1", 0), on_listening=listening, stop=stop,
+                 on_session_closed=on_session_closed)
+
+    day = DayParams.model_validate({"corpus": {"articles": 30}})
+    thread = threading.Thread(target=functools.partial(serve, day, transport=transport), daemon=True)
+    thread.start()
+    try:
+        assert ready.wait(60), "the server did not start"
+        url = seen["url"]
+        with httpx2.Client(timeout=httpx2.Timeout(READ_TIMEOUT_S)) as http:
+            headers = open_session(http, url)
+            started = time.monotonic()
+            with http.stream("POST", url, json=read_article(9, "art-000003"), headers=headers) as dropped:
+                assert dropped.status_code == 200
+                time.sleep(0.3)  # the tool is running: drop the POST
+            dropped_at = time.monotonic() - started
+            status, reply = exchange(http, url, read_article(9, "art-000007"), headers)
+            assert dropped_at < SLOW_READS_S["art-000003"], "too late to show anything"
+            assert (status, reply["error"]["code"]) == (400, -32600), (status, reply)
+            assert "already in flight" in reply["error"]["message"]
+            deadline = time.monotonic() + 20  # once the dropped call has answered, 9 is free again
+            while (answered := exchange(http, url, read_article(9, "art-000007"), headers))[0] == 400:
+                assert time.monotonic() < deadline, answered
+                time.sleep(0.1)
+            status, reply = answered
+            assert status == 200 and reply["id"] == 9, answered
+            assert json.loads(reply["result"]["content"][0]["text"])["article_id"] == "art-000007", reply
+    finally:
+        stop.set()
+        thread.join(30)

@@ -78,3 +78,51 @@ def test_recent_events_keep_the_latest_and_replay_one_stream_in_order():
 
     asyncio.run(scenario())
     assert sent == [("4", "a2"), ("5", "a3")]
+
+
+def _replayed(http: httpx2.Client, url: str, session: dict[str, str], last_event_id: str) -> list[dict]:
+    """The data events a ``GET`` with ``Last-Event-ID`` is sent within a second (the stream stays
+    open for what comes next, so reading stops at the deadline)."""
+    import time
+
+    text, deadline = "", time.monotonic() + 1.0
+    try:
+        with http.stream("GET", url, headers={**session, "Accept": "text/event-stream",
+                                              "Last-Event-ID": last_event_id},
+                         timeout=httpx2.Timeout(10, read=1.0)) as replayed:
+            for chunk in replayed.iter_text():
+                text += chunk
+                if time.monotonic() > deadline:
+                    break
+    except httpx2.ReadTimeout:
+        pass
+    return [json.loads(event["data"]) for event in sse_events(text) if event.get("data")]
+
+
+def test_a_resumed_stream_is_sent_only_its_own_sessions_events(tmp_path):
+    """The SDK gives every session's transport one event store and names a request's stream by
+    its JSON-RPC id alone: session A, resuming its stream of id 2, was also sent session B's reply
+    to its own id 2 (another caller's answer, read as A's). Events are kept per session now, and
+    an event id of another session is unknown to A."""
+    with http_server(tmp_path / "stderr.log") as url, httpx2.Client(timeout=10) as http:
+        sessions, replies = [], []
+        for article in ("art-000005", "art-000006"):
+            opened = http.post(url, headers=MCP_HEADERS, json={
+                "jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": VERSION, "capabilities": {},
+                           "clientInfo": {"name": "t", "version": "1"}}})
+            session = {**MCP_HEADERS, "mcp-session-id": opened.headers["mcp-session-id"],
+                       "mcp-protocol-version": VERSION}
+            http.post(url, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+            answered = http.post(url, headers=session, json={
+                "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                    "name": "read_knowledge_article",
+                    "arguments": {"knowledge_base_id": "kb-1", "article_id": article}}})
+            sessions.append(session)
+            replies.append(sse_events(answered.text))
+        (a_priming, *a_rest), (b_priming, *b_rest) = replies
+        a_reply, b_reply = json.loads(a_rest[-1]["data"]), json.loads(b_rest[-1]["data"])
+        assert a_reply["result"] != b_reply["result"]
+        assert _replayed(http, url, sessions[0], a_priming["id"]) == [a_reply]
+        assert _replayed(http, url, sessions[0], b_priming["id"]) == []  # B's event: not A's to resume
+        assert _replayed(http, url, sessions[1], b_priming["id"]) == [b_reply]

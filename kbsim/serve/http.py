@@ -21,10 +21,12 @@ import ipaddress
 import logging
 import socket
 import threading
+import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from typing import Any
 
 from kbsim.serve.server import ServeConfigError
 
@@ -173,8 +175,16 @@ class InFlightIds:
     session (MCP forbids reusing an id, so no client that follows it is refused).
     """
 
+    #: How long a handled request's keys stay held for its reply to be stored (the reply is
+    #: stored at once; a request answered with nothing, such as one cancelled as it ended,
+    #: must not hold its id for ever).
+    ANSWER_GRACE_S = 5.0
+
     def __init__(self) -> None:
         self._held: dict[str, Counter] = {}
+        #: ``(session, str(id))`` of each handled request whose reply is not stored yet:
+        #: its keys, and when they are let go if no reply is stored
+        self._answering: dict[tuple[str, str], tuple[tuple[tuple[str, str | int], ...], float]] = {}
 
     @staticmethod
     def keys(request_id: str | int) -> tuple[tuple[str, str | int], ...]:
@@ -185,20 +195,69 @@ class InFlightIds:
 
     def held(self, session: str, keys: Iterable[tuple[str, str | int]]) -> bool:
         """Whether one of ``keys`` is held in ``session``."""
+        if self._answering:
+            now = time.monotonic()
+            for answering, (_, until) in list(self._answering.items()):
+                if until <= now:
+                    self._let_go(answering)
         held = self._held.get(session)
         return held is not None and any(held[key] for key in keys)
+
+    def _add(self, session: str, keys: tuple[tuple[str, str | int], ...]) -> None:
+        self._held.setdefault(session, Counter()).update(keys)
+
+    def _release(self, session: str, keys: tuple[tuple[str, str | int], ...]) -> None:
+        held = self._held[session]
+        held.subtract(keys)
+        if not +held:
+            del self._held[session]
+
+    def _let_go(self, answering: tuple[str, str]) -> None:
+        keys, _ = self._answering.pop(answering)
+        self._release(answering[0], keys)
+
+    async def while_handled(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+        """A server middleware (``Server.middleware``, outermost): hold a request's keys in its
+        session while its handler runs, and after, until its reply is stored (:meth:`answered`).
+
+        The POST that carried a request may end first, when its client drops it; the SDK then
+        forgets the POST's reply channel, but its handler still runs, and its late reply would
+        go to whichever POST of that session next takes the same id.
+        """
+        from kbsim.serve.events import CURRENT_SESSION
+
+        of = CURRENT_SESSION.get()
+        if ctx.request_id is None or of is None or of.id is None:
+            return await call_next(ctx)
+        session, keys = of.id, self.keys(ctx.request_id)
+        self._add(session, keys)
+        try:
+            result = await call_next(ctx)
+        except Exception:  # answered with an error reply: held until it is stored
+            self._answering[(session, str(ctx.request_id))] = (keys, time.monotonic() + self.ANSWER_GRACE_S)
+            raise
+        except BaseException:  # cancelled: never answered (MCP), so let go now
+            self._release(session, keys)
+            raise
+        self._answering[(session, str(ctx.request_id))] = (keys, time.monotonic() + self.ANSWER_GRACE_S)
+        return result
+
+    def answered(self, session: str | None, request_id: str | int) -> None:
+        """The reply to ``request_id`` in ``session`` was stored: its keys are let go.
+
+        Called by the event store (:class:`kbsim.serve.events.RecentEvents`), which the SDK
+        calls just before it looks up the reply's channel, with no other task run between."""
+        if session is not None and (session, str(request_id)) in self._answering:
+            self._let_go((session, str(request_id)))
 
     @contextmanager
     def holding(self, session: str, keys: tuple[tuple[str, str | int], ...]) -> Iterator[None]:
         """Hold ``keys`` in ``session`` for the ``with`` block (a key may be held more than once)."""
-        self._held.setdefault(session, Counter()).update(keys)
+        self._add(session, keys)
         try:
             yield
         finally:
-            held = self._held[session]
-            held.subtract(keys)
-            if not +held:
-                del self._held[session]
+            self._release(session, keys)
 
 
 def _request_id(body: bytes) -> str | int | None:
@@ -207,6 +266,23 @@ def _request_id(body: bytes) -> str | int | None:
 
     message = types.jsonrpc_message_adapter.validate_json(body, by_name=False)
     return message.id if isinstance(message, types.JSONRPCRequest) else None
+
+
+def _naming_session(of, send):
+    """``send``, noting in ``of`` (a :class:`kbsim.serve.events.SessionOf`) the session the SDK
+    names in its answer's headers."""
+    from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
+
+    header = MCP_SESSION_ID_HEADER.encode("latin-1")
+
+    async def naming(message) -> None:
+        if message["type"] == "http.response.start" and of.id is None:
+            for name, value in message.get("headers", ()):
+                if name.lower() == header:
+                    of.id = value.decode("latin-1")
+        await send(message)
+
+    return naming
 
 
 def _in_flight_error(request_id: str | int):
@@ -234,13 +310,14 @@ class AnsweredBodies:
     ``limit`` bytes is passed on unread, for the SDK's 413.
     """
 
-    def __init__(self, app, security, limit: int, on_session_closed: Callable[[str], object] | None = None) -> None:
+    def __init__(self, app, security, limit: int, on_session_closed: Callable[[str], object] | None = None,
+                 in_flight: InFlightIds | None = None) -> None:
         from mcp.server.transport_security import TransportSecurityMiddleware
 
         self.app = app
         self.security = TransportSecurityMiddleware(security)
         self.limit = limit
-        self.in_flight = InFlightIds()
+        self.in_flight = InFlightIds() if in_flight is None else in_flight
         self.on_session_closed = on_session_closed
 
     async def __call__(self, scope, receive, send) -> None:
@@ -252,7 +329,22 @@ class AnsweredBodies:
         from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
         from starlette.requests import Request
 
+        from kbsim.serve.events import CURRENT_SESSION, SessionOf
+
         session = Request(scope).headers.get(MCP_SESSION_ID_HEADER)
+        # whose events the SDK stores while serving this request (kbsim.serve.events): an
+        # initialize request's session is named in its answer, and the SDK's router for that
+        # session, started while it is served, keeps this SessionOf
+        of = SessionOf(session)
+        if session is None:
+            send = _naming_session(of, send)
+        token = CURRENT_SESSION.set(of)
+        try:
+            await self._with_session(scope, receive, send, session)
+        finally:
+            CURRENT_SESSION.reset(token)
+
+    async def _with_session(self, scope, receive, send, session: str | None) -> None:
         if session is None or self.on_session_closed is None:
             await self._answer(scope, receive, send, session)
             return
@@ -351,10 +443,15 @@ def run_http(server, address: HttpAddress, *, allow_hosts: Iterable[str] = (), a
 
     from kbsim.serve.events import RecentEvents
 
+    # a request's id stays in flight from its POST until its reply is stored, however soon
+    # the POST ends: the handler holds it (outermost middleware), the event store lets it go
+    in_flight = InFlightIds()
+    server.middleware.insert(0, in_flight.while_handled)
     app = AnsweredBodies(server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security,
-                                                    host=address.host, event_store=RecentEvents(),
+                                                    host=address.host,
+                                                    event_store=RecentEvents(on_reply=in_flight.answered),
                                                     retry_interval=RETRY_MS),
-                         security, DEFAULT_MAX_REQUEST_BODY_SIZE, on_session_closed)
+                         security, DEFAULT_MAX_REQUEST_BODY_SIZE, on_session_closed, in_flight)
     config = uvicorn.Config(
         app,
         log_config=None,  # kbsim's logging (stderr) as configured by the caller

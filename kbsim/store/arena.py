@@ -75,12 +75,32 @@ _QUERY_TERMS_KEPT = 100_000
 #: The arena is laid out afresh only past this many cells (smaller ones cost nothing to keep).
 _COMPACT_MIN = 1 << 12
 
-#: The arrays of the arena's cells, of the log's, of the terms' blocks and counts, and of
-#: the forward cells, by name (one 1-D array each: numpy gathers rows of a 2-D array slowly).
+#: The arrays of the arena's cells, of the log's and of the forward cells, by name (one 1-D
+#: array each: numpy gathers rows of a 2-D array slowly).
 _CELL_ARRAYS = ("_cell_slot", "_cell_tf", "_cell_stamp")
 _BASE_ARRAYS = ("_base_slot", "_base_tf", "_base_stamp")
 _LOG_ARRAYS = ("_log_term", "_log_slot", "_log_tf", "_log_stamp", "_log_prev")
-_TERM_ARRAYS = ("_start", "_cap", "_used", "_df", "_log_head", "_base_start", "_base_used", "_base_live")
+#: Each term's record in an index's own table (:attr:`ArenaIndex._term`): its block in the
+#: arena (start, capacity, cells used), its live postings, its last cell in the log (-1:
+#: none), and how many of its cells in the base are live. 32 bytes, two records to a cache
+#: line: a save or a search reads a term's fields from one line, where eight arrays of one
+#: field each cost a cache miss a field (at 100,000 articles the terms' arrays are far
+#: larger than the caches, and most of a save's and a search's terms are a miss).
+_TERM = np.dtype(
+    [("start", np.int64), ("cap", np.int32), ("used", np.int32), ("df", np.int32), ("log_head", np.int32),
+     ("base_live", np.int32)],
+    align=True,
+)
+#: Each term's run of cells in the base (:attr:`ArenaIndex._base_term`): its start and its
+#: cells. A table of its own, as the base's cells are: never written again, so shared with copies.
+_BASE_TERM = np.dtype([("start", np.int64), ("used", np.int32)], align=True)
+#: Bytes in a cache line (x86-64's and most ARM cores').
+_CACHE_LINE = 64
+#: The attributes that are views of one field of a table, by table: each table's fields read
+#: and written as the arrays they were before (vectorised), the table kept one record a term.
+_TERM_VIEWS = {"_start": "start", "_cap": "cap", "_used": "used", "_df": "df", "_log_head": "log_head",
+               "_base_live": "base_live"}
+_BASE_TERM_VIEWS = {"_base_start": "start", "_base_used": "used"}
 
 
 def _room(live: np.ndarray) -> np.ndarray:
@@ -119,6 +139,18 @@ def _narrowest(values: np.ndarray) -> np.dtype:
     return np.dtype(np.uint8 if top <= 0xFF else np.uint16 if top <= 0xFFFF else np.int32)
 
 
+def _term_table(size: int, like: np.ndarray | None = None) -> np.ndarray:
+    """A table of ``size`` :data:`_TERM` records, zeros (pages mapped only once written), or
+    holding ``like``'s records first, its first record at the start of a cache line (numpy
+    aligns an array to 16 bytes: a 32-byte record would straddle two lines)."""
+    raw = np.zeros(size * _TERM.itemsize + _CACHE_LINE, dtype=np.uint8)
+    skip = -raw.ctypes.data % _CACHE_LINE
+    table = raw[skip : skip + size * _TERM.itemsize].view(_TERM)
+    if like is not None:
+        table[: like.size] = like
+    return table
+
+
 def _group_starts(keys: np.ndarray) -> np.ndarray:
     """For sorted ``keys``: True where a run of equal keys starts."""
     first = np.empty(keys.size, dtype=bool)
@@ -138,6 +170,16 @@ class ArenaIndex:
         analyzer: how text becomes terms (default :data:`~kbsim.store.analyzer.ASCII`);
             documents and queries go through the same one.
     """
+
+    # the fields of the terms' tables, each seen as an array (views: _set_terms, _set_base_terms)
+    _start: np.ndarray
+    _cap: np.ndarray
+    _used: np.ndarray
+    _df: np.ndarray
+    _log_head: np.ndarray
+    _base_live: np.ndarray
+    _base_start: np.ndarray
+    _base_used: np.ndarray
 
     def __init__(self, k1: float = 1.2, b: float = 0.75, title_weight: int = 3, *,
                  analyzer: Analyzer = ASCII) -> None:
@@ -166,16 +208,12 @@ class ArenaIndex:
         self._fwd_tf = np.zeros(0, dtype=np.int32)
         self._fwd_end = 0
         self._fwd_dead = 0
-        # terms, by a dense number: each one's block (start, capacity, cells used), its live
-        # postings, and its last cell in the log (-1: none)
+        # terms, by a dense number: each one's record (_TERM), its fields also seen as arrays
+        # (_start, _cap, _used, _df, _log_head, _base_live: views of the table, _set_terms)
         # (a first fill from a packed vocabulary: a table over its words, no string a term)
         self._term_id: dict[str, int] | VocabularyTermIds = {}
         self._terms: list[str] | VocabularyTerms = []
-        self._start = np.zeros(0, dtype=np.int64)
-        self._cap = np.zeros(0, dtype=np.int32)
-        self._used = np.zeros(0, dtype=np.int32)
-        self._df = np.zeros(0, dtype=np.int32)
-        self._log_head = np.zeros(0, dtype=np.int32)
+        self._set_terms(_term_table(0))
         # the arena: (slot, count, stamp) of each cell
         self._cell_slot = np.zeros(0, dtype=np.int32)
         self._cell_tf = np.zeros(0, dtype=np.int32)
@@ -189,9 +227,7 @@ class ArenaIndex:
         self._base_slot = np.zeros(0, dtype=np.int32)
         self._base_tf = np.zeros(0, dtype=np.int32)
         self._base_stamp = np.zeros(0, dtype=np.int32)
-        self._base_start = np.zeros(0, dtype=np.int64)
-        self._base_used = np.zeros(0, dtype=np.int32)
-        self._base_live = np.zeros(0, dtype=np.int32)
+        self._set_base_terms(np.zeros(0, dtype=_BASE_TERM))  # _base_start, _base_used: its views
         self._in_base = np.zeros(0, dtype=bool)
         self._base_cells = 0  # the cells of the terms' runs in the base
         self._base_dead = 0  # how many of them are stale
@@ -222,6 +258,18 @@ class ArenaIndex:
 
     def __len__(self) -> int:
         return self._n_docs
+
+    def _set_terms(self, table: np.ndarray) -> None:
+        """``table`` (of :data:`_TERM` records) as the terms' table, and its fields' views."""
+        self._term = table
+        for name, field in _TERM_VIEWS.items():
+            setattr(self, name, table[field])
+
+    def _set_base_terms(self, table: np.ndarray) -> None:
+        """``table`` (of :data:`_BASE_TERM` records) as the terms' runs in the base, and its views."""
+        self._base_term = table
+        for name, field in _BASE_TERM_VIEWS.items():
+            setattr(self, name, table[field])
 
     def __contains__(self, doc_id: str) -> bool:
         slot = self._slot_of.get(doc_id)
@@ -339,8 +387,12 @@ class ArenaIndex:
         tid = len(self._terms)
         self._term_id[term] = tid
         self._terms.append(term)
-        for name in _TERM_ARRAYS:
-            setattr(self, name, _grown(getattr(self, name), tid + 1, fill=-1 if name == "_log_head" else 0))
+        if tid >= self._term.size:
+            size = max(tid + 1, 2 * self._term.size, 16)
+            table = _term_table(size, self._term)
+            table["log_head"][self._term.size :] = -1
+            self._set_terms(table)
+            self._set_base_terms(_spare(self._base_term, self._base_term.size, size))
         return tid
 
     def _unindex(self, slot: int) -> None:
@@ -353,6 +405,9 @@ class ArenaIndex:
             terms = self._fwd_term[start - base : start - base + n]
         else:
             terms = self._fwd_base_term[start : start + n]
+        # numpy indexes with intp: int32 indices are converted at each use (twice in each
+        # ``-=``), which took as long as the writes (250x: 55 µs a save for these two, 25 µs cast once)
+        terms = terms.astype(np.intp)
         self._df[terms] -= 1
         # (the stamps and the lengths as lists mirror their arrays: read from the lists)
         stamp = self._stamps[slot] + 1
@@ -493,9 +548,10 @@ class ArenaIndex:
         """Let go of the base (its cells are all stale, or laid out into the arena)."""
         for name in _BASE_ARRAYS:
             setattr(self, name, np.zeros(0, dtype=np.int32))
-        # new arrays, not these zeroed: copies may share them
-        for name in ("_base_start", "_base_used", "_base_live", "_in_base"):
-            setattr(self, name, np.zeros_like(getattr(self, name)))
+        # new arrays, not these zeroed: copies may share them (the terms' table is this index's own)
+        self._set_base_terms(np.zeros_like(self._base_term))
+        self._in_base = np.zeros_like(self._in_base)
+        self._base_live[:] = 0
         self._base_cells = self._base_dead = 0
 
     def _laid_out(self, with_base: bool):
@@ -750,11 +806,10 @@ class ArenaIndex:
         self._fwd_term, self._fwd_tf = fwd_term, fwd_tf
         self._fwd_end = end
         self._fwd_dead = 0
-        self._start, self._cap, self._used, self._df = start, cap, df.copy(), df
-        self._log_head = np.full(df.size, -1, dtype=np.int32)
-        self._base_start = np.zeros(df.size, dtype=np.int64)
-        self._base_used = np.zeros(df.size, dtype=np.int32)
-        self._base_live = np.zeros(df.size, dtype=np.int32)
+        table = _term_table(df.size)
+        table["start"], table["cap"], table["used"], table["df"], table["log_head"] = start, cap, df, df, -1
+        self._set_terms(table)
+        self._set_base_terms(np.zeros(df.size, dtype=_BASE_TERM))
         self._in_base = np.zeros(n, dtype=bool)
         self._cell_slot, self._cell_tf = cell_slot, cell_tf
         self._cell_stamp = np.zeros(cell_slot.size, dtype=np.int32)
@@ -1137,18 +1192,22 @@ class ArenaIndex:
         twin = ArenaIndex(self.k1, self.b, self.title_weight, analyzer=self.analyzer)
         own = self._fwd_end - self._fwd_base
         roomy = {"_fwd_term": own, "_fwd_tf": own}
-        # never written again (the base's, and each term's place in it), so shared; an empty
-        # arena's blocks are all zeros, made afresh (pages mapped only once written)
-        shared = {"_fwd_base_term", "_fwd_base_tf", *_BASE_ARRAYS, "_base_start", "_base_used"}
-        zeros = {"_start", "_cap", "_used"} if not self._cell_end else set()
+        # never written again (the base's, and each term's place in it), so shared; the
+        # tables' views are made anew from the tables
+        shared = {"_fwd_base_term", "_fwd_base_tf", *_BASE_ARRAYS, "_base_term"}
+        views = {*_TERM_VIEWS, *_BASE_TERM_VIEWS}
         for name, value in vars(self).items():
             if name in roomy:
                 value = _spare(value, roomy[name], max(2 * roomy[name], 1024))
-            elif name in zeros:
-                value = np.zeros_like(value)
+            elif name in views:
+                continue
+            elif name == "_term":
+                value = _term_table(value.size, value)
             elif isinstance(value, np.ndarray) and name not in shared:
                 value = value.copy()
             setattr(twin, name, value)
+        twin._set_terms(twin._term)
+        twin._set_base_terms(twin._base_term)
         twin._stamps, twin._lengths = list(self._stamps), list(self._lengths)
         twin._query_terms = {}
         self._own_docs = self._own_terms = False
@@ -1158,17 +1217,19 @@ class ArenaIndex:
     def _make_base(self) -> None:
         """This index's arena as its base (never written again), and an empty arena. The
         base holds each term's cells and no room after them (:meth:`_trimmed`)."""
-        (self._base_slot, self._base_tf, self._base_stamp), self._base_start = self._trimmed()
-        self._base_used = self._used.copy()
-        self._base_live = self._df.copy()
+        (self._base_slot, self._base_tf, self._base_stamp), base_start = self._trimmed()
+        base = np.zeros(self._term.size, dtype=_BASE_TERM)
+        base["start"], base["used"] = base_start, self._used
+        self._base_live[:] = self._df
         self._in_base = self._fwd_len >= 0
         # after a merge every live cell is in a block: the rest of the blocks' cells are stale
         self._base_cells = int(self._used.sum(dtype=np.int64))
         self._base_dead = self._base_cells - int(self._df.sum(dtype=np.int64))
+        self._set_base_terms(base)
         for name in _CELL_ARRAYS:
             setattr(self, name, np.zeros(0, dtype=np.int32))
         for name in ("_start", "_cap", "_used"):
-            setattr(self, name, np.zeros_like(getattr(self, name)))
+            getattr(self, name)[:] = 0
         self._cell_end = self._cell_dead = 0
 
     def _trimmed(self) -> tuple[list[np.ndarray], np.ndarray]:

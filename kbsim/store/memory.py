@@ -562,7 +562,11 @@ class MemoryStore(Subscribable):
         kb_id = kb.kb_id
         counts, hits = kb.index.search_many_flat(queries, limit)
         articles = kb.articles
-        size_of = {article_id: articles[article_id].hit_size(kb_id) for article_id in set(hits)}
+        size_of = {}
+        for article_id in set(hits):  # a size already counted read as it is: no call (0.5 µs a hit)
+            article = articles[article_id]
+            size = article.hit_json_len
+            size_of[article_id] = article.hit_size(kb_id) if size is None else size
         n = np.array(counts, dtype=np.int64)
         query_of = np.repeat(np.arange(n.size), n)
         hit_sizes = np.fromiter(map(size_of.__getitem__, hits), dtype=np.float64, count=len(hits))

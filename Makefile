@@ -66,6 +66,8 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_index_memory.py
 	$(PY) benchmarks/bench_template_memory.py
 	$(PY) benchmarks/bench_day_memory.py
+	$(PY) benchmarks/bench_day.py --sections million
+	$(PY) benchmarks/bench_day_memory.py --scale 2500
 	$(PY) benchmarks/bench_figures.py
 	$(PY) benchmarks/bench_fit.py
 

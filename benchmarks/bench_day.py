@@ -293,11 +293,11 @@ EXTRA_SECTIONS = ("million",)
 MILLION_SCALE = 2500
 #: The targets of issues 28 and 41 (2 cores): the 250x day, its build included, in at most this
 #: many seconds; its time per event at most this many times the 1x day's; a 1,000,000-article
-#: day in at most this many MiB of peak RSS (issue 28's); and the aim for one day against the
-#: straightforward design.
+#: day in at most this many MiB of peak RSS (issue 41's 4 GiB; issue 28's was 5 GiB); and the aim
+#: for one day against the straightforward design.
 SCALE_SECONDS = 20.0
 EVENT_RATIO = 1.5
-MILLION_MIB = 5 * 1024
+MILLION_MIB = 4 * 1024
 AIM_STRAIGHTFORWARD = 20.0
 #: The code the 1x day must be no slower than: main before the arena index was ported onto it (issue 28).
 BASELINE = "a84c0d8"
@@ -601,7 +601,8 @@ knowledge base), against the 1x day measured the same way ({base["runs"]} runs).
 
 {chr(10).join([SCALE_HEADER, *(scale_line(row, base) for row in rows)])}
 
-Target: peak RSS at most 5 GiB, time reported: **{"met" if big["peak_rss_mib"] <= MILLION_MIB else "not met"}**
+Target (issue 41): peak RSS at most {MILLION_MIB / 1024:g} GiB, time reported:
+**{"met" if big["peak_rss_mib"] <= MILLION_MIB else "not met"}**
 ({big["peak_rss_mib"] / 1024:.2f} GiB, {big["seconds"]:.0f} s).
 """,
     )
@@ -635,8 +636,8 @@ time per event at most {EVENT_RATIO}x the 1x's (**{"met" if event_ratio <= EVENT
 At 1,000,000 articles (10x the 250x day's articles, saves and questions),
 projected from the last two scales (per-event time growing as it did between them, per decade of
 scale; memory growing linearly with the articles): about {proj_s:.0f} s and {proj_mib / 1024:.1f} GiB,
-{"within" if proj_mib <= MILLION_MIB else "beyond"} 5 GiB; a projection, not a run (section "1,000,000
-articles" has a run to hold it to).
+{"within" if proj_mib <= MILLION_MIB else "beyond"} {MILLION_MIB / 1024:g} GiB; a projection, not a run
+(section "1,000,000 articles" has a run to hold it to).
 """,
     )
 

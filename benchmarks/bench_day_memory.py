@@ -9,7 +9,7 @@ process's resident set (``/proc/self/statm``) every 20 ms with the kbsim functio
 thread's stack, so the peak is placed in the code that made it; the stages are marked where the
 day calls them (the build, the day's copy of the starting knowledge base, the tables).
 
-Why it exists: issue 28's target for the 1,000,000-article day is its peak RSS (at most 5 GiB).
+Why it exists: the 1,000,000-article day's peak RSS has a target (at most 4 GiB, issue 41; 5 GiB in issue 28).
 That day takes about ten minutes and 8 GB; this breaks a day ten times smaller into the same
 stages, which grow with the articles, saves and questions alike.
 """

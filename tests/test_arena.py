@@ -423,6 +423,35 @@ def test_the_shared_cells_are_the_blocks_used_cells_and_no_room(seed, block_toke
         assert_same(twin, plain_then, queries)
 
 
+@pytest.mark.parametrize(("repeats", "dtype"), [(5, np.uint8), (300, np.uint16), (70_000, np.int32)])
+def test_the_shared_counts_are_as_narrow_as_they_fit_and_rank_alike(repeats, dtype):
+    """The counts a copy shares (the cells' and the forward cells') are held in the narrowest
+    of uint8, uint16 and int32 their largest fits (a word ``repeats`` times in one document);
+    the template, its copy and the copy saved into rank as plain indexes, terms and counts alike."""
+    rng = random.Random(repeats)
+    docs = [(f"art-{i:06d}", " ".join(rng.sample(WORDS, 3)), text(rng, rng.randint(0, 30))) for i in range(60)]
+    docs[7] = ("art-000007", "Many words", " ".join([WORDS[0]] * repeats + [WORDS[1]]))
+    titles = [title for _, title, _ in docs]
+    queries = [*random_queries(rng, titles, 20), WORDS[0], f"{WORDS[0]} {WORDS[1]}"]
+    template = ArenaIndex()
+    template.fill_texts(docs)
+    twin = template.copy()
+    assert twin._base_tf.dtype == dtype and twin._fwd_base_tf.dtype == dtype
+    assert np.shares_memory(twin._base_tf, template._base_tf)
+    plain = plain_of(docs)
+    assert_same(template, plain, queries)
+    assert_same(twin, plain, queries)
+    assert_same_terms(twin, plain)
+    plain_twin = plain.copy()
+    for _ in range(40):
+        change = (rng.choice(docs)[0], rng.choice(titles), " ".join([WORDS[0]] * rng.choice([1, min(repeats, 300)])))
+        twin.add(*change)
+        plain_twin.add(*change)
+    assert_same(twin, plain_twin, queries)
+    assert_same_terms(twin, plain_twin)
+    assert_same(template, plain, queries)
+
+
 def test_a_copy_whose_shared_cells_go_stale_lays_its_live_ones_out():
     """Once three in four of the shared cells are stale in a copy (its documents saved since),
     the copy lays its live cells out in an arena of its own and lets the shared ones go; the

@@ -21,17 +21,26 @@ import numpy as np
 from kbsim.store.errors import ToolError
 from kbsim.store.rules import SNIPPET_CHARS, Article, hit_json_size, read_json_size
 from kbsim.store.tokens import tokenize
+from kbsim.store.vocabulary import PackedVocabulary
+
+
+def _joined(vocabulary: Sequence[str], words) -> str:
+    """The words (indices, a list or an array), joined by spaces (a packed vocabulary
+    gathers their rows at once)."""
+    if type(vocabulary) is PackedVocabulary:
+        return vocabulary.join(words)
+    return " ".join(map(vocabulary.__getitem__, words.tolist() if isinstance(words, np.ndarray) else words))
 
 
 def title_text(vocabulary: Sequence[str], words) -> str:
     """A title: the words, joined by spaces, the first capitalized."""
-    text = " ".join(map(vocabulary.__getitem__, words))
+    text = _joined(vocabulary, words)
     return text[:1].upper() + text[1:] if text else text
 
 
 def content_text(vocabulary: Sequence[str], words) -> str:
     """A content: the words, joined by spaces, ending in a period."""
-    return " ".join(map(vocabulary.__getitem__, words)) + "."
+    return _joined(vocabulary, words) + "."
 
 
 #: How many of a content's first words :func:`snippet_text` writes before it writes them all:
@@ -44,18 +53,22 @@ def snippet_text(vocabulary: Sequence[str], words: np.ndarray) -> str:
     """``content_text(vocabulary, words)[:SNIPPET_CHARS]``, written from the first words
     alone when they reach that many characters (the content goes on after them), so a
     search hit's snippet is written without the whole content."""
-    text = " ".join(map(vocabulary.__getitem__, words[:_SNIPPET_WORDS].tolist()))
+    text = _joined(vocabulary, words[:_SNIPPET_WORDS])
     if len(text) >= SNIPPET_CHARS:
         return text[:SNIPPET_CHARS]
     if words.size <= _SNIPPET_WORDS:
         return (text + ".")[:SNIPPET_CHARS]
-    return content_text(vocabulary, words.tolist())[:SNIPPET_CHARS]
+    return content_text(vocabulary, words)[:SNIPPET_CHARS]
 
 
 def check_vocabulary(vocabulary: Sequence[str], name: str = "vocabulary") -> None:
     """Refuse (``invalid_argument``, naming ``name``) a vocabulary with a word that is not one
     lower-case token of ASCII letters and digits: the words of such a vocabulary are the
     tokens of any text :func:`title_text` and :func:`content_text` write from them."""
+    if type(vocabulary) is PackedVocabulary:
+        if not vocabulary.are_tokens():
+            raise ToolError("invalid_argument", f"{name}: a word is not one lower-case token of letters and digits")
+        return
     if not isinstance(vocabulary, (list, tuple)) or not all(isinstance(word, str) for word in vocabulary):
         raise ToolError("invalid_argument", f"{name} must be a list of strings")
     joined = " ".join(vocabulary)
@@ -94,11 +107,13 @@ class WrittenArticles:
 
     def titles(self) -> list[str]:
         """Every article's title."""
+        if type(self.vocabulary) is PackedVocabulary and self.title.shape[1]:
+            return [text[:1].upper() + text[1:] for text in self.vocabulary.join_rows(self.title)]
         return [title_text(self.vocabulary, row) for row in self.title.tolist()]
 
     def content_of(self, i: int) -> str:
         """Article ``i``'s content."""
-        return content_text(self.vocabulary, self.content[i].tolist())
+        return content_text(self.vocabulary, self.content[i])
 
     def snippet_of(self, i: int) -> str:
         """Article ``i``'s content's first :data:`SNIPPET_CHARS` characters (:func:`snippet_text`)."""
@@ -149,6 +164,8 @@ class WrittenArticles:
 
 def word_lengths(vocabulary: Sequence[str]) -> np.ndarray:
     """Each vocabulary word's length."""
+    if type(vocabulary) is PackedVocabulary:
+        return vocabulary.lengths()
     return np.fromiter(map(len, vocabulary), dtype=np.int64, count=len(vocabulary))
 
 
@@ -164,7 +181,7 @@ class WrittenText:
 
     def content_of(self, _row: int = 0) -> str:
         """The content."""
-        return content_text(self.vocabulary, self.words.tolist())
+        return content_text(self.vocabulary, self.words)
 
     def snippet_of(self, _row: int = 0) -> str:
         """The content's first :data:`SNIPPET_CHARS` characters (:func:`snippet_text`)."""

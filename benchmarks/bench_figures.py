@@ -143,6 +143,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="kbsim-bench-figures-") as temp:
         work = Path(temp)
         shutil.copytree(ROOT / "docs", work / "docs")
+        # the pages link to validation/: without it beside them they are written with its
+        # links as plain text (kbsim.report.links), and would differ from the committed ones
+        shutil.copytree(ROOT / "validation", work / "validation")
         shutil.copy(ROOT / "README.md", work / "README.md")
         results = ROOT / "results" if args.cached_only else work / "results"
         command = [sys.executable, "-m", "kbsim", "figures", "--results", str(results)]

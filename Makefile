@@ -70,6 +70,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_day_memory.py --scale 2500
 	$(PY) benchmarks/bench_figures.py
 	$(PY) benchmarks/bench_fit.py
+	$(PY) benchmarks/bench_commands.py --only install,reproduce
 
 clean:
 	rm -rf $(VENV) .conformance .pytest_cache .hypothesis .ruff_cache .mypy_cache build *.egg-info

@@ -7,8 +7,8 @@ Usage: python benchmarks/bench_day.py [--runs 20] [--scales 1,10,50,250] [--stra
 
 Writes the "One day", "Where a day's time goes", "Against the straightforward design",
 "Against the code before the arena index", "Against main before issue 41", "Scale", "The 250x
-day against the issue's baseline" and "Where the 250x day's time goes" sections of benchmarks/RESULTS.md (``--sections``: only
-those named), and "1,000,000 articles" when ``million`` is named.
+day against the issue's baseline" and "Where the 250x day's time goes" sections of
+benchmarks/RESULTS.md (``--sections``: only those named), and "1,000,000 articles" when ``million`` is named.
 """
 
 from __future__ import annotations
@@ -620,7 +620,8 @@ its starting knowledge base built, each tree's own `bench_day.py --one-scale {sc
 | {ISSUE_BASELINE} | {base:.1f} | {listed[ISSUE_BASELINE]} |
 | this tree / {ISSUE_BASELINE} | {ours / base:.3f} | |
 
-Target on this machine: at most {target:.1f} s ({SCALE_SECONDS / ISSUE_BASELINE_SECONDS:.3f} of {ISSUE_BASELINE}'s {base:.1f} s):
+Target on this machine: at most {target:.1f} s \
+({SCALE_SECONDS / ISSUE_BASELINE_SECONDS:.3f} of {ISSUE_BASELINE}'s {base:.1f} s):
 **{"met" if ours <= target else "not met"}** ({ours:.1f} s, {ours / base:.3f} of the baseline's time).
 """,
     )

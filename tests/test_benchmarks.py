@@ -46,11 +46,11 @@ def test_the_day_benchmark_compares_with_a_revision_the_repository_has():
                              capture_output=True, text=True).stdout.strip()
     if shallow != "false":
         pytest.skip("not a full clone of the repository")
-    for revision in (bench_day.BASELINE, bench_day.MAIN_BEFORE):
+    for revision in (bench_day.BASELINE, bench_day.MAIN_BEFORE, bench_day.ISSUE_BASELINE):
         done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", f"{revision}^{{commit}}"],
                               capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
-    assert {"baseline", "main"} <= set(bench_day.SECTIONS) and "million" in bench_day.EXTRA_SECTIONS
+    assert {"baseline", "main", "scale-baseline"} <= set(bench_day.SECTIONS) and "million" in bench_day.EXTRA_SECTIONS
 
 
 def test_the_day_benchmark_times_the_collector_inside_its_block():

@@ -234,6 +234,29 @@ def test_figures_drawn_side_by_side_are_byte_identical(study):
 
 
 @pytest.mark.slow
+def test_experiments_loaded_by_drawing_workers_are_not_loaded_again_for_the_pages(study, monkeypatch):
+    """The workers that draw side by side send back the experiments they loaded: the pages,
+    written here after them, read those and load none again."""
+    root, _, _ = study
+    chosen = figures.specs(["staleness_vs_zipf", "edit_rejections"])  # two groups: two processes
+    source = {"experiments_dir": root / "experiments", "results_dir": root / "results", "quick": False}
+    exps = experiments.Experiments(
+        dict.fromkeys(name for spec in chosen for name in spec.experiments), run_missing=False, **source
+    )
+    assert exps.loaded() == {}
+
+    def loaded_again(*_args, **_kwargs):
+        raise AssertionError("an experiment a worker loaded was loaded again")
+
+    monkeypatch.setattr(experiments, "experiment_of", loaded_again)  # here only: the workers are processes
+    drawn = build._draw_all(chosen, exps, source, root / "adopted", with_alt=True, workers=2)
+    assert sorted(drawn) == sorted(spec.name for spec in chosen)
+    assert sorted(exps.loaded()) == sorted(exps)
+    for name in exps:
+        assert exps[name].name == name and len(exps[name].per_run) and len(exps[name].summary)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("name", figures.FIGURE_NAMES)
 def test_each_figure_has_labels_units_legend_and_caption(study, name):
     root, _, _ = study

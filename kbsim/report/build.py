@@ -116,14 +116,16 @@ def _draw(spec: FigureSpec, exps: Mapping[str, Experiment], figures_dir: str | P
     return _Drawn(written, caption, spec.alt_text(by_name) if with_alt else "")
 
 
-def _draw_group(names: list[str], source: dict, figures_dir: str | Path, with_alt: bool) -> dict[str, _Drawn]:
+def _draw_group(
+    names: list[str], source: dict, figures_dir: str | Path, with_alt: bool
+) -> tuple[dict[str, _Drawn], dict[str, Experiment]]:
     """In a worker process: load the experiments of the figures ``names`` (their runs are done)
-    and draw them."""
+    and draw them; the experiments loaded go back too, so the pages need not load them again."""
     chosen = specs(names)
     exps = Experiments(
         dict.fromkeys(name for spec in chosen for name in spec.experiments), run_missing=False, **source
     )
-    return {spec.name: _draw(spec, exps, figures_dir, with_alt) for spec in chosen}
+    return {spec.name: _draw(spec, exps, figures_dir, with_alt) for spec in chosen}, exps.loaded()
 
 
 def _groups(chosen: list[FigureSpec]) -> list[list[str]]:
@@ -165,7 +167,9 @@ def _draw_all(
     with concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
         futures = [pool.submit(_draw_group, names, source, figures_dir, with_alt) for names in groups]
         for future in futures:
-            drawn.update(future.result())
+            group_drawn, loaded = future.result()
+            drawn.update(group_drawn)
+            exps.adopt(loaded)
     return drawn
 
 

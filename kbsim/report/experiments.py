@@ -205,6 +205,18 @@ class Experiments(Mapping):
     def __len__(self) -> int:
         return len(self._configs)
 
+    def loaded(self) -> dict[str, Experiment]:
+        """The experiments loaded so far, by name."""
+        return dict(self._loaded)
+
+    def adopt(self, loaded: Mapping[str, Experiment]) -> None:
+        """Take experiments another :class:`Experiments` over the same results loaded (a
+        drawing worker's, sent back), so that they are not loaded here again; one already
+        loaded here, or not named here, is left as it is."""
+        for name, experiment in loaded.items():
+            if name in self._configs and name not in self._loaded:
+                self._loaded[name] = experiment
+
 
 def experiment_of(config, directory: str | Path, *, name: str | None = None, quick: bool = False) -> Experiment:
     """The :class:`Experiment` of ``config`` whose runs are done in ``directory`` (the results

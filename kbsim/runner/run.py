@@ -449,19 +449,32 @@ def _reuse(
     for note in notes:  # runs on disk that the config does not ask for
         say(note)
     say(f"{name}: {len(runs)} runs, {len(runs)} already done, 0 to run ({execution.name}) -> {results.path}")
-    done = set(checks)
+    summaries = _Summaries(compute=functools.partial(_summarize, results, plan, {}, set(checks)))
+    return _all_reused(results, plan, summaries, started, execution.name, execution.workers, plan.estimate)
+
+
+def _all_reused(
+    results: ResultsDirectory,
+    plan: _Plan,
+    summaries: _Summaries,
+    started: float,
+    executor: str,
+    workers: int,
+    estimate: ExperimentEstimate | None = None,
+) -> ExperimentResult:
+    """The result of an experiment whose every run was reused: none computed, none failed."""
     return ExperimentResult(
         config=plan.config,
         directory=results.path,
-        runs_total=len(runs),
-        runs_reused=len(runs),
+        runs_total=len(plan.runs),
+        runs_reused=len(plan.runs),
         runs_computed=0,
         failures=[],
-        summaries=_Summaries(compute=functools.partial(_summarize, results, plan, {}, done)),
+        summaries=summaries,
         wall_time_s=time.perf_counter() - started,
-        executor=execution.name,
-        workers=execution.workers,
-        estimate=plan.estimate,
+        executor=executor,
+        workers=workers,
+        estimate=estimate,
     )
 
 
@@ -545,18 +558,7 @@ def _read_only_result(
         raise ResultsWriteError(
             read_only.path, f"{read_only.problem}, and {needed}{why}; expected a writable results folder"
         ) from read_only.__cause__
-    return ExperimentResult(
-        config=plan.config,
-        directory=results.path,
-        runs_total=len(runs),
-        runs_reused=len(runs),
-        runs_computed=0,
-        failures=[],
-        summaries=summaries,
-        wall_time_s=time.perf_counter() - started,
-        executor=executor,
-        workers=0,
-    )
+    return _all_reused(results, plan, summaries, started, executor, workers=0)
 
 
 def _store_outcome(results: ResultsDirectory, run: RunSpec, job: dict, outcome: dict) -> RunFailure | None:

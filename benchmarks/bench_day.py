@@ -255,7 +255,8 @@ def main() -> None:
     parser.add_argument("--parts-scale", type=int, default=250, help="the scale whose parts 'parts-scale' times")
     parser.add_argument("--baseline", default=BASELINE, help="the git revision 'baseline' compares the 1x day with")
     parser.add_argument("--main", default=MAIN_BEFORE, help="the git revision 'main' compares the 1x day with")
-    parser.add_argument("--baseline-rounds", type=int, default=6, help="interleaved rounds of 'baseline' and 'main'")
+    parser.add_argument("--baseline-rounds", type=int, default=6,
+                        help="interleaved rounds of 'baseline', 'main' and 'scale-baseline'")
     parser.add_argument("--one-scale", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.runs < 1 or args.scale_runs < 1 or args.straightforward_runs < 1 or args.parts_scale < 1:

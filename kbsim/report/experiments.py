@@ -146,20 +146,17 @@ def load_experiment(
     results (runs are stored by parameters and seed); ``fresh`` discards them first.
     ``progress`` shows the runner's bar (on a terminal); ``log`` takes its status lines.
     """
-    config = experiment_config(name, experiments_dir, quick)
-    root = Path(results_dir) / ("quick" if quick else "")
-    if run_missing:
-        _run_missing(name, config, root, workers=workers, progress=progress, log=log, fresh=fresh)
-    return experiment_of(config, root / config.name, name=name, quick=quick)
-
-
-def _run_missing(name: str, config, root: Path, **options) -> None:
-    """Run what is missing of ``config`` under ``root`` (cached); a failed run is an error."""
-    from kbsim.runner.run import run_experiment
-
-    result = run_experiment(config, root, **options)
-    if not result.ok:
-        raise RuntimeError(f"experiment {name!r}: {len(result.failures)} runs failed; see {result.directory}/errors")
+    return Experiments(
+        [name],
+        experiments_dir=experiments_dir,
+        results_dir=results_dir,
+        quick=quick,
+        run_missing=run_missing,
+        workers=workers,
+        log=log,
+        fresh=fresh,
+        progress=progress,
+    )[name]
 
 
 class Experiments(Mapping):
@@ -187,11 +184,15 @@ class Experiments(Mapping):
         self._quick = quick
         self._configs = {name: experiment_config(name, experiments_dir, quick) for name in dict.fromkeys(names)}
         self._loaded: dict[str, Experiment] = {}
-        if run_missing:
+        if run_missing:  # each one's missing runs (cached); a failed run is an error
+            from kbsim.runner.run import run_experiment
+
             for name, config in self._configs.items():
-                _run_missing(
-                    name, config, self._root, workers=workers, progress=progress, log=log, fresh=fresh
-                )
+                result = run_experiment(config, self._root, workers=workers, progress=progress, log=log, fresh=fresh)
+                if not result.ok:
+                    raise RuntimeError(
+                        f"experiment {name!r}: {len(result.failures)} runs failed; see {result.directory}/errors"
+                    )
 
     def __getitem__(self, name: str) -> Experiment:
         if name not in self._loaded:

@@ -111,8 +111,13 @@ def main(argv: list[str]) -> int:
     # a process each: one kernel per notebook either way, and a failure stays in its notebook
     with ProcessPoolExecutor(workers) as pool:
         futures = [pool.submit(execute, path) for path in paths]
-        for future in futures:  # in the notebooks' order; the first failure stops the rest
-            print(future.result(), flush=True)
+        try:
+            for future in futures:  # in the notebooks' order
+                print(future.result(), flush=True)
+        except BaseException:  # the first failure: notebooks not started are not (those running finish)
+            for future in futures:
+                future.cancel()
+            raise
     return 0
 
 
